@@ -1,0 +1,46 @@
+"""Shared value types of the load generator: what a workload yields and how the client is configured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Endpoint = Literal["chat", "completions"]
+
+
+@dataclass(slots=True)
+class WorkItem:
+    """One request to send, as the workload made it (before any timing)."""
+
+    messages: list[dict[str, Any]] | None = None  # chat endpoint
+    prompt: str | None = None  # completions endpoint (or flattened messages)
+    max_tokens: int | None = None
+    min_tokens: int | None = None
+    prompt_tokens_target: int | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Timeouts:
+    """Every limit explicit (httpx's 5 s default would corrupt a load test). None = no limit."""
+
+    connect_s: float | None = 10.0
+    first_byte_s: float | None = 600.0  # request written → response headers
+    between_chunks_s: float | None = 120.0  # any two reads of the body, the first included
+    total_s: float | None = 1800.0  # request written → stream closed
+
+
+@dataclass(slots=True)
+class ClientConfig:
+    base_url: str  # e.g. http://127.0.0.1:8000 (with or without /v1)
+    model: str
+    endpoint: Endpoint = "chat"
+    api_key: str | None = None  # never written to records, summaries or logs
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    max_connections: int = 10_000
+    include_usage: bool = True
+    continuous_usage_stats: bool = True
+    ignore_eos: bool = False
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    temperature: float | None = None
