@@ -1,0 +1,82 @@
+"""Time and peak memory of `goodput report` on a large synthetic run (default 100,000 requests × 200 chunks).
+
+    .venv/bin/python bench/report_scale.py --requests 100000 --chunks 200 --repeat 3
+
+Writes a records.jsonl with realistic shapes (Poisson arrivals, per-chunk running-usage token counts,
+some multi-token chunks, 1% failures), then runs `goodput report DIR --quiet` in a child process
+`--repeat` times and prints the median wall time and the peak resident memory of the child.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+
+def make_records(path: Path, n: int, chunks: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    intended = np.cumsum(rng.exponential(1e9 / 200, size=n)).astype(np.int64)
+    with path.open("wb") as f:
+        for i in range(n):
+            sent = int(intended[i] + rng.integers(10_000, 200_000))
+            ttft = int(rng.integers(20_000_000, 400_000_000))
+            gaps = rng.integers(5_000_000, 40_000_000, size=chunks - 1)
+            times = (sent + ttft + np.concatenate(([0], np.cumsum(gaps)))).tolist()
+            tokens = np.where(rng.random(chunks) < 0.05, 2, 1).tolist()
+            failed = rng.random() < 0.01
+            rec = {
+                "id": i, "intended_ns": int(intended[i]), "sent_ns": sent,
+                "status": "error" if failed else "ok", "error_kind": "http_status" if failed else None,
+                "http_status": 500 if failed else 200,
+                "chunk_ns": [] if failed else times, "chunk_tokens": None if failed else tokens,
+                "token_source": "usage_delta", "output_tokens": None if failed else int(sum(tokens)),
+                "output_tokens_estimated": False, "prompt_tokens": int(rng.integers(64, 4096)),
+                "prompt_tokens_estimated": False, "prompt_tokens_target": 512,
+                "cached_tokens": int(rng.integers(0, 64)), "finish_reason": None if failed else "length",
+                "first_byte_ns": sent + 1_000_000, "closed_ns": (times[-1] if not failed else sent) + 100_000,
+                "output_tokens_target": chunks, "tags": {"scenario": f"s{i % 3}"}, "server_chunk_s": None,
+                "server": None, "worker": 0,
+            }
+            f.write(orjson.dumps(rec, option=orjson.OPT_APPEND_NEWLINE))
+    (path.parent / "run.json").write_text(json.dumps({
+        "target": "synthetic", "model": "synthetic", "load": "poisson@200.00", "complete": True,
+        "settings": {"slo": ["ttft=300ms", "tpot=30ms"]},
+    }))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--requests", type=int, default=100_000)
+    ap.add_argument("--chunks", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp)
+        t0 = time.perf_counter()
+        make_records(run_dir / "records.jsonl", args.requests, args.chunks)
+        size = (run_dir / "records.jsonl").stat().st_size
+        print(f"wrote {args.requests} records × {args.chunks} chunks ({size / 2**20:.0f} MiB) in {time.perf_counter() - t0:.1f} s")
+        walls, peaks = [], []
+        goodput = str(Path(sys.executable).with_name("goodput"))
+        for _ in range(args.repeat):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            t0 = time.perf_counter()
+            subprocess.run([goodput, "report", str(run_dir), "--quiet"], check=True)
+            walls.append(time.perf_counter() - t0)
+            peaks.append(max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 2**20)  # KiB → GiB
+        print(f"goodput report: wall median {statistics.median(walls):.2f} s (runs: {', '.join(f'{w:.2f}' for w in walls)}),"
+              f" peak RSS {max(peaks):.2f} GiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""The console summary of a run: a header of what was measured, then one row overall and one per bucket,
+latencies in milliseconds (p50 / p99)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None else f"{value * 1e3:.1f}"
+
+
+def _pair(block: dict[str, Any] | None) -> str:
+    if not block or not block.get("count"):
+        return "-"
+    return f"{_ms(block.get('p50'))} / {_ms(block.get('p99'))}"
+
+
+def _pct(value: Any) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def _num(value: Any, fmt: str = "{:.2f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _row(scope: str, counts: dict[str, Any], latency: dict[str, Any], goodput: dict[str, Any] | None) -> list[str]:
+    cells = [scope, str(counts.get("measured", "-")), str(counts.get("failed", "-"))]
+    cells += [_pair(latency.get(key)) for key, _ in _COLUMNS]
+    cells.append(_pct((goodput or {}).get("attainment")))
+    return cells
+
+
+def render_table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        lines.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    run = summary.get("run", {})
+    req = summary.get("requests", {})
+    thr = summary.get("throughput", {})
+    good = summary.get("goodput", {})
+    window = run.get("window", {})
+    out = [
+        f"target {run.get('target', '?')}  model {run.get('model', '?')}  load {run.get('load', '?')}"
+        + ("" if run.get("complete", True) else "  [INCOMPLETE: interrupted]"),
+        f"requests: sent {req.get('sent', 0)}  ok {req.get('succeeded', 0)}  failed {req.get('failed', 0)}"
+        f"  cancelled {req.get('cancelled', 0)}"
+        + ("  errors: " + ", ".join(f"{k}={v}" for k, v in req.get("errors", {}).items()) if req.get("errors") else ""),
+        f"window: {window.get('measured', 0)} requests over {_num(window.get('duration_s'), '{:.2f}')} s"
+        f" (warm-up {window.get('warmup_s', 0)} s, cool-down {window.get('cooldown_s', 0)} s)",
+        f"throughput: {_num(thr.get('requests_per_s'))} req/s  {_num(thr.get('output_tokens_per_s'), '{:.1f}')} output tok/s"
+        f"  {_num(thr.get('total_tokens_per_s'), '{:.1f}')} total tok/s  (offered {_num(thr.get('offered_rps'))} req/s, dispatched {_num(thr.get('achieved_rps'))} req/s)",
+    ]
+    if good.get("slo"):
+        slo = ", ".join(f"{k}={v}" for k, v in good["slo"].items() if v is not None)
+        out.append(f"goodput: {_num(good.get('requests_per_s'))} req/s  attainment {_pct(good.get('attainment'))}"
+                   f"  ({good.get('good', 0)}/{good.get('measured', 0)} good; SLO {slo})")
+    sat = run.get("client_saturation")
+    if isinstance(sat, dict) and sat.get("saturated"):
+        out.append(f"WARNING: client saturated: dispatch lag p99 {_ms(sat.get('lag_p99_s'))} ms"
+                   f" > {_ms(sat.get('threshold_s'))} ms; latencies may be understated")
+    header = ["bucket", "n", "failed", *(f"{name} p50/p99 ms" for _, name in _COLUMNS), "SLO ok"]
+    rows = [header, _row("all", {"measured": window.get("measured"), "failed": req.get("failed")},
+                         summary.get("latency", {}), good)]
+    for b in summary.get("buckets", []):
+        rows.append(_row(f"{b.get('dimension')}={b.get('label')}", b.get("counts", b), b.get("latency", {}), b.get("goodput")))
+    out += ["", render_table(rows)]
+    server = summary.get("server") or {}
+    if server.get("ttft_s") and server["ttft_s"].get("count"):
+        out.append(f"server-side: TTFT p50/p99 {_pair(server.get('ttft_s'))} ms  ITL p50/p99 {_pair(server.get('itl_s'))} ms"
+                   f"  client−server TTFT p50/p99 {_pair(server.get('ttft_client_minus_server_s'))} ms")
+    out.append(f"percentiles: exact, numpy '{run.get('percentile_method', 'linear')}' method over the measurement window")
+    return "\n".join(out)

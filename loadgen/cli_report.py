@@ -1,0 +1,50 @@
+"""`goodput report DIR`: rebuild every output of a run from its `records.jsonl` (and `run.json` when
+present), for a finished run, an interrupted one, or one killed with SIGKILL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from exporters.console import format_summary
+from loadgen.outputs import RECORDS_FILE, read_run, write_outputs
+from metrics.record import read_records
+from metrics.slo import parse_slo
+
+REPORT_HELP = """Rebuild summary.json, summary.csv and records.parquet of a run directory from records.jsonl.
+
+Examples:
+
+  goodput report runs/20261202-101500
+
+  goodput report runs/c32 --slo ttft=300ms --slo tpot=40ms     # re-judge goodput with other SLOs
+"""
+
+
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run's output directory (holds records.jsonl).")],
+    slo: Annotated[list[str] | None, typer.Option(help="Replace the run's SLOs: ttft=500ms, tpot=50ms, e2e=10s, itl_max=1s.")] = None,
+    quiet: Annotated[bool, typer.Option(help="Write the files without printing the summary.")] = False,
+) -> int:
+    records_path = run_dir / RECORDS_FILE
+    if not records_path.is_file():
+        raise typer.BadParameter(f"no {RECORDS_FILE} in {run_dir}")
+    try:
+        run = read_run(run_dir)
+    except ValueError as exc:
+        raise typer.BadParameter(f"unreadable run.json in {run_dir}: {exc}") from None
+    settings = dict(run.get("settings", {}))
+    if slo:
+        try:
+            parse_slo(slo)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        settings["slo"] = list(slo)
+    run = {**run, "settings": settings, "complete": bool(run.get("complete", False)), "rebuilt": True}
+    records = read_records(str(records_path))
+    summary = write_outputs(run_dir, records, run)
+    if not quiet:
+        print(format_summary(summary))
+    return 0

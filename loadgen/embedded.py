@@ -1,0 +1,87 @@
+"""The embedded default target: `goodput run` with no `--url` starts the bundled reference server on a free
+loopback port in a child process (so its forward passes never steal the load generator's event loop),
+waits for `/health`, and stops it afterwards, also on failure or interrupt."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+
+_LISTENING = re.compile(rb"listening on (http://\S+)")
+
+
+class EmbeddedServerError(RuntimeError):
+    pass
+
+
+@contextmanager
+def embedded_server(args: list[str], *, start_timeout_s: float = 120.0) -> Iterator[str]:
+    """Start `python -m refserver --port 0 ARGS`; yield its base URL; stop it on exit."""
+    cmd = [sys.executable, "-m", "refserver", "--host", "127.0.0.1", "--port", "0", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+    lines: list[bytes] = []
+    found: list[str] = []
+    ready = threading.Event()
+
+    def pump() -> None:  # keep reading so the child never blocks on a full pipe
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            del lines[:-50]
+            m = _LISTENING.search(line)
+            if m and not found:
+                found.append(m.group(1).decode())
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        ready.wait(start_timeout_s)
+        if not found:
+            tail = b"".join(lines[-20:]).decode(errors="replace")
+            raise EmbeddedServerError(f"reference server did not start (exit {proc.poll()}):\n{tail}")
+        url = found[0]
+        _wait_healthy(url, proc, deadline=time.monotonic() + start_timeout_s)
+        yield url
+    finally:
+        _stop(proc)
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGTERM it when the load generator dies, even by SIGKILL."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], *, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise EmbeddedServerError(f"reference server exited with code {proc.returncode}")
+        try:
+            if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise EmbeddedServerError("reference server did not become healthy in time")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,62 @@
+"""Token-length distributions for synthetic workloads: `512`, `uniform:128:1024`, `normal:512:64`,
+`lognormal:400:0.6` (median, sigma of the underlying normal). Every draw is an integer >= 1, seeded."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+LENGTH_KINDS = ("fixed", "uniform", "normal", "lognormal")
+
+
+@dataclass(frozen=True, slots=True)
+class LengthDist:
+    kind: str
+    a: float  # fixed value | uniform low | normal mean | lognormal median
+    b: float = 0.0  # uniform high | normal std | lognormal sigma
+
+    def __str__(self) -> str:
+        if self.kind == "fixed":
+            return f"{self.a:g}"
+        return f"{self.kind}:{self.a:g}:{self.b:g}"
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n integer lengths, each at least 1."""
+        if self.kind == "fixed":
+            raw = np.full(n, self.a)
+        elif self.kind == "uniform":
+            raw = rng.integers(int(self.a), int(self.b), size=n, endpoint=True).astype(np.float64)
+        elif self.kind == "normal":
+            raw = rng.normal(self.a, self.b, size=n)
+        else:
+            raw = rng.lognormal(math.log(self.a), self.b, size=n)
+        out: np.ndarray = np.maximum(1, np.rint(raw)).astype(np.int64)
+        return out
+
+
+def parse_length(spec: str) -> LengthDist:
+    """Parse a length spec; ValueError with a one-line reason for anything else."""
+    parts = spec.strip().split(":")
+    try:
+        if len(parts) == 1:
+            value = float(parts[0])
+            if not value >= 1 or value != int(value):
+                raise ValueError
+            return LengthDist("fixed", value)
+        kind, nums = parts[0], [float(p) for p in parts[1:]]
+    except ValueError:
+        raise ValueError(f"bad length {spec!r}: use N, uniform:LO:HI, normal:MEAN:STD or lognormal:MEDIAN:SIGMA") from None
+    if kind not in LENGTH_KINDS[1:]:
+        raise ValueError(f"unknown length distribution {kind!r} in {spec!r}; choose fixed, uniform, normal or lognormal")
+    if len(nums) != 2 or not all(math.isfinite(x) for x in nums):
+        raise ValueError(f"bad length {spec!r}: {kind} takes two numbers")
+    a, b = nums
+    if kind == "uniform" and not 1 <= a <= b:
+        raise ValueError(f"bad length {spec!r}: need 1 <= LO <= HI")
+    if kind == "normal" and (a < 1 or b < 0):
+        raise ValueError(f"bad length {spec!r}: need MEAN >= 1 and STD >= 0")
+    if kind == "lognormal" and (a < 1 or b < 0):
+        raise ValueError(f"bad length {spec!r}: need MEDIAN >= 1 and SIGMA >= 0")
+    return LengthDist(kind, a, b)

@@ -1,0 +1,52 @@
+"""Turning records into every output of a run. `goodput run` and `goodput report` share this, so a report
+rebuilt from `records.jsonl` is the same as the one the run wrote.
+
+`run.json` is written when a run starts (settings, target, anchor wall time) and again when it ends;
+`records.jsonl` grows as requests finish. Together they are enough to rebuild everything else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from exporters.files import write_json, write_records_parquet, write_summary_csv
+from metrics.record import RequestRecord
+from metrics.slo import parse_slo
+from metrics.summary import SummaryConfig, summarize
+
+RUN_FILE = "run.json"
+RECORDS_FILE = "records.jsonl"
+
+
+def summary_config(settings: dict[str, Any]) -> SummaryConfig:
+    """The metric settings a run was made with (or defaults), as the metrics package wants them."""
+    kwargs: dict[str, Any] = {"slo": parse_slo(list(settings.get("slo", [])))}
+    for key in ("warmup_s", "cooldown_s", "schedule_end_s", "cache_full_ratio", "absent_cache_is_zero",
+                "stall_threshold_s", "lag_threshold_s"):
+        if settings.get(key) is not None:
+            kwargs[key] = settings[key]
+    for key in ("prompt_bucket_edges", "output_bucket_edges"):
+        if settings.get(key):
+            kwargs[key] = tuple(settings[key])
+    return SummaryConfig(**kwargs)
+
+
+def read_run(out_dir: Path) -> dict[str, Any]:
+    path = out_dir / RUN_FILE
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    return data if isinstance(data, dict) else {}
+
+
+def write_outputs(out_dir: Path, records: Sequence[RequestRecord], run: dict[str, Any]) -> dict[str, Any]:
+    """Write summary.json, summary.csv and records.parquet; return the summary."""
+    settings = run.get("settings", {})
+    summary: dict[str, Any] = summarize(records, summary_config(settings), dict(run))
+    write_json(out_dir / "summary.json", summary)
+    write_summary_csv(out_dir / "summary.csv", summary)
+    write_records_parquet(out_dir / "records.parquet", records)
+    return summary

@@ -1,0 +1,163 @@
+"""One `goodput run` from validated options to files on disk and an exit code.
+
+Order matters for trust: the output directory and `run.json` exist before the first request, records
+are appended as requests end, and whatever happens (server gone, Ctrl-C, SIGTERM) the outputs are written
+with `complete` telling the truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from exporters.console import format_summary
+from exporters.files import write_json
+from loadgen.arrivals import Arrival
+from loadgen.embedded import EmbeddedServerError, embedded_server
+from loadgen.outputs import RECORDS_FILE, RUN_FILE, write_outputs
+from loadgen.payload import endpoint_url
+from loadgen.progress import Progress
+from loadgen.recorder import RecordWriter
+from loadgen.runner import Runner, RunPlan, RunState
+from loadgen.types import ClientConfig
+from loadgen.workload import Workload
+
+TOOL_VERSION = "0.1.0"
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(slots=True)
+class RunSetup:
+    client: ClientConfig
+    workload: Workload
+    arrival: Arrival
+    duration_s: float | None
+    count: int | None
+    seed: int
+    grace_s: float
+    settings: dict[str, Any]
+    output: Path | None
+    quiet: bool
+    embedded_args: list[str] = field(default_factory=list)
+    token_counter: str = "words"
+
+
+def _out_dir(output: Path | None) -> Path:
+    if output is None:
+        output = Path("runs") / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    output.mkdir(parents=True, exist_ok=True)
+    (output / RECORDS_FILE).unlink(missing_ok=True)
+    return output
+
+
+def _safe_url(url: str) -> str:
+    """The target as it may be written down: no userinfo, no query (either can hold a secret)."""
+    parsed = httpx.URL(url)
+    return str(parsed.copy_with(username=None, password=None, query=None))
+
+
+def resolve_model(config: ClientConfig) -> str:
+    """The first model the server lists, for runs that did not name one."""
+    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    try:
+        models_url = endpoint_url(config.base_url, "completions").removesuffix("completions") + "models"
+        resp = httpx.get(models_url, headers=headers, timeout=10.0)
+        resp.raise_for_status()
+        return str(resp.json()["data"][0]["id"])
+    except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as exc:
+        raise RuntimeError(f"could not list models at {_safe_url(config.base_url)}/v1/models ({exc}); pass --model") from None
+
+
+@contextlib.contextmanager
+def _target(setup: RunSetup) -> Iterator[str]:
+    if setup.client.base_url:
+        yield setup.client.base_url
+    else:
+        with embedded_server(setup.embedded_args) as url:
+            yield url
+
+
+def execute(setup: RunSetup) -> int:
+    out = _out_dir(setup.output)
+    try:
+        with _target(setup) as base_url:
+            client = replace(setup.client, base_url=base_url)
+            if not client.model:
+                client = replace(client, model=resolve_model(client))
+            run_info = {
+                "target": _safe_url(base_url),
+                "embedded": not setup.client.base_url,
+                "model": client.model,
+                "endpoint": client.endpoint,
+                "load": str(setup.arrival),
+                "open_loop": setup.arrival.open_loop,
+                "duration_s": setup.duration_s,
+                "requests": setup.count,
+                "seed": setup.seed,
+                "workload": setup.workload.describe(),
+                "tool_version": TOOL_VERSION,
+                "output_dir": str(out),
+                "settings": setup.settings,
+                "complete": False,
+            }
+            write_json(out / RUN_FILE, run_info)
+            state = _run_loop(setup, client, out)
+    except (EmbeddedServerError, RuntimeError) as exc:
+        print(f"goodput: error: {exc}", file=sys.stderr)
+        return 1
+    run_info.update(start_unix_s=state.start_unix_s, complete=not state.interrupted,
+                    interrupted=state.interrupted)
+    if setup.arrival.open_loop and state.planned:
+        run_info["settings"] = {**setup.settings, "schedule_end_s": setup.duration_s}
+    write_json(out / RUN_FILE, run_info)
+    summary = write_outputs(out, state.records, run_info)
+    print(format_summary(summary))
+    print(f"results: {out}")
+    return EXIT_INTERRUPTED if state.interrupted else 0
+
+
+def _run_loop(setup: RunSetup, client_config: ClientConfig, out: Path) -> RunState:
+    runner_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
+    with contextlib.suppress(ImportError):  # uvloop is a dependency on Linux/macOS, not on Windows
+        import uvloop
+
+        runner_factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=runner_factory) as aio:
+        return aio.run(_main(setup, client_config, out))
+
+
+async def _main(setup: RunSetup, client_config: ClientConfig, out: Path) -> RunState:
+    from loadgen.client import StreamingClient
+
+    writer = RecordWriter(out / RECORDS_FILE)
+    plan = RunPlan(arrival=setup.arrival, duration_s=setup.duration_s, count=setup.count, seed=setup.seed,
+                   grace_s=setup.grace_s)
+    loop = asyncio.get_running_loop()
+    async with StreamingClient(client_config) as client:
+        runner = Runner(client, setup.workload, plan, hooks=[writer])
+        progress = None if setup.quiet else Progress(runner.state, duration_s=setup.duration_s)
+        if progress is not None:
+            runner.hooks.append(progress)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, runner.stop)
+        ticker = asyncio.create_task(progress.loop()) if progress is not None else None
+        try:
+            state = await runner.run()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            if ticker is not None:
+                ticker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticker
+            writer.close()
+    return state

@@ -1,0 +1,131 @@
+"""The `goodput` CLI end to end: usage errors (exit 2, one line, nothing sent), a real run against the
+embedded reference server, `goodput report` rebuilding it, SIGINT (exit 130) and SIGKILL survival."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from loadgen.cli import run_cli
+
+GOODPUT = str(Path(sys.executable).with_name("goodput"))
+UNREACHABLE = "http://127.0.0.1:9"  # discard port: nothing listens; a usage error must fire before any connect
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--rate", "-1"], "--rate must be a positive"),
+    (["--arrival", "weibull", "--rate", "1"], "unknown arrival process"),
+    (["--prompt-tokens", "zipf:1:2"], "unknown length distribution"),
+    (["--dataset", "/nonexistent/data.jsonl"], "cannot read dataset"),
+    (["--slo", "ttft=fast"], "ttft"),
+    (["--extra-body", "{nope"], "--extra-body is not valid JSON"),
+    (["--duration", "soon"], "--duration"),
+    (["--requests", "0"], "--requests must be >= 1"),
+    (["--tag", "novalue"], "--tag expects KEY=VALUE"),
+    (["--no-such-option"], "No such option"),
+])
+def test_usage_errors_exit_2_with_one_line(args: list[str], needle: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    code = run_cli(["run", "--url", UNREACHABLE, "--model", "m", "--output", str(out), *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and needle in err and err.startswith("goodput")
+    assert not out.exists()  # nothing was started, nothing written
+
+
+def test_unreachable_server_is_a_runtime_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = run_cli(["run", "--url", UNREACHABLE, "--output", str(tmp_path / "o"), "--requests", "1"])
+    assert code == 1 and "pass --model" in capsys.readouterr().err
+
+
+def test_report_needs_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(["report", str(tmp_path)]) == 2
+    assert "no records.jsonl" in capsys.readouterr().err
+
+
+def _count_lines(path: Path) -> int:
+    return len(path.read_bytes().splitlines()) if path.exists() else 0
+
+
+def test_embedded_run_then_report_rebuilds_the_same_summary(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = subprocess.run([GOODPUT, "run", "--requests", "6", "--rate", "20", "--prompt-tokens", "40",
+                           "--output-tokens", "12", "--slo", "ttft=5s", "--tag", "scenario=smoke", "--quiet",
+                           "--api-key", "sekrit-token", "--server-arg=--api-key=sekrit-token",
+                           "--output", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("records.jsonl", "summary.json", "summary.csv", "records.parquet", "run.json"):
+        assert (out / name).is_file(), name
+        assert b"sekrit-token" not in (out / name).read_bytes()
+    assert "sekrit-token" not in proc.stdout + proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["requests"]["sent"] == summary["requests"]["succeeded"] == 6
+    assert summary["run"]["complete"] is True
+    assert summary["latency"]["ttft_s"]["count"] == 6
+    assert summary["tokens"]["output_tokens"] == 6 * 12  # ignore_eos is on for the embedded server
+    assert summary["server"]["ttft_s"]["count"] == 6  # the reference server's timing extension was read
+    assert any(b["dimension"] == "tag:scenario" and b["label"] == "smoke" for b in summary["buckets"])
+    assert "TTFT p50/p99 ms" in proc.stdout
+
+    code = run_cli(["report", str(out), "--quiet"])
+    rebuilt = json.loads((out / "summary.json").read_text())
+    assert code == 0
+    assert rebuilt["latency"] == summary["latency"] and rebuilt["buckets"] == summary["buckets"]
+    assert rebuilt["goodput"] == summary["goodput"]
+
+
+def _start_long_run(out: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([GOODPUT, "run", "--duration", "120s", "--rate", "4", "--prompt-tokens", "20",
+                             "--output-tokens", "400", "--quiet", "--grace", "1s", "--output", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_records(proc: subprocess.Popen[str], path: Path, n: int) -> None:
+    deadline = time.monotonic() + 180
+    while _count_lines(path) < n:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "run produced no records"
+        time.sleep(0.2)
+
+
+def test_sigint_writes_incomplete_outputs_and_exits_130(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = _start_long_run(out)
+    try:
+        _wait_for_records(proc, out / "records.jsonl", 2)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["run"]["complete"] is False
+    req = summary["requests"]
+    assert req["sent"] == req["succeeded"] + req["failed"] + req["cancelled"] == _count_lines(out / "records.jsonl")
+    assert "INCOMPLETE" in stdout
+
+
+def test_sigkill_keeps_records_and_report_rebuilds(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = _start_long_run(out)
+    try:
+        _wait_for_records(proc, out / "records.jsonl", 3)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    n = _count_lines(out / "records.jsonl")
+    assert n >= 3 and not (out / "summary.json").exists()
+    assert run_cli(["report", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["requests"]["sent"] == n and summary["run"]["complete"] is False
