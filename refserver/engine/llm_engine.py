@@ -1,0 +1,169 @@
+"""The synchronous engine: an explicit step() loop of schedule → run → postprocess → events."""
+
+from __future__ import annotations
+
+import time
+
+from refserver.engine.block_manager import BlockManager, HashFn, chain_hash
+from refserver.engine.config import EngineConfig
+from refserver.engine.runner_base import ModelRunner
+from refserver.engine.scheduler import Scheduler, SchedulerConfig
+from refserver.engine.sequence import Sequence
+from refserver.engine.types import EngineStats, FinishReason, SamplingParams, TokenEvent
+
+RequestEvent = tuple[str, TokenEvent]
+
+
+def validate_request(
+    prompt: list[int], params: SamplingParams, *, vocab_size: int, max_context: int
+) -> None:
+    """Raise ValueError with a clear message for a request the engine cannot serve."""
+    if not prompt:
+        raise ValueError("prompt must contain at least one token")
+    if len(prompt) >= max_context:
+        raise ValueError(f"prompt has {len(prompt)} tokens; the context holds {max_context} (prompt + output)")
+    bad = next((t for t in prompt if not 0 <= t < vocab_size), None)
+    if bad is not None:
+        raise ValueError(f"token id {bad} is outside the vocabulary [0, {vocab_size})")
+    if params.max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, got {params.max_tokens}")
+    if not 0 <= params.min_tokens <= params.max_tokens:
+        raise ValueError(f"min_tokens must be in [0, max_tokens], got {params.min_tokens}")
+    if params.temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {params.temperature}")
+    if not 0 < params.top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {params.top_p}")
+    if params.top_k < -1:
+        raise ValueError(f"top_k must be -1, 0 (off) or positive, got {params.top_k}")
+
+
+class LLMEngine:
+    def __init__(self, runner: ModelRunner, config: EngineConfig, *, hash_fn: HashFn = chain_hash) -> None:
+        self.runner = runner
+        self.config = config
+        self.model_config = runner.model_config
+        self.block_manager = BlockManager(
+            runner.num_blocks, config.block_size, enable_prefix_caching=config.enable_prefix_caching, hash_fn=hash_fn
+        )
+        self.scheduler = Scheduler(
+            SchedulerConfig(config.max_num_batched_tokens, config.max_num_seqs, config.max_waiting), self.block_manager
+        )
+        self.seqs: dict[str, Sequence] = {}
+        self.overhead_s = 0.0  # cumulative schedule + postprocess time (everything but runner.execute)
+        self.num_steps = 0
+        self.num_finished: dict[FinishReason, int] = {}  # cumulative, by finish reason
+        pool = self.block_manager.num_total_blocks * self.block_manager.block_size
+        # Prompt + output tokens one request may reach: model positions, capped by the KV pool.
+        self._max_context = min(self.model_config.max_position_embeddings, pool)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.model_config.vocab_size
+
+    @property
+    def eos_token_id(self) -> int | None:
+        return self.model_config.eos_token_id
+
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        return self.model_config.eos_token_ids
+
+    @property
+    def max_context(self) -> int:
+        return self._max_context
+
+    def validate(self, prompt: list[int], params: SamplingParams) -> None:
+        validate_request(prompt, params, vocab_size=self.vocab_size, max_context=self.max_context)
+
+    def add_request(
+        self, request_id: str, prompt: list[int], params: SamplingParams, arrival_s: float | None = None
+    ) -> None:
+        """Queue a request (validated here too); raises QueueFullError when the waiting queue is full."""
+        if request_id in self.seqs:
+            raise ValueError(f"request id {request_id!r} is already in the engine")
+        self.validate(prompt, params)
+        seq = Sequence.new(request_id, prompt, params, time.perf_counter() if arrival_s is None else arrival_s)
+        self.scheduler.add(seq)
+        self.seqs[request_id] = seq
+
+    def abort(self, request_id: str) -> TokenEvent | None:
+        """Finish a live request as "abort" and free its blocks; None when the id is unknown or done."""
+        seq = self.seqs.get(request_id)
+        if seq is None:
+            return None
+        return self._finish(seq, "abort", [], time.perf_counter())
+
+    def abort_all(self, reason: FinishReason) -> list[RequestEvent]:
+        now = time.perf_counter()
+        return [(rid, self._finish(seq, reason, [], now)) for rid, seq in list(self.seqs.items())]
+
+    def has_unfinished(self) -> bool:
+        return self.scheduler.has_unfinished()
+
+    def step(self) -> list[RequestEvent]:
+        """Run one engine step; events for every request that produced a token or finished."""
+        t0 = time.perf_counter()
+        batch = self.scheduler.schedule(t0)
+        if not batch.seqs:
+            return []
+        t1 = time.perf_counter()
+        tokens = self.runner.execute(batch)
+        t2 = time.perf_counter()
+        events: list[RequestEvent] = []
+        sampled = iter(tokens)
+        for item in batch.seqs:
+            seq = item.seq
+            seq.num_computed_tokens += len(item.token_ids)
+            self.block_manager.cache_full_blocks(seq)
+            if item.sample:
+                events.append((seq.request_id, self._append(seq, next(sampled), t2)))
+        self.num_steps += 1
+        self.overhead_s += (t1 - t0) + (time.perf_counter() - t2)
+        return events
+
+    def _append(self, seq: Sequence, token: int, now_s: float) -> TokenEvent:
+        seq.append_token(token)
+        if seq.first_token_s is None:
+            seq.first_token_s = now_s
+        p = seq.params
+        reason: FinishReason | None = None
+        if token in p.stop_token_ids or (not p.ignore_eos and token in self.eos_token_ids):
+            reason = "stop"
+        elif seq.num_output_tokens >= p.max_tokens or seq.num_tokens >= self.max_context:
+            reason = "length"
+        if reason is not None:
+            return self._finish(seq, reason, [token], now_s)
+        return self._event(seq, [token], None, now_s)
+
+    def _finish(self, seq: Sequence, reason: FinishReason, new_tokens: list[int], now_s: float) -> TokenEvent:
+        self.scheduler.finish(seq)
+        seq.finish_reason = reason
+        del self.seqs[seq.request_id]
+        self.num_finished[reason] = self.num_finished.get(reason, 0) + 1
+        return self._event(seq, new_tokens, reason, now_s)
+
+    def _event(self, seq: Sequence, new_tokens: list[int], reason: FinishReason | None, now_s: float) -> TokenEvent:
+        return TokenEvent(
+            new_token_ids=new_tokens,
+            finished=reason is not None,
+            finish_reason=reason,
+            num_prompt_tokens=seq.num_prompt_tokens,
+            num_cached_tokens=seq.num_cached_tokens or 0,
+            arrival_s=seq.arrival_s,
+            scheduled_s=seq.scheduled_s,
+            first_token_s=seq.first_token_s,
+            now_s=now_s,
+        )
+
+    def stats(self) -> EngineStats:
+        bm, sched = self.block_manager, self.scheduler
+        return EngineStats(
+            num_running=len(sched.running),
+            num_waiting=len(sched.waiting),
+            kv_usage=bm.usage(),
+            num_free_blocks=bm.num_free_blocks,
+            num_total_blocks=bm.num_total_blocks,
+            prefix_queries_tokens=sched.prefix_query_tokens,
+            prefix_hit_tokens=sched.prefix_hit_tokens,
+            num_preemptions=sched.num_preemptions,
+        )
