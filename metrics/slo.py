@@ -1,0 +1,151 @@
+"""Service-level objectives and the DistServe goodput test of one request.
+
+A request is *good* iff it finished with status "ok", delivered at least one content chunk, and meets
+every SLO that was given (any subset; bounds are inclusive):
+
+    TTFT ≤ ttft_s    TPOT ≤ tpot_s (only when N ≥ 2)    E2E ≤ e2e_s
+    max ITL ≤ itl_max_s (only with ≥ 2 chunks)    fluidity index ≥ fluidity_min
+
+Failed, timed-out and cancelled requests are never good and stay in the denominator of attainment.
+
+`parse_slo` reads the CLI form, one `key=value` per item (items may also be comma-separated):
+`ttft=500ms`, `tpot=50ms`, `e2e=10s`, `itl_max=200ms`, `fluidity=0.9`, and the fluidity deadlines
+`fluidity_prefill=500ms`, `fluidity_decode=50ms` (D_p and D_d; when absent they default to the ttft and
+tpot SLOs). Durations take ms, us or s; a bare number is seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from metrics.units import parse_duration
+
+if TYPE_CHECKING:  # numpy stays out of the CLI's import path (`parse_slo` runs before any work)
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+    BoolArray = npt.NDArray[np.bool_]
+
+# CLI key → SLO field; durations unless listed in _FRACTIONS.
+_KEYS: dict[str, str] = {
+    "ttft": "ttft_s",
+    "tpot": "tpot_s",
+    "e2e": "e2e_s",
+    "itl_max": "itl_max_s",
+    "max_itl": "itl_max_s",
+    "fluidity": "fluidity_min",
+    "fluidity_prefill": "fluidity_prefill_deadline_s",
+    "fluidity_prefill_deadline": "fluidity_prefill_deadline_s",
+    "fluidity_decode": "fluidity_decode_deadline_s",
+    "fluidity_decode_deadline": "fluidity_decode_deadline_s",
+}
+_FRACTIONS = frozenset({"fluidity_min"})
+
+
+@dataclass(frozen=True, slots=True)
+class SLO:
+    """Latency bounds in seconds and a minimum fluidity index; None = not part of the SLO."""
+
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    e2e_s: float | None = None
+    itl_max_s: float | None = None
+    fluidity_min: float | None = None
+    fluidity_prefill_deadline_s: float | None = None
+    fluidity_decode_deadline_s: float | None = None
+
+    def fluidity_deadlines(self) -> tuple[float, float] | None:
+        """(D_p, D_d): the explicit fluidity deadlines, else the ttft / tpot bounds; None if unknown."""
+        prefill = self.fluidity_prefill_deadline_s if self.fluidity_prefill_deadline_s is not None else self.ttft_s
+        decode = self.fluidity_decode_deadline_s if self.fluidity_decode_deadline_s is not None else self.tpot_s
+        if prefill is None or decode is None:
+            return None
+        return prefill, decode
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def parse_slo(specs: list[str]) -> SLO:
+    """An SLO from CLI items such as `["ttft=500ms", "tpot=50ms,fluidity=0.9"]`.
+
+    Raises ValueError with a message fit to show the user (unknown key, bad value, repeated key,
+    fluidity without deadlines).
+    """
+    values: dict[str, float] = {}
+    for spec in specs:
+        for item in spec.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            key, sep, raw = item.partition("=")
+            key = key.strip().lower()
+            if not sep or not raw.strip():
+                raise ValueError(f"invalid SLO {item!r}: expected key=value, e.g. ttft=500ms")
+            if key not in _KEYS:
+                raise ValueError(f"unknown SLO key {key!r} in {item!r}: expected one of {', '.join(_KEYS)}")
+            name = _KEYS[key]
+            if name in values:
+                raise ValueError(f"SLO {key!r} given twice")
+            values[name] = _parse_value(name, key, raw.strip())
+    slo = SLO(**values)
+    if slo.fluidity_min is not None and slo.fluidity_deadlines() is None:
+        raise ValueError(
+            "fluidity SLO needs per-token deadlines: add fluidity_prefill=... and fluidity_decode=... "
+            "(or ttft=... and tpot=..., which they default to)"
+        )
+    return slo
+
+
+def _parse_value(name: str, key: str, raw: str) -> float:
+    if name in _FRACTIONS:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"invalid SLO {key}={raw!r}: expected a number between 0 and 1, e.g. 0.9") from None
+        if not 0.0 < value <= 1.0:
+            raise ValueError(f"invalid SLO {key}={raw!r}: must be in (0, 1]")
+        return value
+    try:
+        value = parse_duration(raw)
+    except ValueError as exc:
+        raise ValueError(f"invalid SLO {key}={raw!r}: {exc}") from None
+    if value <= 0:
+        raise ValueError(f"invalid SLO {key}={raw!r}: must be > 0")
+    return value
+
+
+def good_requests(
+    slo: SLO,
+    *,
+    ok_with_content: BoolArray,
+    ttft_s: FloatArray,
+    tpot_s: FloatArray,
+    e2e_s: FloatArray,
+    max_itl_s: FloatArray,
+    fluidity: FloatArray,
+) -> BoolArray:
+    """Which requests are good (see the module docstring); NaN metrics are 'not applicable'."""
+    import numpy as np
+    good = ok_with_content.copy()
+    if slo.ttft_s is not None:
+        good &= ttft_s <= slo.ttft_s
+    if slo.e2e_s is not None:
+        good &= e2e_s <= slo.e2e_s
+    if slo.tpot_s is not None:
+        good &= np.isnan(tpot_s) | (tpot_s <= slo.tpot_s)
+    if slo.itl_max_s is not None:
+        good &= np.isnan(max_itl_s) | (max_itl_s <= slo.itl_max_s)
+    if slo.fluidity_min is not None:
+        good &= np.isnan(fluidity) | (fluidity >= slo.fluidity_min)
+    return good
+
+
+def slo_summary(slo: SLO) -> dict[str, Any]:
+    """The `goodput.slo` entry: every bound, set or not, and the fluidity deadlines actually used."""
+    out: dict[str, Any] = slo.to_dict()
+    deadlines = slo.fluidity_deadlines()
+    out["fluidity_deadlines_s"] = list(deadlines) if deadlines else None
+    return out

@@ -1,0 +1,243 @@
+"""`summarize`: records → the whole `summary.json` (DESIGN §5), schema version 1.
+
+Which samples count: only measured requests (see metrics.window) with status "ok" contribute latency
+samples; failed and cancelled ones are counted under `requests` and stay in the goodput denominator.
+Every latency block is `{count, mean, std, min, p50, p90, p95, p99, p999, max}` in seconds (numpy
+`linear` percentiles, population std); an empty one has count 0 and nulls. `fluidity` is the same
+block over the unitless per-request fluidity index, empty when no deadlines are known.
+
+The client-saturation flag looks at dispatch lag of every measured request that was sent, whatever
+its outcome (lag happens before the server answers).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from metrics import derive
+from metrics.aggregate import Samples, block, blocks_by_label
+from metrics.buckets import (
+    DEFAULT_OUTPUT_EDGES,
+    DEFAULT_PROMPT_EDGES,
+    Dimension,
+    cache_dimension,
+    check_edges,
+    output_dimension,
+    prompt_dimension,
+    tag_dimensions,
+)
+from metrics.fluidity import fluidity_index
+from metrics.frame import CANCELLED, ERROR, OK, RequestFrame, frame_from_records
+from metrics.record import RequestRecord
+from metrics.server_side import server_section
+from metrics.slo import SLO, good_requests, slo_summary
+from metrics.stats import PERCENTILE_METHOD
+from metrics.tokens import tokens_section
+from metrics.units import NS_PER_S
+from metrics.window import Window, measurement_window, throughput
+
+SCHEMA_VERSION = 1
+BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(slots=True)
+class SummaryConfig:
+    slo: SLO = field(default_factory=SLO)
+    warmup_s: float = 0.0
+    cooldown_s: float = 0.0
+    schedule_end_s: float | None = None
+    prompt_bucket_edges: Sequence[int] = DEFAULT_PROMPT_EDGES
+    output_bucket_edges: Sequence[int] = DEFAULT_OUTPUT_EDGES
+    cache_full_ratio: float = 0.9
+    absent_cache_is_zero: bool = False
+    stall_threshold_s: float = 1.0
+    lag_threshold_s: float = 0.010  # client saturated when dispatch-lag p99 exceeds this
+
+    def __post_init__(self) -> None:
+        """Reject bad settings before any work, with messages fit for the CLI."""
+        for name in ("warmup_s", "cooldown_s", "lag_threshold_s"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.stall_threshold_s <= 0:
+            raise ValueError(f"stall_threshold_s must be > 0, got {self.stall_threshold_s}")
+        if not 0.0 < self.cache_full_ratio <= 1.0:
+            raise ValueError(f"cache_full_ratio must be in (0, 1], got {self.cache_full_ratio}")
+        self.prompt_bucket_edges = check_edges(self.prompt_bucket_edges, "prompt")
+        self.output_bucket_edges = check_edges(self.output_bucket_edges, "output")
+
+
+@dataclass(slots=True)
+class _PerRequest:
+    """Everything derived once per run; blocks for any request subset are read from it."""
+
+    samples: dict[str, Samples]
+    ttft: FloatArray
+    good: BoolArray
+    stall_count: npt.NDArray[np.int64]
+    stall_total_s: FloatArray
+
+
+def _derive(frame: RequestFrame, config: SummaryConfig, sampled: BoolArray) -> _PerRequest:
+    gaps = derive.chunk_gaps(frame)
+    ttft = derive.ttft_s(frame)
+    tpot = derive.tpot_s(frame)
+    e2e = derive.e2e_s(frame)
+    max_itl = derive.max_itl_s(gaps, frame.n)
+    deadlines = config.slo.fluidity_deadlines()
+    fluid = fluidity_index(frame, *deadlines, sampled) if deadlines else np.full(frame.n, np.nan)
+    itl = Samples(values=gaps.ns, owner=gaps.owner, in_ns=True)
+    if gaps.one_token_each:  # identical to ITL: the same object, so its blocks are reused
+        per_token = itl
+    else:
+        token_ns, token_owner = derive.itl_token_ns(gaps)
+        per_token = Samples(values=token_ns / NS_PER_S, owner=token_owner)
+    samples = {
+        "ttft_s": Samples.per_request(ttft),
+        "ttft_from_schedule_s": Samples.per_request(derive.ttft_from_schedule_s(frame)),
+        "itl_s": itl,
+        "itl_token_s": per_token,
+        "tpot_s": Samples.per_request(tpot),
+        "e2e_s": Samples.per_request(e2e),
+        "e2e_close_s": Samples.per_request(derive.e2e_close_s(frame)),
+        "e2e_from_schedule_s": Samples.per_request(derive.e2e_from_schedule_s(frame)),
+        "dispatch_lag_s": Samples.per_request(derive.dispatch_lag_s(frame)),
+        "max_itl_s": Samples.per_request(max_itl),
+        "fluidity": Samples.per_request(fluid),
+    }
+    ok_with_content = (frame.status == OK) & (frame.chunk_count > 0)
+    good = good_requests(
+        config.slo, ok_with_content=ok_with_content, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
+        max_itl_s=max_itl, fluidity=fluid,
+    )
+    count, total = derive.stalls(gaps, frame.n, config.stall_threshold_s)
+    return _PerRequest(samples, ttft, good, count, total)
+
+
+def _latency(per: _PerRequest, include: BoolArray) -> dict[str, Any]:
+    done: dict[int, dict[str, Any]] = {}
+    for s in per.samples.values():
+        if id(s) not in done:
+            done[id(s)] = block(s, include)
+    return {name: dict(done[id(s)]) for name, s in per.samples.items()}
+
+
+def _goodput(good: int, measured: int, duration_s: float | None) -> dict[str, Any]:
+    return {
+        "good": good,
+        "measured": measured,
+        "attainment": good / measured if measured else None,
+        "requests_per_s": good / duration_s if duration_s else None,
+    }
+
+
+def _buckets(
+    frame: RequestFrame, config: SummaryConfig, per: _PerRequest, window: Window, latency: dict[str, Any]
+) -> list[dict[str, Any]]:
+    dims: list[Dimension] = [
+        prompt_dimension(frame, config.prompt_bucket_edges),
+        cache_dimension(frame, full_ratio=config.cache_full_ratio, absent_is_zero=config.absent_cache_is_zero),
+        output_dimension(frame, config.output_bucket_edges),
+        *tag_dimensions(frame),
+    ]
+    measured = window.measured
+    sampled = measured & (frame.status == OK)
+    out: list[dict[str, Any]] = []
+    for dim in dims:
+        n_labels = len(dim.labels)
+        in_measured = np.bincount(dim.codes[measured], minlength=n_labels)
+        by_sample: dict[int, list[dict[str, Any]]] = {}
+        for name, s in per.samples.items():
+            if id(s) not in by_sample:
+                by_sample[id(s)] = blocks_by_label(s, sampled, dim.codes, n_labels, whole=latency[name])
+        blocks = {name: by_sample[id(s)] for name, s in per.samples.items()}
+        for code, label in enumerate(dim.labels):
+            if in_measured[code] == 0:
+                continue
+            mine = measured & (dim.codes == code)
+            good = int((per.good & mine).sum())
+            out.append({
+                "dimension": dim.name,
+                "label": label,
+                "measured": int(in_measured[code]),
+                "ok": int((mine & (frame.status == OK)).sum()),
+                "failed": int((mine & (frame.status == ERROR)).sum()),
+                "cancelled": int((mine & (frame.status == CANCELLED)).sum()),
+                "good": good,
+                "latency": {name: dict(blocks[name][code]) for name in per.samples},
+                "goodput": _goodput(good, int(in_measured[code]), window.duration_s),
+            })
+    return out
+
+
+def _requests(frame: RequestFrame, window: Window) -> dict[str, Any]:
+    errors = Counter(
+        kind or "unknown" for kind, status in zip(frame.error_kind, frame.status.tolist(), strict=True) if status != OK
+    )
+    m = window.measured
+    return {
+        "sent": frame.n,
+        "succeeded": int((frame.status == OK).sum()),
+        "failed": int((frame.status == ERROR).sum()),
+        "cancelled": int((frame.status == CANCELLED).sum()),
+        "never_sent": int((~frame.has_sent).sum()),
+        "errors": dict(sorted(errors.items())),
+        "in_window": int(m.sum()),
+        "in_window_ok": int((m & (frame.status == OK)).sum()),
+        "in_window_failed": int((m & (frame.status == ERROR)).sum()),
+        "in_window_cancelled": int((m & (frame.status == CANCELLED)).sum()),
+        "ok_without_content": int((m & (frame.status == OK) & (frame.chunk_count == 0)).sum()),
+    }
+
+
+def _saturation(frame: RequestFrame, window: Window, threshold_s: float) -> dict[str, Any]:
+    lag = derive.dispatch_lag_s(frame)[window.measured & frame.has_sent]
+    p99 = float(np.percentile(lag, 99)) if lag.size else None
+    return {"saturated": p99 is not None and p99 > threshold_s, "lag_p99_s": p99, "threshold_s": threshold_s}
+
+
+def summarize(
+    records: Sequence[RequestRecord] | RequestFrame, config: SummaryConfig, run: dict[str, Any]
+) -> dict[str, Any]:
+    """The summary.json content. `records` may be a RequestFrame already (the fast report path)."""
+    frame = records if isinstance(records, RequestFrame) else frame_from_records(records)
+    window = measurement_window(
+        frame, warmup_s=config.warmup_s, cooldown_s=config.cooldown_s, schedule_end_s=config.schedule_end_s
+    )
+    sampled = window.measured & (frame.status == OK)
+    per = _derive(frame, config, sampled)
+    latency = _latency(per, sampled)
+    saturation = _saturation(frame, window, config.lag_threshold_s)
+    stalled = sampled & (per.stall_count > 0)
+    measured = int(window.measured.sum())
+    good = int((per.good & window.measured).sum())
+    run_out = dict(run)
+    run_out.update(
+        window=window.to_dict(),
+        percentile_method=PERCENTILE_METHOD,
+        client_saturated=saturation["saturated"],
+        client_saturation=saturation,
+    )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": run_out,
+        "requests": _requests(frame, window),
+        "throughput": throughput(frame, window),
+        "latency": latency,
+        "stalls": {
+            "threshold_s": config.stall_threshold_s,
+            "count": int(per.stall_count[sampled].sum()),
+            "total_s": float(per.stall_total_s[sampled].sum()),
+            "requests_with_stalls": int(stalled.sum()),
+        },
+        "tokens": tokens_section(frame, sampled),
+        "goodput": {"slo": slo_summary(config.slo), **_goodput(good, measured, window.duration_s)},
+        "buckets": _buckets(frame, config, per, window, latency),
+        "server": server_section(frame, sampled, per.ttft),
+    }
