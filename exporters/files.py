@@ -8,11 +8,11 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from metrics.record import RequestRecord
+from metrics.record import RequestRecord, read_records
 
 STAT_KEYS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max")
 
@@ -52,24 +52,64 @@ def write_summary_csv(path: Path, summary: dict[str, Any]) -> None:
     write_atomic(path, buf.getvalue().encode())
 
 
-_SCALARS = ("id", "intended_ns", "sent_ns", "status", "error_kind", "error_message", "http_status",
-            "token_source", "output_tokens", "output_tokens_estimated", "prompt_tokens", "prompt_tokens_estimated",
-            "prompt_tokens_target", "cached_tokens", "finish_reason", "first_byte_ns", "closed_ns",
-            "output_tokens_target", "worker")
-
-
-def write_records_parquet(path: Path, records: Sequence[RequestRecord]) -> None:
-    """One row per request; chunk times and token counts as list columns, tags and server as JSON text."""
+def _record_schema() -> Any:
+    """Arrow types of the fixed record fields; `tags` and `server` are inferred (their keys vary by run)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    cols: dict[str, Any] = {name: [getattr(r, name) for r in records] for name in _SCALARS}
-    cols["chunk_ns"] = pa.array([r.chunk_ns for r in records], type=pa.list_(pa.int64()))
-    cols["chunk_tokens"] = pa.array([r.chunk_tokens for r in records], type=pa.list_(pa.int64()))
-    cols["server_chunk_s"] = pa.array([r.server_chunk_s for r in records], type=pa.list_(pa.float64()))
+    i64, f64, text, flag = pa.int64(), pa.float64(), pa.string(), pa.bool_()
+    return pa.schema([
+        ("id", i64), ("intended_ns", i64), ("sent_ns", i64), ("status", text), ("error_kind", text),
+        ("error_message", text), ("http_status", i64), ("chunk_ns", pa.list_(i64)),
+        ("chunk_tokens", pa.list_(i64)), ("token_source", text), ("output_tokens", i64),
+        ("output_tokens_estimated", flag), ("prompt_tokens", i64), ("prompt_tokens_estimated", flag),
+        ("prompt_tokens_target", i64), ("cached_tokens", i64), ("finish_reason", text),
+        ("first_byte_ns", i64), ("closed_ns", i64), ("output_tokens_target", i64),
+        ("server_chunk_s", pa.list_(f64)), ("worker", i64),
+    ])
+
+
+def _drop_empty_structs(table: Any) -> Any:
+    """Parquet cannot store a struct without fields (`tags` when no request had a tag): leave it out."""
+    import pyarrow as pa
+
+    for name in list(table.column_names):
+        kind = table.schema.field(name).type
+        if pa.types.is_struct(kind) and kind.num_fields == 0:
+            table = table.drop_columns([name])
+    return table
+
+
+def _table_from_records(records: list[RequestRecord]) -> Any:
+    import pyarrow as pa
+
+    schema = _record_schema()
+    cols: dict[str, Any] = {f.name: pa.array([getattr(r, f.name) for r in records], type=f.type) for f in schema}
     cols["tags"] = [json.dumps(r.tags, sort_keys=True) for r in records]
     cols["server"] = [json.dumps(r.server) if r.server is not None else None for r in records]
-    table = pa.table(cols)
+    return pa.table(cols)
+
+
+def write_records_parquet(path: Path, records_jsonl: Path) -> None:
+    """records.jsonl → records.parquet with Arrow's multithreaded JSON reader: one row per request, chunk
+    times and token counts as list columns, tags and server figures as struct columns.
+
+    A torn last line (a run killed mid-write) is left out, as `goodput report` leaves it out.
+    """
+    import pyarrow as pa
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    data = records_jsonl.read_bytes()
+    data = data[: data.rfind(b"\n") + 1]
+    options = pj.ParseOptions(explicit_schema=_record_schema(), unexpected_field_behavior="infer")
+    try:
+        table = pj.read_json(pa.BufferReader(data), parse_options=options) if data else _record_schema().empty_table()
+        table = _drop_empty_structs(table)
+    except pa.ArrowException:
+        # Arrow could not reconcile the inferred columns (e.g. a field typed differently across lines):
+        # keep every record anyway, with tags and server figures as JSON text.
+        table = _table_from_records(read_records(str(records_jsonl)))
+    del data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:

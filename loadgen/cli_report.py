@@ -10,7 +10,6 @@ import typer
 
 from exporters.console import format_summary
 from loadgen.outputs import RECORDS_FILE, read_run, write_outputs
-from metrics.record import read_records
 from metrics.slo import parse_slo
 
 REPORT_HELP = """Rebuild summary.json, summary.csv and records.parquet of a run directory from records.jsonl.
@@ -43,8 +42,7 @@ def report(
             raise typer.BadParameter(str(exc)) from None
         settings["slo"] = list(slo)
     run = {**run, "settings": settings, "complete": bool(run.get("complete", False)), "rebuilt": True}
-    records = read_records(str(records_path))
-    summary = write_outputs(run_dir, records, run)
+    summary = write_outputs(run_dir, run)
     if not quiet:
         print(format_summary(summary))
     return 0

@@ -8,12 +8,11 @@ rebuilt from `records.jsonl` is the same as the one the run wrote.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from exporters.files import write_json, write_records_parquet, write_summary_csv
-from metrics.record import RequestRecord
+from metrics.frame import frame_from_jsonl
 from metrics.slo import parse_slo
 from metrics.summary import SummaryConfig, summarize
 
@@ -42,10 +41,14 @@ def read_run(out_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def write_outputs(out_dir: Path, records: Sequence[RequestRecord], run: dict[str, Any]) -> dict[str, Any]:
-    """Write summary.json, summary.csv and records.parquet; return the summary."""
-    settings = run.get("settings", {})
-    summary: dict[str, Any] = summarize(records, summary_config(settings), dict(run))
+def write_outputs(out_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
+    """Write summary.json, summary.csv and records.parquet from records.jsonl; return the summary.
+
+    Always from the file (never from records held in memory), so `goodput report` rebuilds exactly
+    what the run wrote.
+    """
+    records = out_dir / RECORDS_FILE
+    summary: dict[str, Any] = summarize(frame_from_jsonl(records), summary_config(run.get("settings", {})), dict(run))
     write_json(out_dir / "summary.json", summary)
     write_summary_csv(out_dir / "summary.csv", summary)
     write_records_parquet(out_dir / "records.parquet", records)

@@ -119,7 +119,7 @@ def execute(setup: RunSetup) -> int:
     if setup.arrival.open_loop and state.planned:
         run_info["settings"] = {**setup.settings, "schedule_end_s": setup.duration_s}
     write_json(out / RUN_FILE, run_info)
-    summary = write_outputs(out, state.records, run_info)
+    summary = write_outputs(out, run_info)
     print(format_summary(summary))
     print(f"results: {out}")
     return EXIT_INTERRUPTED if state.interrupted else 0
