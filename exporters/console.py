@@ -43,6 +43,12 @@ def render_table(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _state(run: dict[str, Any]) -> str:
+    if run.get("aborted"):
+        return f"  [ABORTED: {run.get('abort_reason') or 'a threshold failed'}]"
+    return "" if run.get("complete", True) else "  [INCOMPLETE: interrupted]"
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     run = summary.get("run", {})
     req = summary.get("requests", {})
@@ -51,7 +57,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     window = run.get("window", {})
     out = [
         f"target {run.get('target', '?')}  model {run.get('model', '?')}  load {run.get('load', '?')}"
-        + ("" if run.get("complete", True) else "  [INCOMPLETE: interrupted]"),
+        + _state(run),
         f"requests: sent {req.get('sent', 0)}  ok {req.get('succeeded', 0)}  failed {req.get('failed', 0)}"
         f"  cancelled {req.get('cancelled', 0)}"
         + ("  errors: " + ", ".join(f"{k}={v}" for k, v in req.get("errors", {}).items()) if req.get("errors") else ""),

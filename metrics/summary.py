@@ -74,7 +74,7 @@ class SummaryConfig:
 
 
 @dataclass(slots=True)
-class _PerRequest:
+class PerRequest:
     """Everything derived once per run; blocks for any request subset are read from it."""
 
     samples: dict[str, Samples]
@@ -84,7 +84,7 @@ class _PerRequest:
     stall_total_s: FloatArray
 
 
-def _derive(frame: RequestFrame, config: SummaryConfig, sampled: BoolArray) -> _PerRequest:
+def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: BoolArray) -> PerRequest:
     gaps = derive.chunk_gaps(frame)
     ttft = derive.ttft_s(frame)
     tpot = derive.tpot_s(frame)
@@ -117,10 +117,10 @@ def _derive(frame: RequestFrame, config: SummaryConfig, sampled: BoolArray) -> _
         max_itl_s=max_itl, fluidity=fluid,
     )
     count, total = derive.stalls(gaps, frame.n, config.stall_threshold_s)
-    return _PerRequest(samples, ttft, good, count, total)
+    return PerRequest(samples, ttft, good, count, total)
 
 
-def _latency(per: _PerRequest, include: BoolArray) -> dict[str, Any]:
+def _latency(per: PerRequest, include: BoolArray) -> dict[str, Any]:
     done: dict[int, dict[str, Any]] = {}
     for s in per.samples.values():
         if id(s) not in done:
@@ -138,7 +138,7 @@ def _goodput(good: int, measured: int, duration_s: float | None) -> dict[str, An
 
 
 def _buckets(
-    frame: RequestFrame, config: SummaryConfig, per: _PerRequest, window: Window, latency: dict[str, Any]
+    frame: RequestFrame, config: SummaryConfig, per: PerRequest, window: Window, latency: dict[str, Any]
 ) -> list[dict[str, Any]]:
     dims: list[Dimension] = [
         prompt_dimension(frame, config.prompt_bucket_edges),
@@ -211,7 +211,7 @@ def summarize(
         frame, warmup_s=config.warmup_s, cooldown_s=config.cooldown_s, schedule_end_s=config.schedule_end_s
     )
     sampled = window.measured & (frame.status == OK)
-    per = _derive(frame, config, sampled)
+    per = derive_per_request(frame, config, sampled)
     latency = _latency(per, sampled)
     saturation = _saturation(frame, window, config.lag_threshold_s)
     stalled = sampled & (per.stall_count > 0)

@@ -1,0 +1,126 @@
+"""The deploy gate end to end against the reference server: a baseline, a candidate with an injected
+first-token delay that `gate` and `compare` flag, two identical-configuration runs that `compare` does
+not flag, and abort-on-fail stopping a run against a server that fails half its requests.
+
+The two identical-configuration runs run *at the same time* against one server (different seeds, so
+their prompts do not hit each other's prefix cache): on a shared 2-core machine, two runs made one after
+the other see different background load, which is a real difference between them, not the null
+hypothesis this test is about."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from loadgen.cli import app, run_cli
+from loadgen.cli_gate import COMPARE_HELP, GATE_HELP, compare, gate
+from loadgen.embedded import embedded_server
+
+pytestmark = pytest.mark.slow
+GOODPUT = str(Path(sys.executable).with_name("goodput"))
+LOAD = ["--prompt-tokens", "48", "--output-tokens", "16", "--rate", "8", "--quiet"]
+FIRST_TOKEN_DELAY_S = 0.25
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _commands() -> None:
+    """`gate` and `compare` as the lead registers them in loadgen.cli (idempotent)."""
+    names = {c.name for c in app.registered_commands}
+    if "gate" not in names:
+        app.command("gate", help=GATE_HELP)(gate)
+    if "compare" not in names:
+        app.command("compare", help=COMPARE_HELP)(compare)
+
+
+def _run(url: str, out: Path, *, seed: int, requests: int, extra: list[str] | None = None) -> subprocess.Popen[str]:
+    cmd = [GOODPUT, "run", "--url", url, "--requests", str(requests), "--seed", str(seed), *LOAD,
+           "--output", str(out), *(extra or [])]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait(proc: subprocess.Popen[str]) -> tuple[int, str]:
+    out, err = proc.communicate(timeout=240)
+    return proc.returncode, out + err
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    root = tmp_path_factory.mktemp("gate_e2e")
+    dirs = {name: root / name for name in ("base", "twin", "cand")}
+    with embedded_server([]) as url:
+        a, b = _run(url, dirs["base"], seed=1, requests=30), _run(url, dirs["twin"], seed=2, requests=30)
+        for proc in (a, b):
+            code, text = _wait(proc)
+            assert code == 0, text
+    with embedded_server([f"--fault-first-token-delay-s={FIRST_TOKEN_DELAY_S}"]) as slow_url:
+        code, text = _wait(_run(slow_url, dirs["cand"], seed=1, requests=20))
+        assert code == 0, text
+    yield dirs
+
+
+def test_gate_flags_the_delayed_candidate_and_passes_the_twin(runs: dict[str, Path], tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    conditions = ["--threshold", "ttft:p(50) < baseline + 100ms", "--threshold", "goodput:attainment >= baseline - 0.02",
+                  "--threshold", "errors:rate == 0"]
+    junit = tmp_path / "cand.xml"
+    code = run_cli(["gate", str(runs["cand"]), "--baseline", str(runs["base"]), *conditions, "--junit", str(junit)])
+    out = capsys.readouterr().out
+    assert code == 99
+    assert "FAIL ttft:p(50) < baseline + 100ms" in out and "PASS errors:rate == 0" in out
+    cases = ET.parse(junit).getroot().findall("./testsuite/testcase")
+    assert [c.find("failure") is not None for c in cases] == [True, False, False]
+
+    assert run_cli(["gate", str(runs["twin"]), "--baseline", str(runs["base"]), *conditions]) == 0
+
+
+def test_compare_flags_the_regression(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    md = tmp_path / "compare.md"
+    code = run_cli(["compare", str(runs["base"]), str(runs["cand"]), "--output", str(md), "--fail-on-regression"])
+    assert code == 99
+    text = md.read_text()
+    ttft_row = next(line for line in text.splitlines() if line.startswith("| all | `ttft:p(50)`"))
+    assert "regression" in ttft_row
+    capsys.readouterr()
+
+
+def test_compare_does_not_flag_identical_configurations(runs: dict[str, Path], tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    md = tmp_path / "twins.md"
+    code = run_cli(["compare", str(runs["base"]), str(runs["twin"]), "--output", str(md), "--fail-on-regression"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "0 regression(s) flagged" in out
+    assert "n.s." in md.read_text()  # intervals were computed, and include zero
+
+
+def test_abort_on_fail_stops_early_with_complete_outputs(tmp_path: Path) -> None:
+    out = tmp_path / "abort"
+    junit = tmp_path / "abort.xml"
+    planned = 400  # 50 s at 8 req/s: the abort must come long before
+    proc = subprocess.run(
+        [GOODPUT, "run", "--requests", str(planned), *LOAD, "--output", str(out),
+         "--server-arg=--fault-500=0.5", "--server-arg=--fault-seed=3",
+         "--threshold", "errors:rate < 0.1", "--threshold", "ttft:p(99) < 10s",
+         "--abort-on-fail", "--abort-delay", "1s", "--junit", str(junit)],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert proc.returncode == 99, proc.stdout + proc.stderr
+    assert "run aborted: threshold failed" in proc.stderr
+    for name in ("records.jsonl", "summary.json", "summary.csv", "records.parquet", "run.json"):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "summary.json").read_text())
+    run, req = summary["run"], summary["requests"]
+    assert run["aborted"] is True and run["complete"] is False and run["interrupted"] is False
+    assert "errors:rate < 0.1" in run["abort_reason"]
+    assert req["sent"] < planned / 2
+    assert req["sent"] == req["succeeded"] + req["failed"] + req["cancelled"]
+    assert len((out / "records.jsonl").read_bytes().splitlines()) == req["sent"]
+    assert json.loads((out / "run.json").read_text())["aborted"] is True
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    assert cases["errors:rate < 0.1"].find("failure") is not None
