@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from metrics.frame_arrow import read_records_table, record_schema
 from metrics.record import RequestRecord, read_records
 
 STAT_KEYS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max")
@@ -52,22 +53,6 @@ def write_summary_csv(path: Path, summary: dict[str, Any]) -> None:
     write_atomic(path, buf.getvalue().encode())
 
 
-def _record_schema() -> Any:
-    """Arrow types of the fixed record fields; `tags` and `server` are inferred (their keys vary by run)."""
-    import pyarrow as pa
-
-    i64, f64, text, flag = pa.int64(), pa.float64(), pa.string(), pa.bool_()
-    return pa.schema([
-        ("id", i64), ("intended_ns", i64), ("sent_ns", i64), ("status", text), ("error_kind", text),
-        ("error_message", text), ("http_status", i64), ("chunk_ns", pa.list_(i64)),
-        ("chunk_tokens", pa.list_(i64)), ("token_source", text), ("output_tokens", i64),
-        ("output_tokens_estimated", flag), ("prompt_tokens", i64), ("prompt_tokens_estimated", flag),
-        ("prompt_tokens_target", i64), ("cached_tokens", i64), ("finish_reason", text),
-        ("first_byte_ns", i64), ("closed_ns", i64), ("output_tokens_target", i64),
-        ("server_chunk_s", pa.list_(f64)), ("worker", i64),
-    ])
-
-
 def _drop_empty_structs(table: Any) -> Any:
     """Parquet cannot store a struct without fields (`tags` when no request had a tag): leave it out."""
     import pyarrow as pa
@@ -82,34 +67,29 @@ def _drop_empty_structs(table: Any) -> Any:
 def _table_from_records(records: list[RequestRecord]) -> Any:
     import pyarrow as pa
 
-    schema = _record_schema()
+    schema = record_schema()
     cols: dict[str, Any] = {f.name: pa.array([getattr(r, f.name) for r in records], type=f.type) for f in schema}
     cols["tags"] = [json.dumps(r.tags, sort_keys=True) for r in records]
     cols["server"] = [json.dumps(r.server) if r.server is not None else None for r in records]
     return pa.table(cols)
 
 
-def write_records_parquet(path: Path, records_jsonl: Path) -> None:
-    """records.jsonl → records.parquet with Arrow's multithreaded JSON reader: one row per request, chunk
-    times and token counts as list columns, tags and server figures as struct columns.
+def write_records_parquet(path: Path, records_jsonl: Path, table: Any = None) -> None:
+    """records.jsonl → records.parquet: one row per request, chunk times and token counts as list columns,
+    tags and server figures as struct columns. `table` is the file already parsed by
+    `metrics.frame_arrow.read_records_table`, when the caller has it.
 
     A torn last line (a run killed mid-write) is left out, as `goodput report` leaves it out.
     """
     import pyarrow as pa
-    import pyarrow.json as pj
     import pyarrow.parquet as pq
 
-    data = records_jsonl.read_bytes()
-    data = data[: data.rfind(b"\n") + 1]
-    options = pj.ParseOptions(explicit_schema=_record_schema(), unexpected_field_behavior="infer")
     try:
-        table = pj.read_json(pa.BufferReader(data), parse_options=options) if data else _record_schema().empty_table()
-        table = _drop_empty_structs(table)
+        table = _drop_empty_structs(read_records_table(records_jsonl) if table is None else table)
     except pa.ArrowException:
         # Arrow could not reconcile the inferred columns (e.g. a field typed differently across lines):
         # keep every record anyway, with tags and server figures as JSON text.
         table = _table_from_records(read_records(str(records_jsonl)))
-    del data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:

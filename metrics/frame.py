@@ -154,7 +154,7 @@ class Columns:
     def build(self) -> RequestFrame:
         c = dict(zip(_ROW, map(list, zip(*self.rows, strict=True)), strict=True)) if self.rows else {n: [] for n in _ROW}
         chunk_off = np.concatenate(([0], np.cumsum(c["k"], dtype=np.int64))).astype(np.int64)
-        _check_chunk_order(self.chunk_ns[: self.used], chunk_off, c["ids"])
+        check_chunk_order(self.chunk_ns[: self.used], chunk_off, c["ids"])
         tags: list[dict[str, str]] = [t or {} for t in c["tags"]]
         keys = sorted({key for t in tags for key in t})
         no_phases = (np.nan,) * len(SERVER_PHASES)
@@ -190,7 +190,7 @@ def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else np.nan
 
 
-def _check_chunk_order(chunk_ns: IntArray, chunk_off: IntArray, ids: list[int]) -> None:
+def check_chunk_order(chunk_ns: IntArray, chunk_off: IntArray, ids: list[int]) -> None:
     """Chunk times must not go backwards within a request (one monotonic clock)."""
     if chunk_ns.shape[0] < 2:
         return

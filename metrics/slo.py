@@ -57,7 +57,13 @@ class SLO:
     fluidity_decode_deadline_s: float | None = None
 
     def fluidity_deadlines(self) -> tuple[float, float] | None:
-        """(D_p, D_d): the explicit fluidity deadlines, else the ttft / tpot bounds; None if unknown."""
+        """(D_p, D_d) when fluidity is asked for (a `fluidity` bound or an explicit deadline): the explicit
+        deadlines, else the ttft / tpot bounds. None when not asked for or not known: fluidity walks
+        every token of the run, so a run that does not want it does not pay for it."""
+        asked = (self.fluidity_min is not None or self.fluidity_prefill_deadline_s is not None
+                 or self.fluidity_decode_deadline_s is not None)
+        if not asked:
+            return None
         prefill = self.fluidity_prefill_deadline_s if self.fluidity_prefill_deadline_s is not None else self.ttft_s
         decode = self.fluidity_decode_deadline_s if self.fluidity_decode_deadline_s is not None else self.tpot_s
         if prefill is None or decode is None:

@@ -4,7 +4,7 @@ Which samples count: only measured requests (see metrics.window) with status "ok
 samples; failed and cancelled ones are counted under `requests` and stay in the goodput denominator.
 Every latency block is `{count, mean, std, min, p50, p90, p95, p99, p999, max}` in seconds (numpy
 `linear` percentiles, population std); an empty one has count 0 and nulls. `fluidity` is the same
-block over the unitless per-request fluidity index, empty when no deadlines are known.
+block over the unitless per-request fluidity index, empty unless fluidity was asked for (SLO.fluidity_deadlines).
 
 The client-saturation flag looks at dispatch lag of every measured request that was sent, whatever
 its outcome (lag happens before the server answers).

@@ -83,3 +83,9 @@ def test_no_slo_means_every_successful_request_with_content_is_good() -> None:
         fluidity=np.array([np.nan, np.nan]),
     )
     assert good.tolist() == [True, False]
+
+
+def test_fluidity_is_computed_only_when_asked_for() -> None:
+    assert parse_slo(["ttft=500ms", "tpot=50ms"]).fluidity_deadlines() is None
+    assert parse_slo(["ttft=500ms", "tpot=50ms", "fluidity=0.9"]).fluidity_deadlines() == (0.5, 0.05)
+    assert parse_slo(["fluidity_prefill=1s", "fluidity_decode=20ms"]).fluidity_deadlines() == (1.0, 0.02)
