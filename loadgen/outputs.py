@@ -13,6 +13,7 @@ from typing import Any
 
 from exporters.files import write_json, write_records_parquet, write_summary_csv
 from metrics.frame import frame_from_jsonl
+from metrics.frame_arrow import frame_from_table, read_records_table
 from metrics.slo import parse_slo
 from metrics.summary import SummaryConfig, summarize
 
@@ -47,9 +48,17 @@ def write_outputs(out_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
     Always from the file (never from records held in memory), so `goodput report` rebuilds exactly
     what the run wrote.
     """
+    import pyarrow as pa
+
     records = out_dir / RECORDS_FILE
-    summary: dict[str, Any] = summarize(frame_from_jsonl(records), summary_config(run.get("settings", {})), dict(run))
+    try:  # one parse (Arrow, every core) serves the frame and records.parquet
+        table = read_records_table(records)
+        frame = frame_from_table(table)
+    except pa.ArrowException:  # lines Arrow cannot type consistently: the line-by-line reader copes
+        table, frame = None, frame_from_jsonl(records)
+    write_records_parquet(out_dir / "records.parquet", records, table)
+    del table  # before summarising, which needs the memory more
+    summary: dict[str, Any] = summarize(frame, summary_config(run.get("settings", {})), dict(run))
     write_json(out_dir / "summary.json", summary)
     write_summary_csv(out_dir / "summary.csv", summary)
-    write_records_parquet(out_dir / "records.parquet", records)
     return summary
