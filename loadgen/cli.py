@@ -14,6 +14,7 @@ try:  # recent Typer vendors its own copy of Click; its exceptions are not click
 except ImportError:  # pragma: no cover - older Typer on top of Click
     from click import ClickException, UsageError  # type: ignore[assignment]
 
+from loadgen.cli_dashboards import dashboards_app
 from loadgen.cli_gate import COMPARE_HELP, GATE_HELP, compare, gate
 from loadgen.cli_report import REPORT_HELP, report
 from loadgen.cli_run import RUN_HELP, run
@@ -30,6 +31,7 @@ app.command("run", help=RUN_HELP)(run)
 app.command("report", help=REPORT_HELP)(report)
 app.command("gate", help=GATE_HELP)(gate)
 app.command("compare", help=COMPARE_HELP)(compare)
+app.add_typer(dashboards_app, name="dashboards")
 
 
 def _register_optional() -> None:

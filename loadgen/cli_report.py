@@ -9,7 +9,10 @@ from typing import Annotated
 import typer
 
 from exporters.console import format_summary
+from exporters.textfile import TEXTFILE
 from loadgen.outputs import RECORDS_FILE, read_run, write_outputs
+from loadgen.prom_run import add_server_section, load_server_section, rebuild_textfile
+from metrics.record import read_records
 from metrics.slo import parse_slo
 
 REPORT_HELP = """Rebuild summary.json, summary.csv and records.parquet of a run directory from records.jsonl.
@@ -19,6 +22,10 @@ Examples:
   goodput report runs/20261202-101500
 
   goodput report runs/c32 --slo ttft=300ms --slo tpot=40ms     # re-judge goodput with other SLOs
+
+metrics.prom is rebuilt when it is missing (a killed run), when --slo changes the SLOs, or with --textfile;
+otherwise the one the run wrote from the same records stands. Server figures scraped during the run
+(server_prometheus.json) are put back into summary.json.
 """
 
 
@@ -26,6 +33,7 @@ def report(
     run_dir: Annotated[Path, typer.Argument(help="A run's output directory (holds records.jsonl).")],
     slo: Annotated[list[str] | None, typer.Option(help="Replace the run's SLOs: ttft=500ms, tpot=50ms, e2e=10s, itl_max=1s.")] = None,
     quiet: Annotated[bool, typer.Option(help="Write the files without printing the summary.")] = False,
+    textfile: Annotated[bool | None, typer.Option("--textfile/--no-textfile", help="Rebuild metrics.prom (default: when it is missing, as after a kill, or when --slo changes the SLOs).")] = None,
 ) -> int:
     records_path = run_dir / RECORDS_FILE
     if not records_path.is_file():
@@ -43,6 +51,10 @@ def report(
         settings["slo"] = list(slo)
     run = {**run, "settings": settings, "complete": bool(run.get("complete", False)), "rebuilt": True}
     summary = write_outputs(run_dir, run)
+    add_server_section(run_dir, summary, load_server_section(run_dir))
+    if textfile or (textfile is None and (slo or not (run_dir / TEXTFILE).exists())):
+        # Folds every chunk into the histograms one by one (~2 µs a chunk): done only when needed.
+        rebuild_textfile(run_dir, read_records(str(records_path)), run)
     if not quiet:
         print(format_summary(summary))
     return 0

@@ -9,7 +9,9 @@ from typing import Annotated, Any
 import typer
 
 from loadgen.arrivals import parse_arrival
+from loadgen.gate_run import build_gate_plan
 from loadgen.lengths import parse_length
+from loadgen.prom_run import parse_prom_options
 from loadgen.session import RunSetup, execute
 from loadgen.text import make_counter
 from loadgen.types import ClientConfig, Timeouts
@@ -156,6 +158,24 @@ def run(
     grace: Annotated[str, typer.Option(help="On SIGINT/SIGTERM, wait this long for in-flight requests.")] = "10s",
     quiet: Annotated[bool, typer.Option(help="No live progress (for CI).")] = False,
     server_arg: Annotated[list[str] | None, typer.Option(help="Extra argument for the embedded reference server, e.g. --server-arg=--max-num-seqs=64.")] = None,
+    metrics_port: Annotated[int | None, typer.Option(envvar="GOODPUT_METRICS_PORT", help="Serve live Prometheus metrics on this port during the run (0 = any free port).")] = None,
+    metrics_host: Annotated[str, typer.Option(help="Address of the live metrics endpoint (loopback unless you choose otherwise).")] = "127.0.0.1",
+    metrics_linger: Annotated[str, typer.Option(help="After the run, keep serving the final metrics this long (for a last scrape).")] = "0s",
+    pushgateway: Annotated[str | None, typer.Option(envvar="GOODPUT_PUSHGATEWAY", help="Pushgateway URL: push the run's metrics there at the end (grouping key job, run_id, worker).")] = None,
+    pushgateway_job: Annotated[str, typer.Option(help="Pushgateway job label.")] = "goodput",
+    pushgateway_user: Annotated[str | None, typer.Option(envvar="GOODPUT_PUSHGATEWAY_USER", help="Pushgateway basic-auth user.", show_default=False)] = None,
+    pushgateway_password: Annotated[str | None, typer.Option(envvar="GOODPUT_PUSHGATEWAY_PASSWORD", help="Pushgateway basic-auth password; never written anywhere.", show_default=False)] = None,
+    pushgateway_interval: Annotated[str, typer.Option(help="Also push every this often during the run (0 = only at the end).")] = "0s",
+    pushgateway_delete: Annotated[bool, typer.Option("--pushgateway-delete", help="At the end, delete the run's group from the Pushgateway instead of leaving the final push (with --pushgateway-interval).")] = False,
+    server_metrics: Annotated[str, typer.Option(help="Server /metrics to scrape before, during and after the run: URL, auto (the target's /metrics when it answers) or none.")] = "auto",
+    server_metrics_interval: Annotated[str, typer.Option(help="Scrape the server's metrics this often during the run.")] = "5s",
+    threshold: Annotated[list[str] | None, typer.Option(help="Pass condition judged at the end, e.g. 'ttft:p(99)<500ms' (repeat); exit 99 on failure.")] = None,
+    config: Annotated[Path | None, typer.Option(envvar="GOODPUT_GATE_CONFIG", help="Gate config file (YAML/TOML): slo, thresholds, options.")] = None,
+    baseline: Annotated[Path | None, typer.Option(help="Baseline run directory for 'baseline * 1.10' thresholds.")] = None,
+    abort_on_fail: Annotated[bool, typer.Option(help="Stop the run early when a threshold fails (after --abort-delay).")] = False,
+    abort_delay: Annotated[str | None, typer.Option(help="Do not judge abort-on-fail thresholds before this much of the run (default 10s).")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write threshold results as JUnit XML here.")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write threshold results as Markdown here (e.g. $GITHUB_STEP_SUMMARY).")] = None,
 ) -> int:
     try:
         if rate is None and arrival != "concurrency":
@@ -207,6 +227,21 @@ def run(
             "absent_cache_is_zero": absent_cache_is_zero,
         }
         grace_s = _duration(grace, "--grace") or 0.0
+        gate_plan = build_gate_plan(thresholds=threshold or [], config=config, baseline=baseline,
+                                    abort_on_fail=abort_on_fail, abort_delay_s=_duration(abort_delay, "--abort-delay"),
+                                    junit=junit, markdown=markdown, prompt_edges=settings["prompt_bucket_edges"],
+                                    output_edges=settings["output_bucket_edges"])
+        if gate_plan is not None and gate_plan.slo:
+            settings["slo"] = [*gate_plan.slo, *settings["slo"]]
+            parse_slo(settings["slo"])
+        prom = parse_prom_options(
+            metrics_port=metrics_port, metrics_host=metrics_host,
+            metrics_linger_s=_duration(metrics_linger, "--metrics-linger") or 0.0,
+            pushgateway=pushgateway, pushgateway_job=pushgateway_job, pushgateway_user=pushgateway_user,
+            pushgateway_password=pushgateway_password,
+            pushgateway_interval_s=_duration(pushgateway_interval, "--pushgateway-interval") or 0.0,
+            pushgateway_delete=pushgateway_delete, server_metrics=server_metrics,
+            server_metrics_interval_s=_duration(server_metrics_interval, "--server-metrics-interval") or 0.0)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     client = ClientConfig(base_url=url or "", model=model or "", endpoint=endpoint,  # type: ignore[arg-type]
@@ -216,7 +251,8 @@ def run(
                           extra_body=extra, extra_headers=headers, temperature=temperature)
     setup = RunSetup(client=client, workload=workload, arrival=arr, duration_s=duration_s, count=requests,
                      seed=seed, grace_s=grace_s, settings=settings, output=output, quiet=quiet,
-                     embedded_args=list(server_arg or []), token_counter=counter_spec)
+                     embedded_args=list(server_arg or []), token_counter=counter_spec, prom=prom,
+                     gate=gate_plan)
     code = execute(setup)
     if code:
         raise typer.Exit(code)

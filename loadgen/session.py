@@ -23,9 +23,11 @@ from exporters.console import format_summary
 from exporters.files import write_json
 from loadgen.arrivals import Arrival
 from loadgen.embedded import EmbeddedServerError, embedded_server
-from loadgen.outputs import RECORDS_FILE, RUN_FILE, write_outputs
+from loadgen.gate_run import GatePlan, abort_fields, finish_run_gate, watch_for_abort
+from loadgen.outputs import RECORDS_FILE, RUN_FILE, summary_config, write_outputs
 from loadgen.payload import endpoint_url
 from loadgen.progress import Progress
+from loadgen.prom_run import PromOptions, RunExporters, add_server_section, start_exporters
 from loadgen.recorder import RecordWriter
 from loadgen.runner import Runner, RunPlan, RunState
 from loadgen.types import ClientConfig
@@ -49,6 +51,8 @@ class RunSetup:
     quiet: bool
     embedded_args: list[str] = field(default_factory=list)
     token_counter: str = "words"
+    gate: GatePlan | None = None  # thresholds: judged at the end, optionally abort-on-fail during the run
+    prom: PromOptions = field(default_factory=PromOptions)
 
 
 def _out_dir(output: Path | None) -> Path:
@@ -110,32 +114,47 @@ def execute(setup: RunSetup) -> int:
                 "complete": False,
             }
             write_json(out / RUN_FILE, run_info)
-            state = _run_loop(setup, client, out)
+            exporters = start_exporters(setup.prom, setup.settings, run_id=out.name, model=client.model,
+                                        arrival=setup.arrival, duration_s=setup.duration_s, base_url=base_url)
+            try:
+                state = _run_loop(setup, client, out, exporters)
+                server_prom = exporters.finish(out)
+                exporters.linger()
+            finally:
+                exporters.close()
     except (EmbeddedServerError, RuntimeError) as exc:
         print(f"goodput: error: {exc}", file=sys.stderr)
         return 1
     run_info.update(start_unix_s=state.start_unix_s, complete=not state.interrupted,
-                    interrupted=state.interrupted)
+                    interrupted=state.interrupted, **abort_fields(setup.gate))
+    if run_info["aborted"]:
+        run_info["complete"] = False  # stopped by a threshold: the planned load was not all sent
     if setup.arrival.open_loop and state.planned:
         run_info["settings"] = {**setup.settings, "schedule_end_s": setup.duration_s}
     write_json(out / RUN_FILE, run_info)
     summary = write_outputs(out, run_info)
+    add_server_section(out, summary, server_prom)
     print(format_summary(summary))
+    if server_prom is not None:
+        from exporters.server_console import format_server_metrics
+
+        print(format_server_metrics(server_prom))
     print(f"results: {out}")
-    return EXIT_INTERRUPTED if state.interrupted else 0
+    gate_code = finish_run_gate(setup.gate, out, summary)
+    return EXIT_INTERRUPTED if state.interrupted else gate_code
 
 
-def _run_loop(setup: RunSetup, client_config: ClientConfig, out: Path) -> RunState:
+def _run_loop(setup: RunSetup, client_config: ClientConfig, out: Path, exporters: RunExporters) -> RunState:
     runner_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
     with contextlib.suppress(ImportError):  # uvloop is a dependency on Linux/macOS, not on Windows
         import uvloop
 
         runner_factory = uvloop.new_event_loop
     with asyncio.Runner(loop_factory=runner_factory) as aio:
-        return aio.run(_main(setup, client_config, out))
+        return aio.run(_main(setup, client_config, out, exporters))
 
 
-async def _main(setup: RunSetup, client_config: ClientConfig, out: Path) -> RunState:
+async def _main(setup: RunSetup, client_config: ClientConfig, out: Path, exporters: RunExporters) -> RunState:
     from loadgen.client import StreamingClient
 
     writer = RecordWriter(out / RECORDS_FILE)
@@ -144,15 +163,22 @@ async def _main(setup: RunSetup, client_config: ClientConfig, out: Path) -> RunS
     loop = asyncio.get_running_loop()
     async with StreamingClient(client_config) as client:
         runner = Runner(client, setup.workload, plan, hooks=[writer])
+        exporters.attach(runner)
         progress = None if setup.quiet else Progress(runner.state, duration_s=setup.duration_s)
         if progress is not None:
             runner.hooks.append(progress)
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, runner.stop)
         ticker = asyncio.create_task(progress.loop()) if progress is not None else None
+        watcher = None if setup.gate is None else asyncio.create_task(
+            watch_for_abort(runner, setup.gate, summary_config(setup.settings), {"settings": setup.settings}))
         try:
             state = await runner.run()
         finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
             if ticker is not None:

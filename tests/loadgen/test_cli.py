@@ -125,7 +125,8 @@ def test_sigkill_keeps_records_and_report_rebuilds(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
     n = _count_lines(out / "records.jsonl")
-    assert n >= 3 and not (out / "summary.json").exists()
+    assert n >= 3 and not (out / "summary.json").exists() and not (out / "metrics.prom").exists()
     assert run_cli(["report", str(out), "--quiet"]) == 0
+    assert (out / "metrics.prom").is_file() and (out / "records.parquet").is_file()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["requests"]["sent"] == n and summary["run"]["complete"] is False

@@ -1,0 +1,163 @@
+"""The live exporter against summary.json: same samples, same counts, quantiles within a bucket."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+
+import httpx
+import pytest
+from prometheus_client import REGISTRY, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from exporters.histogram_buckets import LATENCY_LADDER_S, lag_buckets, latency_buckets
+from exporters.prom_server import serve_metrics
+from exporters.prometheus_live import LiveConfig, RunMetrics
+from loadgen.scrape import parse_exposition
+from metrics.record import RequestRecord
+from metrics.server_prom import INF, histogram_quantile
+from metrics.slo import parse_slo
+from metrics.summary import SummaryConfig, summarize
+from tests.exporters._quantiles import check_quantile, latency_samples
+from tests.exporters._records import MS, random_records
+
+SLO_SPECS = ["ttft=123ms", "tpot=17ms", "e2e=2.5s"]
+
+
+def _exposition(metrics: RunMetrics) -> str:
+    return generate_latest(metrics.registry).decode()
+
+
+def _samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
+    return [(s.labels, s.value) for f in text_string_to_metric_families(text) for s in f.samples if s.name == name]
+
+
+def test_bucket_ladders_span_1ms_to_minutes_and_include_every_threshold() -> None:
+    bounds = latency_buckets([0.123, 0.017, 2.5, None])
+    assert bounds[0] == 0.001 and bounds[-1] >= 300
+    assert {0.123, 0.017, 2.5} <= set(bounds)
+    assert list(bounds) == sorted(set(bounds))
+    assert set(LATENCY_LADDER_S) <= set(bounds)
+    assert 0.0125 in lag_buckets([0.0125])
+    with pytest.raises(ValueError, match="> 0"):
+        latency_buckets([0.0])
+
+
+def test_a_value_equal_to_a_threshold_counts_as_within_it() -> None:
+    rec = RequestRecord(id=0, intended_ns=0, sent_ns=0, chunk_ns=[123 * MS, 140 * MS], chunk_tokens=[1, 1],
+                        token_source="server", output_tokens=2, prompt_tokens=10, cached_tokens=0)
+    metrics = RunMetrics(LiveConfig(run_id="t", slo=parse_slo(SLO_SPECS)))
+    metrics.observe(rec)
+    buckets = {s[0]["le"]: s[1] for s in _samples(_exposition(metrics), "goodput_ttft_seconds_bucket")}
+    assert buckets["0.123"] == 1.0 and buckets["0.1"] == 0.0
+    assert _samples(_exposition(metrics), "goodput_good_requests_total")[0][1] == 1.0
+
+
+@pytest.fixture(scope="module")
+def run() -> tuple[list[RequestRecord], dict[str, object], str]:
+    records = random_records(400, seed=3, error_every=9)
+    slo = parse_slo(SLO_SPECS)
+    summary = summarize(records, SummaryConfig(slo=slo, warmup_s=1.0), {})
+    metrics = RunMetrics(LiveConfig(run_id="t", slo=slo, warmup_s=1.0))
+    for r in records:
+        metrics.observe(r)
+    return records, summary, _exposition(metrics)
+
+
+def test_counters_add_up_like_the_summary(run: tuple[list[RequestRecord], dict, str]) -> None:
+    records, summary, text = run
+    by_status: dict[str, float] = {}
+    for labels, value in _samples(text, "goodput_requests_total"):
+        by_status[labels["status"]] = by_status.get(labels["status"], 0.0) + value
+    assert by_status == {"ok": summary["requests"]["succeeded"], "error": summary["requests"]["failed"]}
+    evaluated = sum(v for _, v in _samples(text, "goodput_evaluated_requests_total"))
+    good = sum(v for _, v in _samples(text, "goodput_good_requests_total"))
+    assert (evaluated, good) == (summary["goodput"]["measured"], summary["goodput"]["good"])
+    assert 0 < good < evaluated < len(records)  # warm-up excluded some; the SLO failed some
+
+
+@pytest.mark.parametrize(("family", "key"), [
+    ("goodput_ttft_seconds", "ttft_s"), ("goodput_itl_seconds", "itl_s"),
+    ("goodput_itl_per_token_seconds", "itl_token_s"), ("goodput_tpot_seconds", "tpot_s"),
+    ("goodput_e2e_seconds", "e2e_s"), ("goodput_dispatch_lag_seconds", "dispatch_lag_s"),
+    ("goodput_ttft_from_schedule_seconds", "ttft_from_schedule_s"),
+])
+def test_histogram_quantiles_agree_with_exact_percentiles(run: tuple[list[RequestRecord], dict, str],
+                                                          family: str, key: str) -> None:
+    records, summary, text = run
+    hist = parse_exposition(text).histograms[family]  # summed over every label set
+    block = summary["latency"][key]
+    assert hist.count == block["count"] > 0
+    assert hist.total == pytest.approx(block["mean"] * block["count"], rel=1e-9)
+    finite = [b for b in hist.bounds if b != INF]
+    samples = latency_samples(records, key, warmup_s=1.0)
+    for p, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
+        estimate = histogram_quantile(q, hist)
+        assert estimate is not None
+        check_quantile(estimate, block[p], samples, q, finite)
+
+
+def test_every_run_has_its_own_registry() -> None:
+    a = RunMetrics(LiveConfig(run_id="a"))
+    b = RunMetrics(LiveConfig(run_id="b"))
+    a.observe(random_records(3)[0])
+    assert a.registry is not b.registry
+    assert "goodput_ttft_seconds_bucket" in _exposition(a)
+    assert "goodput_ttft_seconds_bucket" not in _exposition(b)
+    assert "goodput_" not in generate_latest(REGISTRY).decode()
+
+
+def test_labels_are_bounded_and_never_carry_ids(run: tuple[list[RequestRecord], dict, str]) -> None:
+    _, _, text = run
+    allowed = {"prompt_bucket", "cache", "scenario", "tenant", "status", "error_kind", "le", "slo",
+               "run_id", "model", "load"}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            assert set(s.labels) <= allowed, s
+    histogram_series = {tuple(sorted(s[0].items())) for s in _samples(text, "goodput_ttft_seconds_count")}
+    assert len(histogram_series) <= 6 * 4  # prompt buckets x cache classes, one scenario
+
+
+@dataclass
+class _State:
+    sent: int = 7
+    in_flight: int = 3
+
+
+def test_live_endpoint_serves_gauges_and_stops() -> None:
+    metrics = RunMetrics(LiveConfig(run_id="live", offered_rps=4.0, slo=parse_slo(["ttft=1s"])), state=_State())
+    server = serve_metrics(metrics.registry, port=0)
+    try:
+        text = httpx.get(server.url, timeout=10).text
+    finally:
+        server.stop()
+    assert _samples(text, "goodput_in_flight_requests") == [({}, 3.0)]
+    assert _samples(text, "goodput_requests_sent_total") == [({}, 7.0)]
+    assert _samples(text, "goodput_offered_rate_requests_per_second") == [({}, 4.0)]
+    assert _samples(text, "goodput_slo_threshold_seconds") == [({"slo": "ttft"}, 1.0)]
+    with pytest.raises(httpx.ConnectError):  # nothing listens there any more
+        httpx.get(server.url, timeout=10)
+    server.stop()  # idempotent
+
+
+def test_port_in_use_is_a_clear_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        with pytest.raises(RuntimeError, match="cannot serve metrics"):
+            serve_metrics(RunMetrics(LiveConfig(run_id="x")).registry, port=s.getsockname()[1])
+
+
+def test_scrapes_while_records_arrive_lose_nothing() -> None:
+    import threading
+
+    records = random_records(600, seed=9, error_every=5)
+    metrics = RunMetrics(LiveConfig(run_id="race"))
+    feeder = threading.Thread(target=lambda: [metrics.observe(r) for r in records])
+    feeder.start()
+    while feeder.is_alive():
+        _exposition(metrics)
+    feeder.join()
+    text = _exposition(metrics)
+    assert sum(v for _, v in _samples(text, "goodput_requests_total")) == 600
+    assert sum(v for _, v in _samples(text, "goodput_ttft_seconds_count")) == 480

@@ -1,0 +1,117 @@
+"""metrics.prom round trip through the exposition parser; push, scrape and delete on a real Pushgateway."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from exporters.prometheus_live import LiveConfig, RunMetrics
+from exporters.pushgateway import PushTarget, delete, push
+from exporters.textfile import TEXTFILE, write_textfile
+from metrics.slo import parse_slo
+from tests.exporters._prom_procs import TEST_PASSWORD, TEST_USER, pushgateway
+from tests.exporters._records import random_records
+
+
+def _metrics(run_id: str = "run-1") -> RunMetrics:
+    metrics = RunMetrics(LiveConfig(run_id=run_id, slo=parse_slo(["ttft=100ms", "e2e=1s"])))
+    for r in random_records(60, seed=5, error_every=6):
+        metrics.observe(r)
+    return metrics
+
+
+def _as_set(text: str) -> set[tuple[str, tuple[tuple[str, str], ...], float]]:
+    return {(s.name, tuple(sorted(s.labels.items())), s.value)
+            for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+def test_textfile_round_trips_through_the_parser(tmp_path: Path) -> None:
+    metrics = _metrics()
+    path = write_textfile(tmp_path / "out" / TEXTFILE, metrics.registry)
+    assert [p.name for p in path.parent.iterdir()] == [TEXTFILE]  # no temporary file left behind
+    text = path.read_text()
+    parsed = _as_set(text)
+    assert parsed == _as_set(generate_latest(metrics.registry).decode())
+    names = {name for name, _, _ in parsed}
+    assert {"goodput_ttft_seconds_bucket", "goodput_requests_total", "goodput_good_requests_total"} <= names
+    # textfile collector rules: no timestamps, every family typed once
+    assert all(len(line.split(" ")) >= 2 for line in text.splitlines() if not line.startswith("#"))
+    types = [line.split()[2] for line in text.splitlines() if line.startswith("# TYPE")]
+    assert len(types) == len(set(types))
+
+
+def test_textfile_replaces_atomically(tmp_path: Path) -> None:
+    path = tmp_path / TEXTFILE
+    path.write_text("stale\n")
+    write_textfile(path, _metrics().registry)
+    assert "stale" not in path.read_text()
+
+
+def test_push_target_validation() -> None:
+    with pytest.raises(ValueError, match="http"):
+        PushTarget(url="localhost:9091")
+    with pytest.raises(ValueError, match="both"):
+        PushTarget(url="http://127.0.0.1:9091", username="u")
+
+
+def test_push_failure_is_a_clear_error_without_credentials() -> None:
+    target = PushTarget(url="http://127.0.0.1:9", run_id="r", username="alice", password="s3cret")
+    with pytest.raises(RuntimeError, match="Pushgateway") as info:
+        push(target, _metrics().registry)
+    assert "s3cret" not in str(info.value)
+
+
+def test_push_scrape_delete(tmp_path: Path) -> None:
+    with pushgateway(tmp_path) as url:
+        w0 = PushTarget(url=url, job="goodput-test", run_id="run-42", worker=0)
+        w1 = PushTarget(url=url, job="goodput-test", run_id="run-42", worker=1)
+        push(w0, _metrics("run-42").registry)
+        push(w1, _metrics("run-42").registry)
+        scraped = httpx.get(f"{url}/metrics", timeout=10).text
+        groups = {(s.labels.get("job"), s.labels.get("run_id"), s.labels.get("worker"))
+                  for f in text_string_to_metric_families(scraped) for s in f.samples
+                  if s.name == "goodput_requests_total"}
+        assert groups == {("goodput-test", "run-42", "0"), ("goodput-test", "run-42", "1")}
+        count = [s.value for f in text_string_to_metric_families(scraped) for s in f.samples
+                 if s.name == "goodput_ttft_seconds_count" and s.labels.get("worker") == "0"]
+        assert sum(count) == 50  # 60 requests, every 6th failed
+        delete(w0)
+        after = httpx.get(f"{url}/metrics", timeout=10).text
+        workers = {s.labels.get("worker") for f in text_string_to_metric_families(after) for s in f.samples
+                   if s.name == "goodput_requests_total"}
+        assert workers == {"1"}
+
+
+def test_push_with_basic_auth(tmp_path: Path) -> None:
+    with pushgateway(tmp_path, basic_auth=True) as url:
+        anonymous = PushTarget(url=url, run_id="auth")
+        with pytest.raises(RuntimeError, match="Pushgateway"):
+            push(anonymous, _metrics().registry)
+        target = PushTarget(url=url, run_id="auth", username=TEST_USER, password=TEST_PASSWORD)
+        push(target, _metrics().registry)
+        scraped = httpx.get(f"{url}/metrics", auth=(TEST_USER, TEST_PASSWORD), timeout=10).text
+        assert 'run_id="auth"' in scraped
+        delete(target)
+
+
+@pytest.mark.slow
+def test_goodput_run_pushes_and_deletes(tmp_path: Path) -> None:
+    from loadgen.cli import run_cli
+
+    def groups(url: str) -> set[tuple[str | None, str | None, str | None]]:
+        text = httpx.get(f"{url}/metrics", timeout=10).text
+        return {(s.labels.get("job"), s.labels.get("run_id"), s.labels.get("worker"))
+                for f in text_string_to_metric_families(text) for s in f.samples if s.name == "goodput_requests_total"}
+
+    with pushgateway(tmp_path) as url:
+        base = ["run", "--requests", "4", "--rate", "50", "--output-tokens", "4", "--quiet", "--server-metrics", "none",
+                "--pushgateway", url, "--pushgateway-job", "gp-cli"]
+        assert run_cli([*base, "--output", str(tmp_path / "kept")]) == 0
+        assert groups(url) == {("gp-cli", "kept", "0")}
+        assert run_cli([*base, "--output", str(tmp_path / "gone"), "--pushgateway-interval", "0.2s",
+                        "--pushgateway-delete"]) == 0
+        assert groups(url) == {("gp-cli", "kept", "0")}  # the second run cleaned up after itself
