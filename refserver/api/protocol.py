@@ -1,0 +1,187 @@
+"""Request bodies of `/v1/chat/completions` and `/v1/completions`, validated into one `GenerationRequest`.
+
+Unknown fields are ignored (OpenAI clients send many); known fields of the wrong type or out of range,
+and a missing `messages`/`prompt`, raise a 400 `APIError` naming the field in `param`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from refserver.api.errors import bad_request
+from refserver.chat_template import Message
+
+Kind = Literal["chat", "completion"]
+_CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+
+
+@dataclass(slots=True)
+class GenerationRequest:
+    kind: Kind
+    messages: list[Message] | None = None  # chat
+    prompt: str | list[int] | None = None  # completion: text or token ids
+    model: str | None = None
+    max_tokens: int | None = None  # None: the rest of the context (vLLM's default)
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    seed: int | None = None
+    stop: list[str] = field(default_factory=list)
+    ignore_eos: bool = False
+    min_tokens: int = 0
+    stream: bool = False
+    include_usage: bool = False
+    continuous_usage_stats: bool = False
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int(body: dict[str, Any], name: str, *, minimum: int | None = None) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not _is_int(value):
+        raise bad_request(f"'{name}' must be an integer, got {type(value).__name__}", param=name, code="invalid_type")
+    if minimum is not None and value < minimum:
+        raise bad_request(f"'{name}' must be >= {minimum}, got {value}", param=name)
+    return int(value)
+
+
+def _float(body: dict[str, Any], name: str, *, low: float, high: float, low_open: bool = False) -> float | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise bad_request(f"'{name}' must be a number, got {type(value).__name__}", param=name, code="invalid_type")
+    number = float(value)
+    too_low = number <= low if low_open else number < low
+    if too_low or number > high:
+        bracket = "(" if low_open else "["
+        raise bad_request(f"'{name}' must be in {bracket}{low}, {high}], got {value}", param=name)
+    return number
+
+
+def _bool(body: dict[str, Any], name: str) -> bool | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        raise bad_request(f"'{name}' must be a boolean, got {type(value).__name__}", param=name, code="invalid_type")
+    return value
+
+
+def _stop(body: dict[str, Any]) -> list[str]:
+    value = body.get("stop")
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(s, str) and s for s in items):
+        raise bad_request("'stop' must be a non-empty string or a list of non-empty strings", param="stop")
+    return list(items)
+
+
+def _messages(body: dict[str, Any]) -> list[Message]:
+    raw = body.get("messages")
+    if raw is None:
+        raise bad_request("'messages' is required", param="messages", code="missing_required_parameter")
+    if not isinstance(raw, list) or not raw:
+        raise bad_request("'messages' must be a non-empty list", param="messages")
+    messages: list[Message] = []
+    for i, item in enumerate(raw):
+        param = f"messages[{i}]"
+        if not isinstance(item, dict):
+            raise bad_request(f"{param} must be an object", param=param)
+        role = item.get("role")
+        if role not in _CHAT_ROLES:
+            raise bad_request(f"{param}.role must be one of {sorted(_CHAT_ROLES)}", param=f"{param}.role")
+        messages.append({"role": role, "content": _content_text(item.get("content"), f"{param}.content")})
+    return messages
+
+
+def _content_text(content: object, param: str) -> str:
+    """A message's content: a string, null (assistant tool calls), or a list of text parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts: list[str] = []
+        for part in content:
+            if not (isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)):
+                raise bad_request(f"{param}: only text parts are supported", param=param)
+            texts.append(part["text"])
+        return "".join(texts)
+    raise bad_request(f"{param} must be a string or a list of text parts", param=param, code="invalid_type")
+
+
+def _prompt(body: dict[str, Any]) -> str | list[int]:
+    raw = body.get("prompt")
+    if raw is None:
+        raise bad_request("'prompt' is required", param="prompt", code="missing_required_parameter")
+    # A batch of one is accepted; larger batches would need n choices per response.
+    if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], str | list):
+        raw = raw[0]
+    if isinstance(raw, str):
+        if not raw:
+            raise bad_request("'prompt' must not be empty", param="prompt")
+        return raw
+    if isinstance(raw, list) and raw and all(_is_int(t) and t >= 0 for t in raw):
+        return [int(t) for t in raw]
+    raise bad_request("'prompt' must be a non-empty string or a list of token ids", param="prompt")
+
+
+def _unsupported(body: dict[str, Any]) -> None:
+    n = body.get("n")
+    if n is not None and n != 1:
+        raise bad_request("only 'n': 1 is supported", param="n")
+    if body.get("logprobs") not in (None, False) or body.get("echo") not in (None, False):
+        param = "logprobs" if body.get("logprobs") not in (None, False) else "echo"
+        raise bad_request(f"'{param}' is not supported by this server", param=param)
+
+
+def parse_request(body: object, kind: Kind) -> GenerationRequest:
+    """Validate a decoded JSON body; raises a 400 `APIError` on the first problem found."""
+    if not isinstance(body, dict):
+        raise bad_request("the request body must be a JSON object", code="invalid_body")
+    _unsupported(body)
+    request = GenerationRequest(kind=kind)
+    if kind == "chat":
+        request.messages = _messages(body)
+    else:
+        request.prompt = _prompt(body)
+    model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        raise bad_request("'model' must be a string", param="model", code="invalid_type")
+    request.model = model
+    max_tokens = _int(body, "max_completion_tokens", minimum=1)
+    request.max_tokens = max_tokens if max_tokens is not None else _int(body, "max_tokens", minimum=1)
+    temperature = _float(body, "temperature", low=0.0, high=2.0)
+    request.temperature = 1.0 if temperature is None else temperature
+    top_p = _float(body, "top_p", low=0.0, high=1.0, low_open=True)
+    request.top_p = 1.0 if top_p is None else top_p
+    top_k = _int(body, "top_k", minimum=-1)
+    request.top_k = 0 if top_k is None or top_k == -1 else top_k
+    request.seed = _int(body, "seed")
+    request.stop = _stop(body)
+    request.ignore_eos = bool(_bool(body, "ignore_eos"))
+    request.min_tokens = _int(body, "min_tokens", minimum=0) or 0
+    if request.max_tokens is not None and request.min_tokens > request.max_tokens:
+        raise bad_request("'min_tokens' must not exceed 'max_tokens'", param="min_tokens")
+    request.stream = bool(_bool(body, "stream"))
+    _stream_options(body, request)
+    return request
+
+
+def _stream_options(body: dict[str, Any], request: GenerationRequest) -> None:
+    options = body.get("stream_options")
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise bad_request("'stream_options' must be an object", param="stream_options", code="invalid_type")
+    if not request.stream:
+        raise bad_request("'stream_options' is only allowed when 'stream' is true", param="stream_options")
+    request.include_usage = bool(_bool(options, "include_usage"))
+    request.continuous_usage_stats = bool(_bool(options, "continuous_usage_stats"))

@@ -1,0 +1,111 @@
+"""The server timing extension: per-chunk `goodput` fields and the final chunk's phase times.
+
+Every time is `time.perf_counter()` seconds on the server. Phases of one request:
+    arrival (HTTP request received) → scheduled (first engine step that includes it)
+    → first token (end of the step that produced it) → last token.
+`queue_s` = scheduled − arrival (parsing and tokenization included), `prefill_s` = first token −
+scheduled, `decode_s` = last token − first token. A phase that never happened is null, never 0.
+`timings` follows llama.cpp's server: prompt_* describe prefill of the uncached prompt tokens,
+predicted_* the generation (`predicted_per_token_ms` = decode ms / output tokens, as llama.cpp does;
+TPOT in the DESIGN sense is decode_s / (N − 1)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from refserver.engine.types import TokenEvent
+
+
+@dataclass(slots=True)
+class RequestTimes:
+    arrival_s: float
+    scheduled_s: float | None = None
+    first_token_s: float | None = None
+    last_token_s: float | None = None
+    num_prompt_tokens: int = 0
+    num_cached_tokens: int = 0
+    num_output_tokens: int = 0
+
+    def update(self, event: TokenEvent) -> None:
+        self.scheduled_s = event.scheduled_s
+        self.first_token_s = event.first_token_s
+        if event.new_token_ids:
+            self.last_token_s = event.now_s
+        self.num_prompt_tokens = event.num_prompt_tokens
+        self.num_cached_tokens = event.num_cached_tokens
+
+
+def _span(start: float | None, end: float | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return max(0.0, end - start)
+
+
+def queue_s(times: RequestTimes) -> float | None:
+    return _span(times.arrival_s, times.scheduled_s)
+
+
+def prefill_s(times: RequestTimes) -> float | None:
+    return _span(times.scheduled_s, times.first_token_s)
+
+
+def decode_s(times: RequestTimes) -> float | None:
+    return _span(times.first_token_s, times.last_token_s)
+
+
+def e2e_s(times: RequestTimes, end_s: float) -> float:
+    return max(0.0, end_s - times.arrival_s)
+
+
+def per_token_ms(seconds: float | None, count: int) -> float | None:
+    return None if seconds is None or count <= 0 else seconds * 1000.0 / count
+
+
+def per_second(count: int, seconds: float | None) -> float | None:
+    return None if seconds is None or seconds <= 0.0 else count / seconds
+
+
+def chunk_goodput(times: RequestTimes, now_s: float, tokens: int) -> dict[str, Any]:
+    """The `goodput` object every streamed chunk carries: server seconds since arrival, tokens in it."""
+    return {"t": e2e_s(times, now_s), "n": tokens}
+
+
+def final_goodput(times: RequestTimes, now_s: float, tokens: int) -> dict[str, Any]:
+    """The last chunk's `goodput`: the per-chunk fields plus the phase times and cached tokens."""
+    fields = chunk_goodput(times, now_s, tokens)
+    fields.update(
+        queue_s=queue_s(times),
+        prefill_s=prefill_s(times),
+        decode_s=decode_s(times),
+        cached_tokens=times.num_cached_tokens,
+    )
+    return fields
+
+
+def llama_timings(times: RequestTimes) -> dict[str, Any]:
+    prompt_n = max(0, times.num_prompt_tokens - times.num_cached_tokens)
+    prompt = prefill_s(times)
+    decode = decode_s(times)
+    return {
+        "prompt_n": prompt_n,
+        "cache_n": times.num_cached_tokens,
+        "prompt_ms": None if prompt is None else prompt * 1000.0,
+        "prompt_per_token_ms": per_token_ms(prompt, prompt_n),
+        "prompt_per_second": per_second(prompt_n, prompt),
+        "predicted_n": times.num_output_tokens,
+        "predicted_ms": None if decode is None else decode * 1000.0,
+        "predicted_per_token_ms": per_token_ms(decode, times.num_output_tokens),
+        "predicted_per_second": per_second(times.num_output_tokens, decode),
+    }
+
+
+def usage(times: RequestTimes) -> dict[str, Any]:
+    """OpenAI usage; `cached_tokens` is always present, also when 0 (DESIGN §6)."""
+    return {
+        "prompt_tokens": times.num_prompt_tokens,
+        "completion_tokens": times.num_output_tokens,
+        "total_tokens": times.num_prompt_tokens + times.num_output_tokens,
+        "prompt_tokens_details": {"cached_tokens": times.num_cached_tokens},
+    }

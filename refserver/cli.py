@@ -1,0 +1,135 @@
+"""`goodput serve`: the bundled reference server on loopback (also `python -m refserver`).
+
+Only typer is imported here: torch, uvicorn and the app load inside `serve` so `goodput --help` is fast.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+_FAULTS = "Fault injection"
+_ENGINE = "Engine"
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Address to bind; 127.0.0.1 keeps it off the network.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port; 0 picks a free one (printed on start).", min=0, max=65535)] = 8000,
+    model: Annotated[
+        str | None, typer.Option(help="Local HF Llama directory (config.json, *.safetensors, tokenizer.json).")
+    ] = None,
+    served_model_name: Annotated[str | None, typer.Option(help="Model id in responses and /metrics.")] = None,
+    engine: Annotated[str, typer.Option(help="torch (real forward pass) or sim (roofline clock).")] = "torch",
+    dtype: Annotated[str, typer.Option(help="auto, float32, bfloat16, float16.", rich_help_panel=_ENGINE)] = "auto",
+    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.", rich_help_panel=_ENGINE)] = "auto",
+    block_size: Annotated[int, typer.Option(help="Tokens per KV block.", min=1, rich_help_panel=_ENGINE)] = 16,
+    num_blocks: Annotated[
+        int | None, typer.Option(help="KV pool size in blocks (default: from memory).", min=1, rich_help_panel=_ENGINE)
+    ] = None,
+    max_num_batched_tokens: Annotated[
+        int, typer.Option(help="Per-step token budget (decode + prefill chunks).", min=1, rich_help_panel=_ENGINE)
+    ] = 512,
+    max_num_seqs: Annotated[int, typer.Option(help="Most sequences per step.", min=1, rich_help_panel=_ENGINE)] = 64,
+    max_waiting: Annotated[
+        int, typer.Option(help="Waiting queue bound; past it requests get 429.", min=1, rich_help_panel=_ENGINE)
+    ] = 256,
+    max_model_len: Annotated[
+        int | None, typer.Option(help="Cap on prompt + output tokens (default: the engine's).", min=2)
+    ] = None,
+    prefix_caching: Annotated[
+        bool, typer.Option("--prefix-caching/--no-prefix-caching", help="Reuse cached prompt blocks.", rich_help_panel=_ENGINE)
+    ] = True,
+    seed: Annotated[int, typer.Option(help="Tiny-model weights and sampling seed.", rich_help_panel=_ENGINE)] = 0,
+    api_key: Annotated[
+        str | None, typer.Option(help="Require 'Authorization: Bearer KEY' on /v1/*.", envvar="GOODPUT_API_KEY")
+    ] = None,
+    max_body_bytes: Annotated[int, typer.Option(help="Largest request body accepted.", min=1)] = 4 << 20,
+    max_tokens_limit: Annotated[int | None, typer.Option(help="Refuse larger max_tokens.", min=1)] = None,
+    fault_500: Annotated[float, typer.Option(help="Fraction answered HTTP 500.", rich_help_panel=_FAULTS)] = 0.0,
+    fault_429: Annotated[float, typer.Option(help="Fraction answered HTTP 429.", rich_help_panel=_FAULTS)] = 0.0,
+    fault_disconnect: Annotated[
+        float, typer.Option(help="Fraction cut off mid-stream.", rich_help_panel=_FAULTS)
+    ] = 0.0,
+    fault_stall: Annotated[float, typer.Option(help="Fraction that stall mid-stream.", rich_help_panel=_FAULTS)] = 0.0,
+    fault_malformed: Annotated[
+        float, typer.Option(help="Fraction sent one invalid-JSON event.", rich_help_panel=_FAULTS)
+    ] = 0.0,
+    fault_stall_s: Annotated[float, typer.Option(help="Length of a stall.", rich_help_panel=_FAULTS)] = 5.0,
+    fault_after_chunks: Annotated[
+        int, typer.Option(help="Content chunks sent before a mid-stream fault.", rich_help_panel=_FAULTS)
+    ] = 1,
+    fault_token_delay_s: Annotated[
+        float, typer.Option(help="Extra delay per output token.", rich_help_panel=_FAULTS)
+    ] = 0.0,
+    fault_first_token_delay_s: Annotated[
+        float, typer.Option(help="Extra delay before the first token.", rich_help_panel=_FAULTS)
+    ] = 0.0,
+    fault_seed: Annotated[int, typer.Option(help="Seed of the per-request fault draw.", rich_help_panel=_FAULTS)] = 0,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+) -> None:
+    """Run the bundled OpenAI-compatible reference server (continuous batching, paged KV, prefix cache).
+
+    Prints `goodput refserver listening on http://HOST:PORT` once it accepts connections; SIGTERM or
+    SIGINT stop it cleanly. /metrics speaks vLLM's metric names.
+
+    \b
+    Examples:
+      goodput serve                           # tiny random model on http://127.0.0.1:8000
+      goodput serve --port 0                  # any free port, named in the "listening on" line
+      goodput serve --model ./TinyLlama --device cuda --dtype bfloat16 --num-blocks 4096
+      goodput serve --engine sim              # roofline-timed steps instead of a forward pass
+      goodput serve --fault-500 0.05 --fault-stall 0.02 --fault-stall-s 3 --fault-seed 1
+      GOODPUT_API_KEY=secret goodput serve --host 0.0.0.0
+    """
+    from refserver.api import AppConfig
+    from refserver.api.serve import build_server_app, run_server
+    from refserver.engine.config import EngineConfig
+    from refserver.faults import FaultConfig
+
+    if engine not in ("torch", "sim"):
+        raise typer.BadParameter(f"must be 'torch' or 'sim', got {engine!r}", param_hint="--engine")
+    try:
+        faults = FaultConfig(
+            error_500=fault_500,
+            error_429=fault_429,
+            disconnect=fault_disconnect,
+            stall=fault_stall,
+            malformed=fault_malformed,
+            stall_s=fault_stall_s,
+            after_chunks=fault_after_chunks,
+            token_delay_s=fault_token_delay_s,
+            first_token_delay_s=fault_first_token_delay_s,
+            seed=fault_seed,
+        )
+        faults.validate()
+        engine_config = EngineConfig(
+            model_dir=model,
+            dtype=dtype,
+            device=device,
+            block_size=block_size,
+            num_blocks=num_blocks,
+            max_num_batched_tokens=max_num_batched_tokens,
+            max_num_seqs=max_num_seqs,
+            max_waiting=max_waiting,
+            seed=seed,
+            enable_prefix_caching=prefix_caching,
+            runner="sim" if engine == "sim" else "torch",
+        )
+        app_config = AppConfig(
+            model_name=served_model_name or model or "goodput-tiny",
+            api_key=api_key,
+            max_body_bytes=max_body_bytes,
+            max_tokens_limit=max_tokens_limit,
+            faults=faults,
+        )
+        app = build_server_app(engine_config, app_config, max_model_len=max_model_len)
+    except (ValueError, FileNotFoundError) as exc:
+        typer.echo(f"goodput serve: error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        run_server(app, host=host, port=port, log_level=log_level)
+    except OSError as exc:
+        typer.echo(f"goodput serve: cannot listen on {host}:{port}: {exc}", err=True)
+        raise typer.Exit(1) from None
+

@@ -1,0 +1,140 @@
+"""Every refusal of the HTTP layer: 400s with an OpenAI-style body, 429 on a full queue, mid-stream errors."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from fake_engine import FakeEngine, make_app, serve_in_thread, sse_payloads
+
+MESSAGES = [{"role": "user", "content": "hi"}]
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    with serve_in_thread(make_app(FakeEngine(), max_model_len=128, max_body_bytes=4096, max_tokens_limit=64)) as url:
+        yield url
+
+
+def assert_error(response: httpx.Response, status: int, param: str | None = None) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert error["message"]
+    if param is not None:
+        assert error["param"] == param
+    return dict(error)
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({}, "messages"),
+        ({"messages": []}, "messages"),
+        ({"messages": "hi"}, "messages"),
+        ({"messages": [{"role": "wizard", "content": "x"}]}, "messages[0].role"),
+        ({"messages": [{"role": "user", "content": 5}]}, "messages[0].content"),
+        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "messages[0].content"),
+        ({"messages": MESSAGES, "max_tokens": -1}, "max_tokens"),
+        ({"messages": MESSAGES, "max_tokens": 0}, "max_tokens"),
+        ({"messages": MESSAGES, "max_tokens": "10"}, "max_tokens"),
+        ({"messages": MESSAGES, "max_tokens": True}, "max_tokens"),
+        ({"messages": MESSAGES, "max_completion_tokens": 1.5}, "max_completion_tokens"),
+        ({"messages": MESSAGES, "temperature": -0.1}, "temperature"),
+        ({"messages": MESSAGES, "temperature": 2.5}, "temperature"),
+        ({"messages": MESSAGES, "top_p": 0}, "top_p"),
+        ({"messages": MESSAGES, "top_p": 1.01}, "top_p"),
+        ({"messages": MESSAGES, "top_k": -2}, "top_k"),
+        ({"messages": MESSAGES, "seed": "x"}, "seed"),
+        ({"messages": MESSAGES, "stop": 3}, "stop"),
+        ({"messages": MESSAGES, "stop": [""]}, "stop"),
+        ({"messages": MESSAGES, "ignore_eos": "yes"}, "ignore_eos"),
+        ({"messages": MESSAGES, "min_tokens": -1}, "min_tokens"),
+        ({"messages": MESSAGES, "min_tokens": 9, "max_tokens": 4}, "min_tokens"),
+        ({"messages": MESSAGES, "stream": "true"}, "stream"),
+        ({"messages": MESSAGES, "stream_options": {"include_usage": True}}, "stream_options"),
+        ({"messages": MESSAGES, "stream": True, "stream_options": []}, "stream_options"),
+        ({"messages": MESSAGES, "n": 2}, "n"),
+        ({"messages": MESSAGES, "logprobs": True}, "logprobs"),
+        ({"messages": MESSAGES, "model": 7}, "model"),
+        ({"messages": MESSAGES, "max_tokens": 65}, "max_tokens"),  # over the server's limit
+        ({"messages": MESSAGES, "max_tokens": 120}, "max_tokens"),  # prompt + output over the context
+        ({"messages": [{"role": "user", "content": "x" * 200}]}, "messages"),  # prompt over the context
+    ],
+)
+def test_chat_400(base_url: str, body: dict[str, Any], param: str) -> None:
+    assert_error(httpx.post(f"{base_url}/v1/chat/completions", json=body), 400, param)
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({}, "prompt"),
+        ({"prompt": ""}, "prompt"),
+        ({"prompt": ["a", "b"]}, "prompt"),
+        ({"prompt": [1, -2]}, "prompt"),
+        ({"prompt": [99999]}, "prompt"),  # outside the vocabulary
+        ({"prompt": {"text": "a"}}, "prompt"),
+        ({"prompt": "a", "echo": True}, "echo"),
+    ],
+)
+def test_completions_400(base_url: str, body: dict[str, Any], param: str) -> None:
+    assert_error(httpx.post(f"{base_url}/v1/completions", json=body), 400, param)
+
+
+def test_body_not_json_or_not_object(base_url: str) -> None:
+    bad_json = httpx.post(f"{base_url}/v1/chat/completions", content=b"{nope", headers={"content-type": "application/json"})
+    assert assert_error(bad_json, 400)["code"] == "invalid_json"
+    not_object = httpx.post(f"{base_url}/v1/chat/completions", json=[1, 2])
+    assert assert_error(not_object, 400)["code"] == "invalid_body"
+
+
+def test_body_size_limit(base_url: str) -> None:
+    big = {"messages": [{"role": "user", "content": "x" * 5000}]}
+    assert assert_error(httpx.post(f"{base_url}/v1/chat/completions", json=big), 400)["code"] == "body_too_large"
+
+    def chunked() -> Iterator[bytes]:  # no Content-Length: the limit must hold while reading
+        yield b'{"messages": [{"role": "user", "content": "'
+        yield b"x" * 5000
+        yield b'"}]}'
+
+    response = httpx.post(f"{base_url}/v1/chat/completions", content=chunked())
+    assert assert_error(response, 400)["code"] == "body_too_large"
+
+
+def test_unknown_fields_are_ignored(base_url: str) -> None:
+    body = {"messages": MESSAGES, "max_tokens": 2, "frequency_penalty": 0, "user": "u1", "tools": None}
+    assert httpx.post(f"{base_url}/v1/chat/completions", json=body).status_code == 200
+
+
+async def test_queue_full_answers_429_quickly() -> None:
+    engine = FakeEngine(max_running=1, max_waiting=1, paused=True)
+    with serve_in_thread(make_app(engine)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=60.0) as client:
+            body = {"messages": MESSAGES, "max_tokens": 2}
+            held = [asyncio.create_task(client.post("/v1/chat/completions", json=body)) for _ in range(2)]
+            deadline = time.monotonic() + 30.0
+            while (engine.stats().num_running, engine.stats().num_waiting) != (1, 1):
+                assert time.monotonic() < deadline, "the engine never filled up"
+                await asyncio.sleep(0.01)
+            refused = await client.post("/v1/chat/completions", json=body)
+            assert_error(refused, 429)
+            refused_stream = await client.post("/v1/chat/completions", json={**body, "stream": True})
+            assert refused_stream.status_code == 429
+            engine.paused = False
+            assert [r.status_code for r in await asyncio.gather(*held)] == [200, 200]
+
+
+def test_engine_failure_mid_stream_is_an_error_event() -> None:
+    with serve_in_thread(make_app(FakeEngine(fail_at_token=3))) as url:
+        body = {"messages": MESSAGES, "stream": True}
+        events = sse_payloads(httpx.post(f"{url}/v1/chat/completions", json=body).text)
+        assert events[-1] == "[DONE]"
+        assert events[-2]["error"]["type"] == "server_error"
+        assert "".join(e["choices"][0]["delta"].get("content", "") for e in events[:-2]) == "Hel"
+        failed = httpx.post(f"{url}/v1/chat/completions", json={"messages": MESSAGES})
+        assert_error(failed, 500)
