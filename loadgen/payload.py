@@ -1,0 +1,98 @@
+"""Request bodies and URLs for the OpenAI-compatible streaming endpoints.
+
+The body asks for everything the metrics need (DESIGN §4): `stream: true`, running usage
+(`stream_options.include_usage` + vLLM's `continuous_usage_stats`) so each chunk's token count is
+known, and `ignore_eos`/`min_tokens` (vLLM extensions) so output lengths follow the workload.
+The user's `extra_body` is merged last and wins, recursively for nested objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from loadgen.types import ClientConfig, Endpoint, WorkItem
+
+_PATHS: dict[str, str] = {"chat": "chat/completions", "completions": "completions"}
+
+
+def endpoint_url(base_url: str, endpoint: Endpoint) -> str:
+    """`http://host:8000`, `.../v1`, `.../v1/` or `http://host/prefix[/v1]` → the endpoint's full URL."""
+    parts = urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"base URL must look like http://host:port[/v1], got {base_url!r}")
+    if parts.query or parts.fragment:
+        raise ValueError(f"base URL must not carry a query or fragment, got {base_url!r}")
+    if endpoint not in _PATHS:
+        raise ValueError(f"unknown endpoint {endpoint!r}; expected one of {sorted(_PATHS)}")
+    path = parts.path.rstrip("/")
+    if not path.endswith("/v1"):
+        path += "/v1"
+    return f"{parts.scheme}://{parts.netloc}{path}/{_PATHS[endpoint]}"
+
+
+def chat_messages(item: WorkItem) -> list[dict[str, Any]]:
+    if item.messages:
+        return item.messages
+    if item.prompt is not None:
+        return [{"role": "user", "content": item.prompt}]
+    raise ValueError("work item has neither messages nor a prompt")
+
+
+def completion_prompt(item: WorkItem) -> str:
+    if item.prompt is not None:
+        return item.prompt
+    if item.messages:
+        # A completions endpoint applies no chat template: plain concatenation of the turns.
+        return "\n".join(_message_text(m) for m in item.messages)
+    raise ValueError("work item has neither a prompt nor messages")
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI content parts: keep the text ones
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": config.model}
+    if config.endpoint == "chat":
+        body["messages"] = chat_messages(item)
+    else:
+        body["prompt"] = completion_prompt(item)
+    body["stream"] = True
+    if config.include_usage or config.continuous_usage_stats:
+        body["stream_options"] = {
+            "include_usage": config.include_usage,
+            "continuous_usage_stats": config.continuous_usage_stats,
+        }
+    if item.max_tokens is not None:
+        body["max_tokens"] = item.max_tokens
+    if item.min_tokens is not None:
+        body["min_tokens"] = item.min_tokens
+    if config.ignore_eos:
+        body["ignore_eos"] = True
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    return merge_body(body, config.extra_body)
+
+
+def merge_body(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """`extra` over `base`; nested objects merge key by key, anything else is replaced."""
+    merged = dict(base)
+    for key, value in extra.items():
+        old = merged.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            merged[key] = merge_body(old, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def encode_body(item: WorkItem, config: ClientConfig) -> bytes:
+    return orjson.dumps(request_body(item, config))

@@ -1,0 +1,1 @@
+"""Loopback test servers shared by tests (not an installed package)."""
