@@ -84,5 +84,15 @@ def format_summary(summary: dict[str, Any]) -> str:
     if server.get("ttft_s") and server["ttft_s"].get("count"):
         out.append(f"server-side: TTFT p50/p99 {_pair(server.get('ttft_s'))} ms  ITL p50/p99 {_pair(server.get('itl_s'))} ms"
                    f"  client−server TTFT p50/p99 {_pair(server.get('ttft_client_minus_server_s'))} ms")
+    roof = summary.get("roofline") or {}
+    if roof.get("floors"):
+        spec, fl = roof["spec"], roof["floors"]
+        parts = [f"{name} p50 {_ms(roof[key]['measured_p50'])} ms vs floor {_ms(roof[key]['floor'])} ms"
+                 + (f" ({roof[key]['ratio']:.2f}x)" if roof[key].get("ratio") else "")
+                 for key, name in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"))]
+        out.append(f"roofline ({fl['model']} on {fl['gpu']}, TP={fl['tp']}, batch {fl['batch']}"
+                   f"{', ' + spec['source'] if spec.get('source') else ''}): " + ";  ".join(parts))
+    elif roof.get("error"):
+        out.append(f"roofline: not computed ({roof['error']})")
     out.append(f"percentiles: exact, numpy '{run.get('percentile_method', 'linear')}' method over the measurement window")
     return "\n".join(out)

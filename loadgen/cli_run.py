@@ -83,6 +83,22 @@ def _edges(value: str | None, name: str) -> list[int] | None:
     return edges
 
 
+def _roofline_spec(model_config: str | None, gpu: str | None, tp: int, dtype: str) -> dict[str, Any] | None:
+    """Validated now (exit 2 before any request) and kept in the settings, so `report` can recompute."""
+    if model_config is None and gpu is None:
+        return None
+    if model_config is None or gpu is None:
+        raise _fail("--model-config and --gpu go together (roofline floors need both)")
+    from metrics.presets import dtype_bytes, resolve_gpu, resolve_model
+
+    if tp < 1:
+        raise _fail(f"--tp must be >= 1, got {tp}")
+    model, spec = resolve_model(model_config), resolve_gpu(gpu)  # ValueError: a one-line usage error
+    dtype_bytes(dtype)
+    return {"model": model_config, "model_name": model.name, "gpu": spec.name, "tp": tp, "dtype": dtype,
+            "source": "--model-config/--gpu"}
+
+
 def build_workload(*, dataset: str | None, dataset_format: str, prompt_tokens: str, output_tokens: str,
                    prefix_groups: int, prefix_tokens: int, prefix_weights: str | None, tags: dict[str, str],
                    tokenizer: str, seed: int) -> Workload:
@@ -158,6 +174,10 @@ def run(
     grace: Annotated[str, typer.Option(help="On SIGINT/SIGTERM, wait this long for in-flight requests.")] = "10s",
     quiet: Annotated[bool, typer.Option(help="No live progress (for CI).")] = False,
     server_arg: Annotated[list[str] | None, typer.Option(help="Extra argument for the embedded reference server, e.g. --server-arg=--max-num-seqs=64.")] = None,
+    model_config: Annotated[str | None, typer.Option(help="Roofline floors in the summary: model preset (Llama-3.1-8B, ...) or config.json of the deployment under test; needs --gpu.")] = None,
+    gpu: Annotated[str | None, typer.Option(help="Roofline floors: GPU preset (H100-SXM, H200, A100-80GB, L40S, ...).")] = None,
+    tp: Annotated[int, typer.Option(help="Roofline floors: tensor-parallel size of the deployment.")] = 1,
+    weight_dtype: Annotated[str, typer.Option(help="Roofline floors: weight (and KV) dtype of the deployment.")] = "bf16",
     metrics_port: Annotated[int | None, typer.Option(envvar="GOODPUT_METRICS_PORT", help="Serve live Prometheus metrics on this port during the run (0 = any free port).")] = None,
     metrics_host: Annotated[str, typer.Option(help="Address of the live metrics endpoint (loopback unless you choose otherwise).")] = "127.0.0.1",
     metrics_linger: Annotated[str, typer.Option(help="After the run, keep serving the final metrics this long (for a last scrape).")] = "0s",
@@ -225,6 +245,7 @@ def run(
             "output_bucket_edges": _edges(output_buckets, "--output-buckets"),
             "cache_full_ratio": cache_full_ratio,
             "absent_cache_is_zero": absent_cache_is_zero,
+            "roofline": _roofline_spec(model_config, gpu, tp, weight_dtype),
         }
         grace_s = _duration(grace, "--grace") or 0.0
         gate_plan = build_gate_plan(thresholds=threshold or [], config=config, baseline=baseline,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from exporters.files import write_json, write_records_parquet, write_summary_csv
+from loadgen.roofline_report import roofline_section
 from metrics.frame import frame_from_jsonl
 from metrics.frame_arrow import frame_from_table, read_records_table
 from metrics.slo import parse_slo
@@ -59,6 +60,9 @@ def write_outputs(out_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
     write_records_parquet(out_dir / "records.parquet", records, table)
     del table  # before summarising, which needs the memory more
     summary: dict[str, Any] = summarize(frame, summary_config(run.get("settings", {})), dict(run))
+    spec = run.get("settings", {}).get("roofline")
+    if spec:
+        summary["roofline"] = roofline_section(summary, spec)
     write_json(out_dir / "summary.json", summary)
     write_summary_csv(out_dir / "summary.csv", summary)
     return summary

@@ -29,6 +29,7 @@ from loadgen.payload import endpoint_url
 from loadgen.progress import Progress
 from loadgen.prom_run import PromOptions, RunExporters, add_server_section, start_exporters
 from loadgen.recorder import RecordWriter
+from loadgen.roofline_report import spec_from_models_entry
 from loadgen.runner import Runner, RunPlan, RunState
 from loadgen.types import ClientConfig
 from loadgen.workload import Workload
@@ -69,16 +70,30 @@ def _safe_url(url: str) -> str:
     return str(parsed.copy_with(username=None, password=None, query=None))
 
 
-def resolve_model(config: ClientConfig) -> str:
-    """The first model the server lists, for runs that did not name one."""
+def list_models(config: ClientConfig) -> list[dict[str, Any]]:
+    """The server's `GET /v1/models` entries (RuntimeError when it cannot say)."""
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     try:
         models_url = endpoint_url(config.base_url, "completions").removesuffix("completions") + "models"
         resp = httpx.get(models_url, headers=headers, timeout=10.0)
         resp.raise_for_status()
-        return str(resp.json()["data"][0]["id"])
-    except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as exc:
+        entries = resp.json()["data"]
+        if not entries or not all(isinstance(e, dict) and "id" in e for e in entries):
+            raise ValueError("no model listed")
+        return list(entries)
+    except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
         raise RuntimeError(f"could not list models at {_safe_url(config.base_url)}/v1/models ({exc}); pass --model") from None
+
+
+def _sim_spec(config: ClientConfig, entries: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """The roofline spec a sim-engine target announces for the model under test, if any."""
+    if entries is None:
+        try:
+            entries = list_models(config)
+        except RuntimeError:
+            return None
+    entry = next((e for e in entries if e.get("id") == config.model), None)
+    return spec_from_models_entry(entry) if entry is not None else None
 
 
 @contextlib.contextmanager
@@ -95,8 +110,12 @@ def execute(setup: RunSetup) -> int:
     try:
         with _target(setup) as base_url:
             client = replace(setup.client, base_url=base_url)
+            entries = None
             if not client.model:
-                client = replace(client, model=resolve_model(client))
+                entries = list_models(client)
+                client = replace(client, model=str(entries[0]["id"]))
+            if setup.settings.get("roofline") is None:
+                setup.settings["roofline"] = _sim_spec(client, entries)
             run_info = {
                 "target": _safe_url(base_url),
                 "embedded": not setup.client.base_url,

@@ -11,6 +11,7 @@ import typer
 
 _FAULTS = "Fault injection"
 _ENGINE = "Engine"
+_SIM = "Sim engine (--engine sim)"
 
 
 def serve(
@@ -66,6 +67,17 @@ def serve(
         float, typer.Option(help="Extra delay before the first token.", rich_help_panel=_FAULTS)
     ] = 0.0,
     fault_seed: Annotated[int, typer.Option(help="Seed of the per-request fault draw.", rich_help_panel=_FAULTS)] = 0,
+    sim_model: Annotated[
+        str | None, typer.Option(help="Model preset or config.json to simulate (default: --model, else Llama-3.1-8B).", rich_help_panel=_SIM)
+    ] = None,
+    sim_gpu: Annotated[str, typer.Option(help="GPU preset: H100-SXM, H200, A100-80GB, L40S, MI300X, B200, ...", rich_help_panel=_SIM)] = "H100-SXM",
+    sim_tp: Annotated[int, typer.Option(help="Tensor-parallel size simulated.", rich_help_panel=_SIM)] = 1,
+    sim_dtype: Annotated[str, typer.Option(help="Weight dtype simulated: bf16, fp16, fp8, ...", rich_help_panel=_SIM)] = "bf16",
+    sim_kv_dtype: Annotated[str | None, typer.Option(help="KV-cache dtype simulated (default: --sim-dtype).", rich_help_panel=_SIM)] = None,
+    sim_efficiency: Annotated[float, typer.Option(help="Achieved fraction of peak FLOP/s and bandwidth.", rich_help_panel=_SIM)] = 0.75,
+    sim_step_overhead_ms: Annotated[float, typer.Option(help="Fixed time added to every step.", rich_help_panel=_SIM)] = 0.3,
+    sim_gpu_memory_utilization: Annotated[float, typer.Option(help="GPU memory fraction for weights + KV pool.", rich_help_panel=_SIM)] = 0.9,
+    sim_eos_after: Annotated[int | None, typer.Option(help="Emit eos after this many tokens (default: never).", rich_help_panel=_SIM)] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
     """Run the bundled OpenAI-compatible reference server (continuous batching, paged KV, prefix cache).
@@ -79,12 +91,14 @@ def serve(
       goodput serve --port 0                  # any free port, named in the "listening on" line
       goodput serve --model ./TinyLlama --device cuda --dtype bfloat16 --num-blocks 4096
       goodput serve --engine sim              # roofline-timed steps instead of a forward pass
+      goodput serve --engine sim --sim-model Llama-3.1-70B --sim-gpu H200 --sim-tp 4 --max-num-seqs 256
       goodput serve --fault-500 0.05 --fault-stall 0.02 --fault-stall-s 3 --fault-seed 1
       GOODPUT_API_KEY=secret goodput serve --host 0.0.0.0
     """
     from refserver.api import AppConfig
     from refserver.api.serve import build_server_app, run_server
     from refserver.engine.config import EngineConfig
+    from refserver.engine.sim_runner import sim_options_from_flags
     from refserver.faults import FaultConfig
 
     if engine not in ("torch", "sim"):
@@ -115,6 +129,11 @@ def serve(
             seed=seed,
             enable_prefix_caching=prefix_caching,
             runner="sim" if engine == "sim" else "torch",
+            sim=sim_options_from_flags(
+                model=sim_model, gpu=sim_gpu, tp=sim_tp, dtype=sim_dtype, kv_dtype=sim_kv_dtype,
+                efficiency=sim_efficiency, step_overhead_ms=sim_step_overhead_ms,
+                gpu_memory_utilization=sim_gpu_memory_utilization, eos_after_tokens=sim_eos_after,
+            ) if engine == "sim" else None,
         )
         app_config = AppConfig(
             model_name=served_model_name or model or "goodput-tiny",

@@ -28,6 +28,7 @@ from refserver.api.state import AppConfig, ServerState
 from refserver.api.streaming import ChunkBuilder, SSEResponse, stream_events, wait_for_disconnect
 from refserver.api.timing import RequestTimes, final_goodput, llama_timings, usage
 from refserver.chat_template import ChatTemplate, load_chat_template
+from refserver.engine.sim_runner import describe_engine
 from refserver.engine.types import AsyncEngine
 from refserver.faults import FaultConfig, FaultKind
 from refserver.tokenizer import Tokenizer
@@ -175,6 +176,10 @@ async def models(request: Request) -> Response:
         "owned_by": "goodput",
         "max_model_len": state.config.max_model_len,
     }
+    sim = describe_engine(state.engine)
+    if sim is not None:  # say so: a client must be able to tell a simulation from a real model
+        model["engine"] = "sim"
+        model["sim"] = sim
     return JSONResponse({"object": "list", "data": [model]})
 
 
