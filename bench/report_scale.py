@@ -3,15 +3,15 @@
     .venv/bin/python bench/report_scale.py --requests 100000 --chunks 200 --repeat 3
 
 Writes a records.jsonl with realistic shapes (Poisson arrivals, per-chunk running-usage token counts,
-some multi-token chunks, 1% failures), then runs `goodput report DIR --quiet` in a child process
-`--repeat` times and prints the median wall time and the peak resident memory of the child.
+some multi-token chunks, 1% failures), then runs `goodput report DIR --quiet` in a child process:
+`--repeat` times on a finished run (metrics.prom present, so it stands) and once as after a SIGKILL
+(metrics.prom missing, so it is rebuilt too). Prints wall times and each child's peak resident memory.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -66,17 +66,20 @@ def main() -> None:
         make_records(run_dir / "records.jsonl", args.requests, args.chunks)
         size = (run_dir / "records.jsonl").stat().st_size
         print(f"wrote {args.requests} records × {args.chunks} chunks ({size / 2**20:.0f} MiB) in {time.perf_counter() - t0:.1f} s")
-        walls, peaks = [], []
-        goodput = str(Path(sys.executable).with_name("goodput"))
-        for _ in range(args.repeat):
-            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        def report(*extra: str) -> tuple[float, float]:
+            probe = ("import resource, sys; from loadgen.cli import run_cli; code = run_cli(sys.argv[1:]); "
+                     "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(code)")
             t0 = time.perf_counter()
-            subprocess.run([goodput, "report", str(run_dir), "--quiet"], check=True)
-            walls.append(time.perf_counter() - t0)
-            peaks.append(max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 2**20)  # KiB → GiB
-        print(f"goodput report: wall median {statistics.median(walls):.2f} s (runs: {', '.join(f'{w:.2f}' for w in walls)}),"
-              f" peak RSS {max(peaks):.2f} GiB")
+            done = subprocess.run([sys.executable, "-c", probe, "report", str(run_dir), "--quiet", *extra],
+                                  check=True, stderr=subprocess.PIPE, text=True)
+            return time.perf_counter() - t0, int(done.stderr.strip().splitlines()[-1]) / 2**20  # KiB → GiB
 
+        killed = report("--textfile")  # as after a SIGKILL: metrics.prom rebuilt too
+        runs = [report() for _ in range(args.repeat)]
+        walls = [w for w, _ in runs]
+        print(f"goodput report (finished run): wall median {statistics.median(walls):.2f} s "
+              f"(runs: {', '.join(f'{w:.2f}' for w in walls)}), peak RSS {max(p for _, p in runs):.2f} GiB")
+        print(f"goodput report (killed run, metrics.prom rebuilt): wall {killed[0]:.2f} s, peak RSS {killed[1]:.2f} GiB")
 
 if __name__ == "__main__":
     main()
