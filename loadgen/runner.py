@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import time
 from collections.abc import Callable, Coroutine
@@ -60,6 +61,27 @@ class RunState:
 
     def elapsed_s(self) -> float:
         return (time.perf_counter_ns() - self.anchor_ns) / 1e9 if self.anchor_ns else 0.0
+
+
+class GcFreezer:
+    """Record hook that keeps the cyclic garbage collector's full passes short during a run.
+
+    Finished records stay in memory (RunState.records) and every one holds lists the collector tracks,
+    so a full collection walks a heap that grows with the run: at a few thousand records it stopped the
+    event loop for ~90 ms, which showed up as dispatch lag. Freezing moves every object alive now out of
+    the collector's reach (it is never scanned again), so each pass sees only what arrived since.
+    """
+
+    def __init__(self, every: int = 500) -> None:
+        self.every = every
+        self.seen = 0
+        gc.collect()
+        gc.freeze()
+
+    def __call__(self, record: RequestRecord) -> None:
+        self.seen += 1
+        if self.seen % self.every == 0:
+            gc.freeze()
 
 
 class Runner:

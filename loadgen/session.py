@@ -30,7 +30,7 @@ from loadgen.progress import Progress
 from loadgen.prom_run import PromOptions, RunExporters, add_server_section, start_exporters
 from loadgen.recorder import RecordWriter
 from loadgen.roofline_report import spec_from_models_entry
-from loadgen.runner import Runner, RunPlan, RunState
+from loadgen.runner import GcFreezer, Runner, RunPlan, RunState
 from loadgen.types import ClientConfig
 from loadgen.workload import Workload
 
@@ -181,7 +181,7 @@ async def _main(setup: RunSetup, client_config: ClientConfig, out: Path, exporte
                    grace_s=setup.grace_s)
     loop = asyncio.get_running_loop()
     async with StreamingClient(client_config) as client:
-        runner = Runner(client, setup.workload, plan, hooks=[writer])
+        runner = Runner(client, setup.workload, plan, hooks=[writer, GcFreezer()])
         exporters.attach(runner)
         progress = None if setup.quiet else Progress(runner.state, duration_s=setup.duration_s)
         if progress is not None:

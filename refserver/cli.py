@@ -146,6 +146,14 @@ def serve(
     except (ValueError, FileNotFoundError) as exc:
         typer.echo(f"goodput serve: error: {exc}", err=True)
         raise typer.Exit(2) from None
+    if engine == "sim":
+        # Pacing: full collections over hundreds of live sequences stall every thread for 10-15 ms
+        # (bench/README.md, Sim engine); start-up objects are frozen and gen-0 runs rarely.
+        import gc
+
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(50_000)
     try:
         run_server(app, host=host, port=port, log_level=log_level)
     except OSError as exc:

@@ -9,7 +9,7 @@ import pytest
 from loadgen.arrivals import parse_arrival
 from loadgen.lengths import parse_length
 from loadgen.recorder import RecordWriter
-from loadgen.runner import Runner, RunPlan
+from loadgen.runner import GcFreezer, Runner, RunPlan
 from loadgen.text import count_words
 from loadgen.types import WorkItem
 from loadgen.workload import SyntheticWorkload
@@ -118,3 +118,20 @@ def test_record_round_trip(tmp_path: Path, status: str) -> None:
     p = tmp_path / "r.jsonl"
     p.write_bytes(rec.to_json())
     assert read_records(str(p)) == [rec]
+
+
+def test_gc_freezer_freezes_as_records_finish() -> None:
+    import gc
+
+    try:
+        freezer = GcFreezer(every=3)
+        after_start = gc.get_freeze_count()
+        assert after_start > 0
+        records = [RequestRecord(id=i, intended_ns=0, sent_ns=0, chunk_ns=[1, 2]) for i in range(3)]
+        for r in records[:2]:
+            freezer(r)
+        assert gc.get_freeze_count() == after_start
+        freezer(records[2])
+        assert gc.get_freeze_count() > after_start
+    finally:
+        gc.unfreeze()
