@@ -11,22 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from loadgen.cli import app, run_cli
-from loadgen.cli_gate import COMPARE_HELP, GATE_HELP, compare, gate
+from loadgen.cli import run_cli
 from metrics.record import RequestRecord
 
 UNREACHABLE = "http://127.0.0.1:9"
 MS = 1_000_000
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _commands() -> None:
-    """`gate` and `compare` as the lead registers them in loadgen.cli (idempotent)."""
-    names = {c.name for c in app.registered_commands}
-    if "gate" not in names:
-        app.command("gate", help=GATE_HELP)(gate)
-    if "compare" not in names:
-        app.command("compare", help=COMPARE_HELP)(compare)
 
 
 def _make_run(path: Path, *, n: int = 60, ttft_scale: float = 1.0, seed: int = 0, slo: list[str] | None = None) -> Path:

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.cli import app, run_cli
-from loadgen.cli_gate import COMPARE_HELP, GATE_HELP, compare, gate
+from loadgen.cli import run_cli
 from loadgen.embedded import embedded_server
 
 pytestmark = pytest.mark.slow
@@ -27,15 +26,6 @@ GOODPUT = str(Path(sys.executable).with_name("goodput"))
 LOAD = ["--prompt-tokens", "48", "--output-tokens", "16", "--rate", "8", "--quiet"]
 FIRST_TOKEN_DELAY_S = 0.25
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _commands() -> None:
-    """`gate` and `compare` as the lead registers them in loadgen.cli (idempotent)."""
-    names = {c.name for c in app.registered_commands}
-    if "gate" not in names:
-        app.command("gate", help=GATE_HELP)(gate)
-    if "compare" not in names:
-        app.command("compare", help=COMPARE_HELP)(compare)
 
 
 def _run(url: str, out: Path, *, seed: int, requests: int, extra: list[str] | None = None) -> subprocess.Popen[str]:
