@@ -17,10 +17,9 @@ from metrics.slo import parse_slo
 
 REPORT_HELP = """Rebuild summary.json, summary.csv and records.parquet of a run directory from records.jsonl.
 
+\b
 Examples:
-
   goodput report runs/20261202-101500
-
   goodput report runs/c32 --slo ttft=300ms --slo tpot=40ms     # re-judge goodput with other SLOs
 
 metrics.prom is rebuilt when it is missing (a killed run), when --slo changes the SLOs, or with --textfile;

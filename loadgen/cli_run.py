@@ -23,16 +23,15 @@ RUN_HELP = """Run a load test against an OpenAI-compatible streaming server and 
 
 With no --url, the bundled reference server is started on a free loopback port and stopped afterwards.
 
+\b
 Examples:
-
-  goodput run --requests 50 --rate 5                      # embedded reference server, Poisson at 5 req/s
-
+  goodput run --requests 50 --rate 5          # embedded reference server, Poisson at 5 req/s
   goodput run --url http://127.0.0.1:8000 --model meta-llama/Llama-3.1-8B-Instruct \\
       --arrival gamma --rate 8 --burstiness 0.5 --duration 2m --warmup 15s \\
       --prompt-tokens lognormal:1000:0.6 --output-tokens 256 --slo ttft=500ms --slo tpot=50ms
-
-  goodput run --url http://127.0.0.1:8000 --arrival concurrency --concurrency 32 --requests 500 \\
-      --dataset sharegpt.json --output runs/c32
+  goodput run --url http://127.0.0.1:8000 --arrival concurrency --concurrency 32 \\
+      --requests 500 --dataset sharegpt.json --output runs/c32
+  goodput run --url http://127.0.0.1:8000 --rate 8 --duration 1m --threshold 'ttft:p(99)<800ms'
 """
 
 
