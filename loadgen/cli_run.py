@@ -8,9 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
-from loadgen.arrivals import parse_arrival
+from loadgen.arrivals import Arrival, parse_arrival, schedule
 from loadgen.gate_run import build_gate_plan
 from loadgen.lengths import parse_length
+from loadgen.outputs import summary_config
+from loadgen.payload import endpoint_url
 from loadgen.prom_run import parse_prom_options
 from loadgen.session import RunSetup, execute
 from loadgen.text import make_counter
@@ -58,6 +60,22 @@ def _duration(value: str | None, name: str) -> float | None:
     if seconds < 0:
         raise _fail(f"{name} must not be negative, got {value!r}")
     return seconds
+
+
+def _positive(value: str | None, name: str) -> float | None:
+    seconds = _duration(value, name)
+    if seconds is not None and seconds <= 0:
+        raise _fail(f"{name} must be greater than 0, got {value!r}")
+    return seconds
+
+
+def _schedule_end(arrival: Arrival, duration_s: float | None, count: int | None, seed: int) -> float | None:
+    """Where the cool-down is measured back from: the duration when it is what ends dispatching, else None
+    (the last intended send). Drawing the schedule here also refuses a schedule that cannot be drawn."""
+    if not arrival.open_loop:
+        return duration_s if count is None else None
+    offsets = schedule(arrival, duration_s=duration_s, count=count, seed=seed)
+    return duration_s if duration_s is not None and (count is None or offsets.size < count) else None
 
 
 def _pairs(values: list[str], name: str, sep: str) -> dict[str, str]:
@@ -200,13 +218,18 @@ def run(
         if rate is None and arrival != "concurrency":
             rate = DEFAULT_RATE
         arr = parse_arrival(arrival, rate=rate, burstiness=burstiness, rate_end=rate_end, concurrency=concurrency)
-        duration_s = _duration(duration, "--duration")
+        duration_s = _positive(duration, "--duration")
         if requests is not None and requests < 1:
             raise _fail(f"--requests must be >= 1, got {requests}")
         if duration_s is None and requests is None:
             requests = 100
+        schedule_end_s = _schedule_end(arr, duration_s, requests, seed)
         if endpoint not in ("chat", "completions"):
             raise _fail(f"--endpoint must be chat or completions, got {endpoint!r}")
+        if url is not None:
+            endpoint_url(url, "chat" if endpoint == "chat" else "completions")  # ValueError: a usage error
+        if output is not None and output.exists() and not output.is_dir():
+            raise _fail(f"--output {output} exists and is not a directory")
         tags = _pairs(tag or [], "--tag", "=")
         headers = _pairs(header or [], "--header", ":")
         try:
@@ -230,10 +253,10 @@ def run(
                                   output_tokens=output_tokens, prefix_groups=prefix_groups,
                                   prefix_tokens=prefix_tokens, prefix_weights=prefix_weights, tags=tags,
                                   tokenizer=counter_spec, seed=seed)
-        timeouts = Timeouts(connect_s=_duration(timeout_connect, "--timeout-connect"),
-                            first_byte_s=_duration(timeout_first_byte, "--timeout-first-byte"),
-                            between_chunks_s=_duration(timeout_between_chunks, "--timeout-between-chunks"),
-                            total_s=_duration(timeout_total, "--timeout-total"))
+        timeouts = Timeouts(connect_s=_positive(timeout_connect, "--timeout-connect"),
+                            first_byte_s=_positive(timeout_first_byte, "--timeout-first-byte"),
+                            between_chunks_s=_positive(timeout_between_chunks, "--timeout-between-chunks"),
+                            total_s=_positive(timeout_total, "--timeout-total"))
         settings: dict[str, Any] = {
             "slo": list(slo or []),
             "warmup_s": _duration(warmup, "--warmup"),
@@ -245,7 +268,9 @@ def run(
             "cache_full_ratio": cache_full_ratio,
             "absent_cache_is_zero": absent_cache_is_zero,
             "roofline": _roofline_spec(model_config, gpu, tp, weight_dtype),
+            "schedule_end_s": schedule_end_s,
         }
+        summary_config(settings)  # every metric setting checked now, not after the run
         grace_s = _duration(grace, "--grace") or 0.0
         gate_plan = build_gate_plan(thresholds=threshold or [], config=config, baseline=baseline,
                                     abort_on_fail=abort_on_fail, abort_delay_s=_duration(abort_delay, "--abort-delay"),

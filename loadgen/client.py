@@ -152,6 +152,9 @@ class StreamingClient:
         if record.closed_ns is None:
             record.closed_ns = perf_counter_ns() - anchor_ns
         chunks.fill(record)
+        if record.prompt_tokens is None and record.prompt_tokens_target is not None:
+            # The server said nothing: the workload's own count stands in, marked as an estimate (DESIGN §4).
+            record.prompt_tokens, record.prompt_tokens_estimated = record.prompt_tokens_target, True
         if failure is not None:
             record.status = failure.status
             record.error_kind = failure.kind

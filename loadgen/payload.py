@@ -8,6 +8,7 @@ The user's `extra_body` is merged last and wins, recursively for nested objects.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,6 +17,21 @@ import orjson
 from loadgen.types import ClientConfig, Endpoint, WorkItem
 
 _PATHS: dict[str, str] = {"chat": "chat/completions", "completions": "completions"}
+
+
+def public_url(url: str) -> str:
+    """A URL as it may be written down or shown: no userinfo, no query (either can hold a secret)."""
+    import httpx
+
+    try:
+        return str(httpx.URL(url).copy_with(username=None, password=None, query=None))
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return "<unparsable URL>"
+
+
+def scrub_userinfo(text: str) -> str:
+    """Remove `user:password@` from every URL inside a message (httpx puts URLs in its errors)."""
+    return re.sub(r"(\w+://)[^/@\s'\"]+@", r"\1", text)
 
 
 def endpoint_url(base_url: str, endpoint: Endpoint) -> str:

@@ -160,6 +160,7 @@ class RunExporters:
 
         from exporters.prom_server import serve_metrics
         from exporters.pushgateway import PushLoop
+        from loadgen.payload import public_url, scrub_userinfo
         from loadgen.scrape import ServerScraper, metrics_url_for
 
         opts = self.opts
@@ -174,7 +175,7 @@ class RunExporters:
                 scraper.failures.append(f"{type(exc).__name__}: {exc}")
                 self._server_section = scraper.section()
                 if opts.server_metrics != AUTO:
-                    _warn(f"cannot scrape server metrics at {url}: {exc}")
+                    _warn(scrub_userinfo(f"cannot scrape server metrics at {public_url(url)}: {exc}"))
         if opts.metrics_port is not None:
             self.server = serve_metrics(self.metrics.registry, port=opts.metrics_port, host=opts.metrics_host)
             print(f"live metrics: {self.server.url}", file=sys.stderr)

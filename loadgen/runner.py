@@ -139,7 +139,7 @@ class Runner:
         arrival, plan = self.plan.arrival, self.plan
         throttler = Throttler(rate_limit=1, period=1.0 / arrival.rate) if arrival.rate else None
         ids = itertools.count()
-        deadline_ns = self.state.anchor_ns + round(plan.duration_s * 1e9) if plan.duration_s else None
+        deadline_ns = self.state.anchor_ns + round(plan.duration_s * 1e9) if plan.duration_s is not None else None
 
         async def worker() -> None:
             while not self._stop.is_set():

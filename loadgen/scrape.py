@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from loadgen.payload import public_url, scrub_userinfo
 from metrics.server_prom import (
     INTERPOLATION,
     CumulativeHistogram,
@@ -192,8 +193,8 @@ class ServerScraper:
 
     def section(self) -> dict[str, Any]:
         """The `server.prometheus` entry of summary.json."""
-        return prometheus_section(self.snapshots, self.series, url=self.url, interval_s=self.interval_s,
-                                  failures=self.failures)
+        return prometheus_section(self.snapshots, self.series, url=public_url(self.url), interval_s=self.interval_s,
+                                  failures=[scrub_userinfo(f) for f in self.failures])
 
 
 def _gauge_stats(values: list[float]) -> dict[str, Any]:

@@ -21,20 +21,23 @@ import httpx
 
 from exporters.console import format_summary
 from exporters.files import write_json
+from exporters.textfile import TEXTFILE
 from loadgen.arrivals import Arrival
 from loadgen.embedded import EmbeddedServerError, embedded_server
 from loadgen.gate_run import GatePlan, abort_fields, finish_run_gate, watch_for_abort
 from loadgen.outputs import RECORDS_FILE, RUN_FILE, summary_config, write_outputs
-from loadgen.payload import endpoint_url
+from loadgen.payload import endpoint_url, public_url
 from loadgen.progress import Progress
-from loadgen.prom_run import PromOptions, RunExporters, add_server_section, start_exporters
+from loadgen.prom_run import SECTION_FILE, PromOptions, RunExporters, add_server_section, start_exporters
 from loadgen.recorder import RecordWriter
 from loadgen.roofline_report import spec_from_models_entry
 from loadgen.runner import GcFreezer, Runner, RunPlan, RunState
+from loadgen.scrape import SERIES_FILE
 from loadgen.types import ClientConfig
 from loadgen.workload import Workload
 
 TOOL_VERSION = "0.1.0"
+STALE_OUTPUTS = ("summary.json", "summary.csv", "records.parquet", TEXTFILE, SERIES_FILE, SECTION_FILE)
 EXIT_INTERRUPTED = 130
 
 
@@ -60,14 +63,9 @@ def _out_dir(output: Path | None) -> Path:
     if output is None:
         output = Path("runs") / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     output.mkdir(parents=True, exist_ok=True)
-    (output / RECORDS_FILE).unlink(missing_ok=True)
+    for name in (RECORDS_FILE, RUN_FILE, *STALE_OUTPUTS):  # a reused directory must not mix two runs
+        (output / name).unlink(missing_ok=True)
     return output
-
-
-def _safe_url(url: str) -> str:
-    """The target as it may be written down: no userinfo, no query (either can hold a secret)."""
-    parsed = httpx.URL(url)
-    return str(parsed.copy_with(username=None, password=None, query=None))
 
 
 def list_models(config: ClientConfig) -> list[dict[str, Any]]:
@@ -82,7 +80,7 @@ def list_models(config: ClientConfig) -> list[dict[str, Any]]:
             raise ValueError("no model listed")
         return list(entries)
     except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
-        raise RuntimeError(f"could not list models at {_safe_url(config.base_url)}/v1/models ({exc}); pass --model") from None
+        raise RuntimeError(f"could not list models at {public_url(config.base_url)}/v1/models ({exc}); pass --model") from None
 
 
 def _sim_spec(config: ClientConfig, entries: list[dict[str, Any]] | None) -> dict[str, Any] | None:
@@ -105,8 +103,15 @@ def _target(setup: RunSetup) -> Iterator[str]:
             yield url
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def execute(setup: RunSetup) -> int:
     out = _out_dir(setup.output)
+    # Until the event loop takes SIGINT/SIGTERM over, either one ends start-up cleanly (the embedded
+    # server is stopped by its context manager), with nothing sent.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         with _target(setup) as base_url:
             client = replace(setup.client, base_url=base_url)
@@ -117,7 +122,7 @@ def execute(setup: RunSetup) -> int:
             if setup.settings.get("roofline") is None:
                 setup.settings["roofline"] = _sim_spec(client, entries)
             run_info = {
-                "target": _safe_url(base_url),
+                "target": public_url(base_url),
                 "embedded": not setup.client.base_url,
                 "model": client.model,
                 "endpoint": client.endpoint,
@@ -144,12 +149,13 @@ def execute(setup: RunSetup) -> int:
     except (EmbeddedServerError, RuntimeError) as exc:
         print(f"goodput: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("goodput: interrupted before the first request; nothing was sent", file=sys.stderr)
+        return EXIT_INTERRUPTED
     run_info.update(start_unix_s=state.start_unix_s, complete=not state.interrupted,
                     interrupted=state.interrupted, **abort_fields(setup.gate))
     if run_info["aborted"]:
         run_info["complete"] = False  # stopped by a threshold: the planned load was not all sent
-    if setup.arrival.open_loop and state.planned:
-        run_info["settings"] = {**setup.settings, "schedule_end_s": setup.duration_s}
     write_json(out / RUN_FILE, run_info)
     summary = write_outputs(out, run_info)
     add_server_section(out, summary, server_prom)

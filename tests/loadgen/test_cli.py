@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from loadgen.arrivals import Arrival, parse_arrival
 from loadgen.cli import run_cli
+from loadgen.cli_run import _schedule_end
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
 UNREACHABLE = "http://127.0.0.1:9"  # discard port: nothing listens; a usage error must fire before any connect
@@ -30,6 +32,11 @@ UNREACHABLE = "http://127.0.0.1:9"  # discard port: nothing listens; a usage err
     (["--requests", "0"], "--requests must be >= 1"),
     (["--tag", "novalue"], "--tag expects KEY=VALUE"),
     (["--no-such-option"], "No such option"),
+    (["--arrival", "ramp", "--rate", "1", "--rate-end", "5"], "--arrival ramp needs --duration"),
+    (["--duration", "0"], "--duration must be greater than 0"),
+    (["--arrival", "concurrency", "--concurrency", "2", "--duration", "0"], "--duration must be greater than 0"),
+    (["--timeout-total", "0"], "--timeout-total must be greater than 0"),
+    (["--stall-threshold", "0"], "stall"),
 ])
 def test_usage_errors_exit_2_with_one_line(args: list[str], needle: str, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -39,6 +46,31 @@ def test_usage_errors_exit_2_with_one_line(args: list[str], needle: str, tmp_pat
     assert code == 2
     assert len(err.splitlines()) == 1 and needle in err and err.startswith("goodput")
     assert not out.exists()  # nothing was started, nothing written
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1:9", "notaurl"])
+def test_bad_url_is_a_usage_error(url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(["run", "--url", url, "--model", "m", "--output", str(tmp_path / "o")]) == 2
+    assert "base URL must look like" in capsys.readouterr().err
+
+
+def test_output_must_not_be_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "f").write_text("x")
+    assert run_cli(["run", "--url", UNREACHABLE, "--model", "m", "--output", str(tmp_path / "f")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("arrival", "count", "duration", "end"), [
+    (parse_arrival("constant", rate=10.0, burstiness=1.0, rate_end=None, concurrency=None), 100, 60.0, None),
+    (parse_arrival("constant", rate=10.0, burstiness=1.0, rate_end=None, concurrency=None), 1000, 5.0, 5.0),
+    (parse_arrival("poisson", rate=10.0, burstiness=1.0, rate_end=None, concurrency=None), None, 5.0, 5.0),
+    (parse_arrival("concurrency", rate=None, burstiness=1.0, rate_end=None, concurrency=2), None, 5.0, 5.0),
+    (parse_arrival("concurrency", rate=None, burstiness=1.0, rate_end=None, concurrency=2), 10, 5.0, None),
+])
+def test_cooldown_counts_back_from_where_dispatch_really_ends(arrival: Arrival, count: int | None,
+                                                               duration: float, end: float | None) -> None:
+    """The cool-down is measured back from the duration only when the duration is what ends the run."""
+    assert _schedule_end(arrival, duration, count, seed=0) == end
 
 
 def test_unreachable_server_is_a_runtime_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -130,3 +162,41 @@ def test_sigkill_keeps_records_and_report_rebuilds(tmp_path: Path) -> None:
     assert (out / "metrics.prom").is_file() and (out / "records.parquet").is_file()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["requests"]["sent"] == n and summary["run"]["complete"] is False
+
+
+def test_sigterm_during_start_up_exits_130_with_nothing_sent(tmp_path: Path) -> None:
+    """A target that accepts connections and never answers: the model probe hangs; SIGTERM ends it."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        port = silent.getsockname()[1]
+        proc = subprocess.Popen([GOODPUT, "run", "--url", f"http://127.0.0.1:{port}", "--requests", "3", "--quiet",
+                                 "--output", str(tmp_path / "o")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            time.sleep(1.5)
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "nothing was sent" in stderr and _count_lines(tmp_path / "o" / "records.jsonl") == 0
+
+
+def test_credentials_in_the_url_are_never_written(tmp_path: Path) -> None:
+    from loadgen.embedded import embedded_server
+
+    out = tmp_path / "run"
+    with embedded_server([]) as url:
+        secret_url = url.replace("http://", "http://scott:tiger-pass@")
+        proc = subprocess.run([GOODPUT, "run", "--url", secret_url, "--requests", "2", "--rate", "20",
+                               "--output-tokens", "4", "--quiet", "--server-metrics-interval", "0.2s",
+                               "--output", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "tiger-pass" not in proc.stdout + proc.stderr
+    for path in out.iterdir():
+        assert b"tiger-pass" not in path.read_bytes(), path.name
+    assert json.loads((out / "summary.json").read_text())["run"]["target"] == url

@@ -95,12 +95,13 @@ def llama_cpp_completions(_: ReceivedRequest) -> list[Send]:
     return _stream(objs, done=False)
 
 
-async def _send(handler: Any, endpoint: Endpoint = "chat") -> RequestRecord:
+async def _send(handler: Any, endpoint: Endpoint = "chat", target: int | None = None) -> RequestRecord:
     async with ScriptedServer(handler) as server:
         config = ClientConfig(base_url=server.url + "/v1", model="m", endpoint=endpoint)
         async with StreamingClient(config) as client:
             return await client.send(
-                WorkItem(prompt="hi", max_tokens=10), request_id=1, intended_ns=0, anchor_ns=0
+                WorkItem(prompt="hi", max_tokens=10, prompt_tokens_target=target), request_id=1, intended_ns=0,
+                anchor_ns=0,
             )
 
 
@@ -140,6 +141,13 @@ async def test_estimate_when_the_server_says_nothing() -> None:
     assert r.chunk_tokens == [1] * len(TRUE_K)
     assert r.output_tokens == len(TRUE_K) and r.output_tokens_estimated
     assert r.prompt_tokens is None and r.cached_tokens is None
+
+
+async def test_prompt_tokens_fall_back_to_the_workloads_count_marked_as_estimate() -> None:
+    silent = await _send(nothing, target=5)
+    assert (silent.prompt_tokens, silent.prompt_tokens_estimated, silent.prompt_tokens_target) == (5, True, 5)
+    told = await _send(usage_delta, target=5)
+    assert (told.prompt_tokens, told.prompt_tokens_estimated) == (9, False)  # the server's count wins
 
 
 async def test_completions_endpoint_with_llama_cpp_timings_and_no_done() -> None:

@@ -24,8 +24,9 @@ from loadgen.embedded import embedded_server
 pytestmark = pytest.mark.slow
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
 LOAD = ["--prompt-tokens", "48", "--output-tokens", "16", "--rate", "8", "--quiet"]
+# The first second of each run (connections opening, a cold server) is not part of what compare judges.
+WARMUP = ["--warmup", "1s"]
 FIRST_TOKEN_DELAY_S = 0.25
-
 
 
 def _run(url: str, out: Path, *, seed: int, requests: int, extra: list[str] | None = None) -> subprocess.Popen[str]:
@@ -44,12 +45,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     root = tmp_path_factory.mktemp("gate_e2e")
     dirs = {name: root / name for name in ("base", "twin", "cand")}
     with embedded_server([]) as url:
-        a, b = _run(url, dirs["base"], seed=1, requests=30), _run(url, dirs["twin"], seed=2, requests=30)
+        a = _run(url, dirs["base"], seed=1, requests=38, extra=WARMUP)
+        b = _run(url, dirs["twin"], seed=2, requests=38, extra=WARMUP)
         for proc in (a, b):
             code, text = _wait(proc)
             assert code == 0, text
     with embedded_server([f"--fault-first-token-delay-s={FIRST_TOKEN_DELAY_S}"]) as slow_url:
-        code, text = _wait(_run(slow_url, dirs["cand"], seed=1, requests=20))
+        code, text = _wait(_run(slow_url, dirs["cand"], seed=1, requests=28, extra=WARMUP))
         assert code == 0, text
     yield dirs
 
