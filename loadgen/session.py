@@ -143,7 +143,8 @@ def execute(setup: RunSetup) -> int:
             try:
                 state = _run_loop(setup, client, out, exporters)
                 server_prom = exporters.finish(out)
-                exporters.linger()
+                with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the linger, never the outputs
+                    exporters.linger()
             finally:
                 exporters.close()
     except (EmbeddedServerError, RuntimeError) as exc:
