@@ -36,4 +36,5 @@ def junit_xml(verdicts: Sequence[Verdict], *, suite: str = SUITE, run: str = "")
 
 
 def write_junit(path: Path, verdicts: Sequence[Verdict], *, run: str = "") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)  # CI paths like reports/gate.xml need not exist yet
     write_atomic(path, junit_xml(verdicts, run=run))

@@ -68,4 +68,5 @@ def compare_markdown(rows: Sequence[Row], *, base: str, cand: str, confidence: f
 
 
 def write_markdown(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)  # CI paths like reports/gate.md need not exist yet
     write_atomic(path, text.encode())

@@ -74,7 +74,8 @@ def gate(
         plan = build_gate_plan(thresholds=threshold or [], config=config, baseline=baseline, abort_on_fail=False,
                                abort_delay_s=None, junit=junit, markdown=markdown,
                                prompt_edges=settings.get("prompt_bucket_edges"),
-                               output_edges=settings.get("output_bucket_edges"))
+                               output_edges=settings.get("output_bucket_edges"),
+                               slo=list(slo) if slo else list(settings.get("slo", [])))
         if plan is None:
             raise _bad("no thresholds: give --threshold or --config")
         slo_items = [*plan.slo, *(slo or [])]

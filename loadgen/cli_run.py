@@ -70,12 +70,17 @@ def _positive(value: str | None, name: str) -> float | None:
 
 
 def _schedule_end(arrival: Arrival, duration_s: float | None, count: int | None, seed: int) -> float | None:
-    """Where the cool-down is measured back from: the duration when it is what ends dispatching, else None
-    (the last intended send). Drawing the schedule here also refuses a schedule that cannot be drawn."""
+    """Where the cool-down is measured back from: the duration when it is what ends dispatching, else the
+    last planned send (open loop) or None (a count-bound closed loop, whose end is not known in advance:
+    the metrics then take the last intended send). Known before the run, so the live exporters, the
+    summary and `goodput report` after a kill all use the same window. Drawing the schedule here also
+    refuses a schedule that cannot be drawn."""
     if not arrival.open_loop:
         return duration_s if count is None else None
     offsets = schedule(arrival, duration_s=duration_s, count=count, seed=seed)
-    return duration_s if duration_s is not None and (count is None or offsets.size < count) else None
+    if duration_s is not None and (count is None or offsets.size < count):
+        return duration_s
+    return float(offsets[-1]) if offsets.size else None
 
 
 def _pairs(values: list[str], name: str, sep: str) -> dict[str, str]:
@@ -275,7 +280,7 @@ def run(
         gate_plan = build_gate_plan(thresholds=threshold or [], config=config, baseline=baseline,
                                     abort_on_fail=abort_on_fail, abort_delay_s=_duration(abort_delay, "--abort-delay"),
                                     junit=junit, markdown=markdown, prompt_edges=settings["prompt_bucket_edges"],
-                                    output_edges=settings["output_bucket_edges"])
+                                    output_edges=settings["output_bucket_edges"], slo=settings["slo"])
         if gate_plan is not None and gate_plan.slo:
             settings["slo"] = [*gate_plan.slo, *settings["slo"]]
             parse_slo(settings["slo"])

@@ -63,8 +63,12 @@ def build_gate_plan(
     markdown: Path | None,
     prompt_edges: Sequence[int] | None = None,
     output_edges: Sequence[int] | None = None,
+    slo: Sequence[str] | None = None,
 ) -> GatePlan | None:
-    """Every gate option checked (ValueError with a user-facing message); None when nothing is gated."""
+    """Every gate option checked (ValueError with a user-facing message); None when nothing is gated.
+
+    `slo`: the SLO items the candidate is judged with besides the config file's; the baseline is
+    re-judged with the same ones, so relative goodput thresholds compare like with like."""
     cfg = load_gate_config(config) if config is not None else None
     parsed = [parse_threshold(t) for t in thresholds]
     if cfg is not None:
@@ -90,7 +94,7 @@ def build_gate_plan(
     if cfg is not None and cfg.abort_interval_s:
         plan.abort_interval_s = cfg.abort_interval_s
     if plan.baseline_dir is not None:
-        plan.baseline = load_run_view(plan.baseline_dir)
+        plan.baseline = load_run_view(plan.baseline_dir, slo=[*plan.slo, *(slo or [])] or None)
     relative = [t.text for t in parsed if t.needs_baseline]
     if relative and plan.baseline is None:
         raise ValueError(f"threshold {relative[0]!r} is relative to a baseline: pass --baseline DIR")
@@ -147,7 +151,8 @@ async def watch_for_abort(runner: Runner, plan: GatePlan, config: SummaryConfig,
             # The worker thread still competes for the GIL with the event loop: on a long run, judge
             # less often rather than let the judging take more than a fifth of the time.
             pause_s = max(plan.abort_interval_s, 4 * (time.perf_counter() - started))
-            definite = [v for v in verdicts if not v.passed and v.value is not None]
+            # A failure measured on this run; "no data" (here or in the baseline) is never a reason to stop.
+            definite = [v for v in verdicts if not v.passed and v.value is not None and v.limit is not None]
             if definite and not runner.state.stopping:
                 plan.abort_verdicts = definite
                 plan.aborted_at_s = runner.state.elapsed_s()
@@ -210,7 +215,10 @@ def finish_run_gate(plan: GatePlan | None, out_dir: Path, summary: dict[str, Any
         return RunSamples(frame_from_jsonl(out_dir / RECORDS_FILE), config)
 
     try:
-        return judge(plan, RunView(summary=summary, records=samples), label=str(out_dir))
+        code = judge(plan, RunView(summary=summary, records=samples), label=str(out_dir))
+        # Stopped by a threshold: failed, even if requests that finished after the stop pulled the
+        # whole-run figure back under the limit.
+        return EXIT_THRESHOLDS_FAILED if plan.abort_verdicts else code
     except (LookupError, ValueError) as exc:
         print(f"goodput: error: thresholds could not be evaluated: {exc}", file=sys.stderr)
         return 2

@@ -71,12 +71,13 @@ def _warn(message: str) -> None:
 
 
 def start_exporters(opts: PromOptions, settings: dict[str, Any], *, run_id: str, model: str, arrival: Arrival,
-                    duration_s: float | None, base_url: str) -> RunExporters:
+                    base_url: str) -> RunExporters:
     """The run's exporters, started against `base_url` (call before the first request)."""
     open_loop_rate = arrival.rate if arrival.open_loop and arrival.kind != "ramp" else None
     exporters = RunExporters.create(opts, _config(settings), run_id=run_id, model=model, load=str(arrival),
                                     offered_rps=open_loop_rate,
-                                    schedule_end_s=duration_s if arrival.open_loop else None)
+                                    # The summary's own window end, so both count the same requests.
+                                    schedule_end_s=settings.get("schedule_end_s"))
     exporters.start(base_url)
     return exporters
 

@@ -139,7 +139,7 @@ def execute(setup: RunSetup) -> int:
             }
             write_json(out / RUN_FILE, run_info)
             exporters = start_exporters(setup.prom, setup.settings, run_id=out.name, model=client.model,
-                                        arrival=setup.arrival, duration_s=setup.duration_s, base_url=base_url)
+                                        arrival=setup.arrival, base_url=base_url)
             try:
                 state = _run_loop(setup, client, out, exporters)
                 server_prom = exporters.finish(out)

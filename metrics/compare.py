@@ -67,8 +67,12 @@ class Row:
 
 
 def parse_stat(text: str) -> Query:
-    """`ttft:p(99)` → Query (the threshold grammar without a condition)."""
-    return parse_threshold(f"{text} > 0").query
+    """`ttft:p(99)` → Query (the threshold grammar without a condition). No filter: compare already
+    makes one row per bucket, and a filter here would be silently replaced by each bucket's."""
+    query = parse_threshold(f"{text} > 0").query
+    if query.filters:
+        raise ValueError(f"--stat {text!r}: compare takes no {{filter}}; it reports every bucket itself")
+    return query
 
 
 def higher_is_worse(query: Query) -> bool:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from metrics.buckets import CACHE_CLASSES, range_labels
+from metrics.units import parse_duration
 
 Kind = Literal["duration", "fraction", "rate", "count"]
 Op = Literal["<", "<=", ">", ">=", "==", "!="]
@@ -253,6 +254,8 @@ def _parse_value(text: str, raw: str, kind: Kind, what: str = "") -> float:
     if unit is not None and unit not in allowed:
         noun = what or f"a {kind} limit"
         raise ThresholdError(f"invalid threshold {text!r}: unit {unit!r} does not fit {noun}")
+    if kind == "duration":  # exactly as --slo parses it (Decimal), so `<= 700ms` admits a measured 0.7 s
+        return parse_duration(f"{match[1]}{'us' if unit == 'µs' else (unit or '')}")
     return value * _UNIT_SCALE[unit] if unit else value
 
 

@@ -61,7 +61,7 @@ def test_output_must_not_be_a_file(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.parametrize(("arrival", "count", "duration", "end"), [
-    (parse_arrival("constant", rate=10.0, burstiness=1.0, rate_end=None, concurrency=None), 100, 60.0, None),
+    (parse_arrival("constant", rate=10.0, burstiness=1.0, rate_end=None, concurrency=None), 100, 60.0, 9.9),
     (parse_arrival("constant", rate=10.0, burstiness=1.0, rate_end=None, concurrency=None), 1000, 5.0, 5.0),
     (parse_arrival("poisson", rate=10.0, burstiness=1.0, rate_end=None, concurrency=None), None, 5.0, 5.0),
     (parse_arrival("concurrency", rate=None, burstiness=1.0, rate_end=None, concurrency=2), None, 5.0, 5.0),
@@ -200,3 +200,19 @@ def test_credentials_in_the_url_are_never_written(tmp_path: Path) -> None:
     for path in out.iterdir():
         assert b"tiger-pass" not in path.read_bytes(), path.name
     assert json.loads((out / "summary.json").read_text())["run"]["target"] == url
+
+
+def test_metrics_prom_counts_the_same_window_as_the_summary(tmp_path: Path) -> None:
+    """A cool-down on a count-bound run: the live exporters and summary.json exclude the same requests."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out = tmp_path / "run"
+    proc = subprocess.run([GOODPUT, "run", "--requests", "20", "--rate", "20", "--cooldown", "0.3s",
+                           "--output-tokens", "8", "--quiet", "--server-metrics", "none", "--output", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    families = {f.name: f for f in text_string_to_metric_families((out / "metrics.prom").read_text())}
+    evaluated = sum(s.value for s in families["goodput_evaluated_requests"].samples if s.name.endswith("_total"))
+    assert 0 < summary["requests"]["in_window"] < 20
+    assert evaluated == summary["requests"]["in_window"] == summary["latency"]["ttft_s"]["count"]

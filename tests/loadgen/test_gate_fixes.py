@@ -1,0 +1,65 @@
+"""Gate behaviours found in review: an aborted run always fails, the baseline is re-judged with the
+candidate's SLOs, CI output folders are created, and compare refuses a filter it would ignore."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from loadgen.cli import run_cli
+from loadgen.gate_run import GatePlan, finish_run_gate
+from loadgen.outputs import RECORDS_FILE, RUN_FILE, write_outputs
+from metrics.record import RequestRecord
+from metrics.threshold_eval import Verdict
+from metrics.thresholds import parse_threshold
+
+MS = 1_000_000
+
+
+def make_run(out: Path, *, ttft_ms: int = 40, n: int = 12, slo: list[str] | None = None) -> Path:
+    """A finished run directory from hand-made records: every request ok, TTFT `ttft_ms`."""
+    out.mkdir(parents=True)
+    records = [RequestRecord(id=i, intended_ns=i * 100 * MS, sent_ns=i * 100 * MS,
+                             chunk_ns=[i * 100 * MS + ttft_ms * MS, i * 100 * MS + (ttft_ms + 10) * MS],
+                             chunk_tokens=[1, 1], token_source="usage_delta", output_tokens=2,
+                             output_tokens_estimated=False, prompt_tokens=20, prompt_tokens_estimated=False,
+                             closed_ns=i * 100 * MS + (ttft_ms + 11) * MS) for i in range(n)]
+    (out / RECORDS_FILE).write_bytes(b"".join(r.to_json() for r in records))
+    run = {"target": "t", "model": "m", "complete": True, "settings": {"slo": slo or ["ttft=1s"]}}
+    (out / RUN_FILE).write_text(json.dumps(run))
+    write_outputs(out, run)
+    return out
+
+
+def test_an_aborted_run_fails_even_when_the_whole_run_passes(tmp_path: Path) -> None:
+    out = make_run(tmp_path / "a")
+    threshold = parse_threshold("errors:rate < 15%")
+    plan = GatePlan(thresholds=[threshold], abort_thresholds=[threshold],
+                    abort_verdicts=[Verdict(threshold, passed=False, value=1.0, limit=0.15)], aborted_at_s=0.5)
+    summary = json.loads((out / "summary.json").read_text())
+    assert finish_run_gate(plan, out, summary) == 99  # the whole run has 0 % errors, yet it was stopped
+
+
+def test_baseline_is_rejudged_with_the_candidates_slo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = make_run(tmp_path / "run", ttft_ms=40)  # recorded with ttft=1s: every request good
+    code = run_cli(["gate", str(run), "--baseline", str(run), "--slo", "ttft=1ms",
+                    "--threshold", "goodput:attainment >= baseline - 0.02"])
+    out = capsys.readouterr().out
+    assert code == 0, out  # both judged with ttft=1ms: 0 good on each side, like with like
+
+
+def test_ci_output_folders_are_created(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "run")
+    junit, md = tmp_path / "reports" / "deep" / "gate.xml", tmp_path / "summary" / "gate.md"
+    code = run_cli(["gate", str(run), "--threshold", "ttft:p(99) < 1s", "--junit", str(junit), "--markdown", str(md)])
+    assert code == 0
+    assert ET.parse(junit).getroot().iter("testcase") and md.read_text().strip()
+
+
+def test_compare_refuses_a_filter_it_would_replace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = make_run(tmp_path / "a"), make_run(tmp_path / "b")
+    assert run_cli(["compare", str(a), str(b), "--stat", "ttft{cache:none}:p(50)"]) == 2
+    assert "takes no {filter}" in capsys.readouterr().err
