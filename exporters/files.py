@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from metrics.frame_arrow import read_records_table, record_schema
+from metrics.frame_arrow import record_schema
 from metrics.record import RequestRecord, read_records
 
 STAT_KEYS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max")
@@ -77,19 +77,25 @@ def _table_from_records(records: list[RequestRecord]) -> Any:
 def write_records_parquet(path: Path, records_jsonl: Path, table: Any = None) -> None:
     """records.jsonl → records.parquet: one row per request, chunk times and token counts as list columns,
     tags and server figures as struct columns. `table` is the file already parsed by
-    `metrics.frame_arrow.read_records_table`, when the caller has it.
+    `metrics.frame_arrow.read_records_table`; None when Arrow could not type its lines, and then the
+    records are written with tags and server figures as JSON text (no second Arrow parse).
 
     A torn last line (a run killed mid-write) is left out, as `goodput report` leaves it out.
     """
     import pyarrow as pa
+
+    if table is not None:
+        try:
+            _write_parquet(path, _drop_empty_structs(table))
+            return
+        except pa.ArrowException:  # e.g. an empty object nested in `server`: Parquet has no empty struct
+            pass
+    _write_parquet(path, _table_from_records(read_records(str(records_jsonl))))
+
+
+def _write_parquet(path: Path, table: Any) -> None:
     import pyarrow.parquet as pq
 
-    try:
-        table = _drop_empty_structs(read_records_table(records_jsonl) if table is None else table)
-    except pa.ArrowException:
-        # Arrow could not reconcile the inferred columns (e.g. a field typed differently across lines):
-        # keep every record anyway, with tags and server figures as JSON text.
-        table = _table_from_records(read_records(str(records_jsonl)))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:

@@ -4,11 +4,13 @@ import csv
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from exporters.console import format_summary
 from exporters.files import summary_csv_rows, write_json, write_records_parquet, write_summary_csv
+from metrics.frame_arrow import read_records_table
 from metrics.record import RequestRecord
 from metrics.summary import SummaryConfig, summarize
 
@@ -22,6 +24,15 @@ RECORDS = [
 ]
 
 
+def _parquet(tmp_path: Path, src: Path) -> None:
+    """As `write_outputs` does it: one Arrow parse when Arrow can type the lines, else none."""
+    try:
+        table = read_records_table(src)
+    except pa.ArrowException:
+        table = None
+    write_records_parquet(tmp_path / "records.parquet", src, table)
+
+
 def _jsonl(path: Path, records: list[RequestRecord], tail: bytes = b"") -> Path:
     path.write_bytes(b"".join(r.to_json() for r in records) + tail)
     return path
@@ -29,7 +40,7 @@ def _jsonl(path: Path, records: list[RequestRecord], tail: bytes = b"") -> Path:
 
 def test_parquet_has_one_row_per_record_and_skips_a_torn_line(tmp_path: Path) -> None:
     src = _jsonl(tmp_path / "records.jsonl", RECORDS, tail=b'{"id": 2, "intended_')
-    write_records_parquet(tmp_path / "records.parquet", src)
+    _parquet(tmp_path, src)
     rows = pq.read_table(tmp_path / "records.parquet").to_pylist()
     assert [r["id"] for r in rows] == [0, 1]
     assert rows[0]["chunk_ns"] == [11_000_000, 21_000_000] and rows[0]["chunk_tokens"] == [1, 2]
@@ -39,20 +50,26 @@ def test_parquet_has_one_row_per_record_and_skips_a_torn_line(tmp_path: Path) ->
 
 def test_parquet_without_any_tag(tmp_path: Path) -> None:
     src = _jsonl(tmp_path / "records.jsonl", [RECORDS[1]])
-    write_records_parquet(tmp_path / "records.parquet", src)
+    _parquet(tmp_path, src)
     assert pq.read_table(tmp_path / "records.parquet").num_rows == 1
 
 
 def test_parquet_falls_back_when_arrow_cannot_type_a_field(tmp_path: Path) -> None:
     odd = [RequestRecord(id=0, intended_ns=0, sent_ns=0, server={"x": {"a": 1}}),
            RequestRecord(id=1, intended_ns=0, sent_ns=0, server={"x": [1, 2]})]
-    write_records_parquet(tmp_path / "records.parquet", _jsonl(tmp_path / "records.jsonl", odd))
+    _parquet(tmp_path, _jsonl(tmp_path / "records.jsonl", odd))
     rows = pq.read_table(tmp_path / "records.parquet").to_pylist()
     assert [json.loads(r["server"]) for r in rows] == [{"x": {"a": 1}}, {"x": [1, 2]}]
 
 
+def test_parquet_falls_back_when_parquet_cannot_store_a_field(tmp_path: Path) -> None:
+    odd = [RequestRecord(id=0, intended_ns=0, sent_ns=0, server={"timings": {}})]  # an empty nested object
+    _parquet(tmp_path, _jsonl(tmp_path / "records.jsonl", odd))
+    assert [json.loads(r["server"]) for r in pq.read_table(tmp_path / "records.parquet").to_pylist()] == [{"timings": {}}]
+
+
 def test_empty_records_file(tmp_path: Path) -> None:
-    write_records_parquet(tmp_path / "records.parquet", _jsonl(tmp_path / "records.jsonl", []))
+    _parquet(tmp_path, _jsonl(tmp_path / "records.jsonl", []))
     assert pq.read_table(tmp_path / "records.parquet").num_rows == 0
 
 
