@@ -4,8 +4,10 @@
 
 Writes a records.jsonl with realistic shapes (Poisson arrivals, per-chunk running-usage token counts,
 some multi-token chunks, 1% failures), then runs `goodput report DIR --quiet` in a child process:
-`--repeat` times on a finished run (metrics.prom present, so it stands) and once as after a SIGKILL
-(metrics.prom missing, so it is rebuilt too). Prints wall times and each child's peak resident memory.
+`--repeat` times each, interleaved, on a finished run (metrics.prom present, so it stands) and as
+after a SIGKILL (`--textfile`: metrics.prom rebuilt too), after one uncounted pass. Prints wall times and each child's peak resident memory.
+`--breakdown` adds one child that times each stage of the report (parse, frame, summary, parquet on
+its own thread, metrics.prom).
 """
 
 from __future__ import annotations
@@ -54,11 +56,40 @@ def make_records(path: Path, n: int, chunks: int, seed: int = 0) -> None:
     }))
 
 
+BREAKDOWN = """
+import sys, time, json, resource
+from pathlib import Path
+t0 = time.perf_counter()
+from loadgen import outputs, prom_run
+run_dir = Path(sys.argv[1])
+def timed(module, name):
+    inner = getattr(module, name)
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            print(f"  {name:24s} {time.perf_counter() - start:6.2f} s", flush=True)
+    setattr(module, name, wrapper)
+for name in ("read_records_table", "frame_from_table", "summarize_frame", "write_records_parquet"):
+    timed(outputs, name)
+print(f"  {'imports':24s} {time.perf_counter() - t0:6.2f} s")
+run = json.loads((run_dir / "run.json").read_text())
+built = outputs.build_outputs(run_dir, run)
+start = time.perf_counter()
+prom_run.rebuild_textfile(run_dir, built.frame, run, built.gap_samples)
+print(f"  {'metrics.prom':24s} {time.perf_counter() - start:6.2f} s")
+print(f"  {'total':24s} {time.perf_counter() - t0:6.2f} s, peak RSS "
+      f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
+"""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, default=100_000)
     ap.add_argument("--chunks", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--breakdown", action="store_true", help="also time each stage in one child")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp)
@@ -74,12 +105,18 @@ def main() -> None:
                                   check=True, stderr=subprocess.PIPE, text=True)
             return time.perf_counter() - t0, int(done.stderr.strip().splitlines()[-1]) / 2**20  # KiB → GiB
 
-        killed = report("--textfile")  # as after a SIGKILL: metrics.prom rebuilt too
-        runs = [report() for _ in range(args.repeat)]
-        walls = [w for w, _ in runs]
-        print(f"goodput report (finished run): wall median {statistics.median(walls):.2f} s "
-              f"(runs: {', '.join(f'{w:.2f}' for w in walls)}), peak RSS {max(p for _, p in runs):.2f} GiB")
-        print(f"goodput report (killed run, metrics.prom rebuilt): wall {killed[0]:.2f} s, peak RSS {killed[1]:.2f} GiB")
+        if args.breakdown:
+            subprocess.run([sys.executable, "-c", BREAKDOWN, str(run_dir)], check=True)
+        report()  # a first pass, not counted: it writes the outputs and settles the file in the page cache
+        finished, killed = [], []
+        for _ in range(args.repeat):  # interleaved, so both cases see the same machine
+            finished.append(report())
+            killed.append(report("--textfile"))  # as after a SIGKILL: metrics.prom rebuilt too
+        for name, runs in (("finished run", finished), ("killed run, metrics.prom rebuilt", killed)):
+            walls = [w for w, _ in runs]
+            print(f"goodput report ({name}): wall median {statistics.median(walls):.2f} s "
+                  f"(runs: {', '.join(f'{w:.2f}' for w in walls)}), peak RSS {max(p for _, p in runs):.2f} GiB")
+
 
 if __name__ == "__main__":
     main()

@@ -93,13 +93,22 @@ def write_records_parquet(path: Path, records_jsonl: Path, table: Any = None) ->
     _write_parquet(path, _table_from_records(read_records(str(records_jsonl))))
 
 
+# Chunk times rise within a request: delta encoding stores them in a third less space than plain +
+# snappy, and skipping the dictionary attempt on 20 M distinct values saves most of the write's CPU.
+_PARQUET_OPTIONS: dict[str, Any] = {
+    "use_dictionary": ["status", "error_kind", "error_message", "token_source", "finish_reason"],
+    "column_encoding": {"chunk_ns.list.element": "DELTA_BINARY_PACKED",
+                        "chunk_tokens.list.element": "DELTA_BINARY_PACKED"},
+}
+
+
 def _write_parquet(path: Path, table: Any) -> None:
     import pyarrow.parquet as pq
 
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, **_PARQUET_OPTIONS)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -8,7 +8,9 @@ custom-collector pattern). Thread safety is the caller's: `RunMetrics` holds one
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,20 +38,46 @@ class BatchHistogram:
         self._counts: dict[LabelValues, IntArray] = {}
         self._sums: dict[LabelValues, float] = {}
 
-    def observe_batch(self, label_ids: IntArray, values: FloatArray, labels: Sequence[LabelValues]) -> None:
-        """Add `values[i]` under `labels[label_ids[i]]`; NaN values are skipped (no sample)."""
+    def observe_batch(self, label_ids: IntArray, values: FloatArray, labels: Sequence[LabelValues],
+                      weights: IntArray | None = None) -> None:
+        """Add `values[i]` under `labels[label_ids[i]]`, `weights[i]` times (default once); NaN values
+        and weight 0 are skipped (no sample)."""
         keep = ~np.isnan(values)
-        values, label_ids = values[keep], label_ids[keep]
+        if weights is not None:
+            keep &= weights > 0
+        if not keep.all():
+            values, label_ids = values[keep], label_ids[keep]
+            weights = None if weights is None else weights[keep]
         if values.size == 0:
             return
         n_buckets = self.bounds.size + 1
         # side="left": a value equal to a bound belongs to that bound's bucket (le means <=).
         bucket = np.searchsorted(self.bounds, values, side="left")
-        grid = np.bincount(label_ids * n_buckets + bucket, minlength=len(labels) * n_buckets)
-        sums = np.bincount(label_ids, weights=values, minlength=len(labels))
-        for i in np.unique(label_ids).tolist():
+        grid = np.bincount(label_ids * n_buckets + bucket, weights=weights, minlength=len(labels) * n_buckets)
+        sums = np.bincount(label_ids, weights=values if weights is None else values * weights, minlength=len(labels))
+        self._add(grid.reshape(len(labels), n_buckets), sums, labels)
+
+    def observe_sorted(self, values: FloatArray, label_ids: IntArray, labels: Sequence[LabelValues],
+                       weights: npt.NDArray[np.integer[Any]] | None = None) -> None:
+        """`observe_batch` for ascending values (metrics.samples.Samples): each bucket is one run of
+        positions, so no per-sample search. Label ids run to len(labels) inclusive; that last one means
+        "not observed"."""
+        n_labels = len(labels)
+        cuts = [0, *np.searchsorted(values, self.bounds, side="right").tolist(), values.shape[0]]
+        grid = np.zeros((n_labels + 1, self.bounds.size + 1))
+        ids = label_ids
+        for b, (lo, hi) in enumerate(itertools.pairwise(cuts)):  # bucket b: bounds[b-1] < v <= bounds[b]
+            if hi > lo:
+                w = None if weights is None else weights[lo:hi]
+                grid[:, b] = np.bincount(ids[lo:hi], weights=w, minlength=n_labels + 1)
+        sums = np.bincount(ids, weights=values if weights is None else values * weights, minlength=n_labels + 1)
+        self._add(grid[:n_labels], sums[:n_labels], labels)
+
+    def _add(self, grid: npt.NDArray[Any], sums: npt.NDArray[Any], labels: Sequence[LabelValues]) -> None:
+        """Add per-label bucket counts (labels × buckets, not cumulative) and sums; empty labels are skipped."""
+        for i in np.flatnonzero(grid.sum(axis=1) > 0).tolist():
             key = labels[i]
-            row = grid[i * n_buckets:(i + 1) * n_buckets].astype(np.int64)
+            row = np.rint(grid[i]).astype(np.int64)
             if key in self._counts:
                 self._counts[key] += row
                 self._sums[key] += float(sums[i])

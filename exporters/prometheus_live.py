@@ -36,6 +36,7 @@ from metrics.buckets import CACHE_CLASSES, DEFAULT_PROMPT_EDGES, cache_classes, 
 from metrics.fluidity import fluidity_index
 from metrics.frame import OK, RequestFrame, frame_from_records
 from metrics.record import RequestRecord
+from metrics.samples import Samples
 from metrics.slo import SLO, good_requests
 from metrics.window import measurement_window
 
@@ -128,6 +129,13 @@ class RunMetrics(Collector):
             with self._lock:
                 self._fold(frame)
 
+    def fold(self, frame: RequestFrame, gap_samples: tuple[Samples, Samples] | None = None) -> None:
+        """Fold a whole run's records at once (rebuilding metrics.prom from records.jsonl). `gap_samples`:
+        the run's ITL and ITL-per-token samples already sorted (metrics.summary builds them), which
+        makes their histograms one pass instead of a search per sample."""
+        with self._lock:
+            self._fold(frame, gap_samples)
+
     def _labels(self, frame: RequestFrame) -> tuple[np.ndarray, list[LabelValues], np.ndarray, list[LabelValues]]:
         """Per request: an index into a list of bucket label tuples and one into status label tuples."""
         cfg = self.config
@@ -139,15 +147,18 @@ class RunMetrics(Collector):
         status_keys: dict[LabelValues, int] = {}
         b_ids = np.empty(frame.n, dtype=np.int64)
         s_ids = np.empty(frame.n, dtype=np.int64)
-        for i in range(frame.n):
-            tag_values = tuple(t[i] or "" for t in tags)
-            b_key = (self._prompt_labels[prompt[i]], CACHE_CLASSES[cache[i]], *tag_values)
-            s_key = (STATUSES[frame.status[i]], frame.error_kind[i] or "", *tag_values)
-            b_ids[i] = bucket_keys.setdefault(b_key, len(bucket_keys))
-            s_ids[i] = status_keys.setdefault(s_key, len(status_keys))
+        prompt_labels = [self._prompt_labels[c] for c in prompt.tolist()]
+        cache_labels = [CACHE_CLASSES[c] for c in cache.tolist()]
+        status_labels = [STATUSES[c] for c in frame.status.tolist()]
+        kinds = [k or "" for k in frame.error_kind]
+        tag_values = [[v or "" for v in t] for t in tags]
+        for i, key in enumerate(zip(prompt_labels, cache_labels, *tag_values, strict=True)):
+            b_ids[i] = bucket_keys.setdefault(key, len(bucket_keys))
+        for i, key in enumerate(zip(status_labels, kinds, *tag_values, strict=True)):
+            s_ids[i] = status_keys.setdefault(key, len(status_keys))
         return b_ids, list(bucket_keys), s_ids, list(status_keys)
 
-    def _fold(self, frame: RequestFrame) -> None:
+    def _fold(self, frame: RequestFrame, gap_samples: tuple[Samples, Samples] | None = None) -> None:
         cfg = self.config
         b_ids, b_labels, s_ids, s_labels = self._labels(frame)
         self.requests.inc_batch(s_ids, np.ones(frame.n), s_labels)
@@ -173,12 +184,22 @@ class RunMetrics(Collector):
                        "e2e": e2e, "dispatch_lag": derive.dispatch_lag_s(frame)}
         for name, values in per_request.items():
             self.histograms[name].observe_batch(b_ids[sampled], values[sampled], b_labels)
-        in_sample = sampled[gaps.owner]
-        itl = derive.itl_s(gaps)
-        self.histograms["itl"].observe_batch(b_ids[gaps.owner[in_sample]], itl[in_sample], b_labels)
-        token_ns, token_owner = derive.itl_token_ns(gaps)
-        keep = sampled[token_owner]
-        self.histograms["itl_per_token"].observe_batch(b_ids[token_owner[keep]], token_ns[keep] / 1e9, b_labels)
+        if gap_samples is not None:
+            del gaps
+            sample_ids = np.where(sampled, b_ids, len(b_labels))  # not sampled: not observed
+            ids: dict[int, np.ndarray] = {}
+            for name, s in zip(("itl", "itl_per_token"), gap_samples, strict=True):
+                if id(s) not in ids:
+                    ids[id(s)] = sample_ids[s.owner]
+                self.histograms[name].observe_sorted(s.values, ids[id(s)], b_labels, weights=s.weights)
+            return
+        owner = gaps.owner
+        in_sample = sampled[owner]
+        gap_labels = b_ids[owner[in_sample]]
+        self.histograms["itl"].observe_batch(gap_labels, derive.itl_s(gaps)[in_sample], b_labels)
+        token_ns, repeats = derive.itl_token_weighted_ns(gaps)
+        self.histograms["itl_per_token"].observe_batch(gap_labels, token_ns[in_sample] / 1e9, b_labels,
+                                                       weights=repeats[in_sample])
 
     def _gauges(self) -> Iterator[Metric]:
         cfg = self.config

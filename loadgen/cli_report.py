@@ -10,9 +10,8 @@ import typer
 
 from exporters.console import format_summary
 from exporters.textfile import TEXTFILE
-from loadgen.outputs import RECORDS_FILE, read_run, write_outputs
+from loadgen.outputs import RECORDS_FILE, build_outputs, read_run
 from loadgen.prom_run import add_server_section, load_server_section, rebuild_textfile
-from metrics.record import read_records
 from metrics.slo import parse_slo
 
 REPORT_HELP = """Rebuild summary.json, summary.csv and records.parquet of a run directory from records.jsonl.
@@ -49,11 +48,12 @@ def report(
             raise typer.BadParameter(str(exc)) from None
         settings["slo"] = list(slo)
     run = {**run, "settings": settings, "complete": bool(run.get("complete", False)), "rebuilt": True}
-    summary = write_outputs(run_dir, run)
+    built = build_outputs(run_dir, run)
+    summary = built.summary
     add_server_section(run_dir, summary, load_server_section(run_dir))
     if textfile or (textfile is None and (slo or not (run_dir / TEXTFILE).exists())):
-        # Folds every chunk into the histograms one by one (~2 µs a chunk): done only when needed.
-        rebuild_textfile(run_dir, read_records(str(records_path)), run)
+        rebuild_textfile(run_dir, built.frame, run, built.gap_samples)
+    del built
     if not quiet:
         print(format_summary(summary))
     return 0

@@ -8,15 +8,18 @@ rebuilt from `records.jsonl` is the same as the one the run wrote.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from exporters.files import write_json, write_records_parquet, write_summary_csv
 from loadgen.roofline_report import roofline_section
-from metrics.frame import frame_from_jsonl
+from metrics.frame import RequestFrame, frame_from_jsonl
 from metrics.frame_arrow import frame_from_table, read_records_table
+from metrics.samples import Samples
 from metrics.slo import parse_slo
-from metrics.summary import SummaryConfig, summarize
+from metrics.summary import SummaryConfig, summarize_frame
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
@@ -43,26 +46,67 @@ def read_run(out_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _plain_pages() -> None:
+    """Keep numpy and Arrow off transparent huge pages for the big arrays of a report.
+
+    Summarising a large run allocates several 100 MB-scale arrays in turn. Backed by huge pages, a fresh
+    one can stall in the kernel (compaction, or in a VM that hands free pages back to its host,
+    refaulting them): measured here, Arrow's default mimalloc pool spent 0.2–3.1 s of system time
+    parsing a 327 MiB records.jsonl where the system allocator spent 0.4–0.7 s, and numpy's huge-page
+    advice cost up to 0.4 s per 160 MB array. The TLB savings are small for a few linear passes.
+    numpy: the documented NUMPY_MADVISE_HUGEPAGE=0, set at run time; Arrow: its system memory pool.
+    """
+    import numpy._core.multiarray as multiarray
+    import pyarrow as pa
+
+    setter = getattr(multiarray, "_set_madvise_hugepage", None)
+    if setter is not None:
+        setter(False)
+    pa.set_memory_pool(pa.system_memory_pool())
+
+
+@dataclass(slots=True)
+class Outputs:
+    """What writing a run's outputs produced: the summary, and the frame and sorted gap samples behind
+    it (so metrics.prom can be rebuilt without deriving them again)."""
+
+    summary: dict[str, Any]
+    frame: RequestFrame
+    gap_samples: tuple[Samples, Samples]  # ITL, ITL per token
+
+
 def write_outputs(out_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
     """Write summary.json, summary.csv and records.parquet from records.jsonl; return the summary.
 
     Always from the file (never from records held in memory), so `goodput report` rebuilds exactly
     what the run wrote.
     """
+    return build_outputs(out_dir, run).summary
+
+
+def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
+    """`write_outputs`, keeping what the summary was derived from."""
     import pyarrow as pa
 
+    _plain_pages()
     records = out_dir / RECORDS_FILE
     try:  # one parse (Arrow, every core) serves the frame and records.parquet
         table = read_records_table(records)
-        frame = frame_from_table(table)
     except pa.ArrowException:  # lines Arrow cannot type consistently: the line-by-line reader copes
-        table, frame = None, frame_from_jsonl(records)
-    write_records_parquet(out_dir / "records.parquet", records, table)
-    del table  # before summarising, which needs the memory more
-    summary: dict[str, Any] = summarize(frame, summary_config(run.get("settings", {})), dict(run))
+        table = None
+    pa.default_memory_pool().release_unused()  # the parser's scratch memory, back before summarising
+    # records.parquet is written on a second thread (Arrow's writer releases the GIL) while this one
+    # summarises; the table is dropped as soon as both are done with it.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet") as pool:
+        parquet = pool.submit(write_records_parquet, out_dir / "records.parquet", records, table)
+        frame = frame_from_jsonl(records) if table is None else frame_from_table(table)
+        del table
+        summary, per = summarize_frame(frame, summary_config(run.get("settings", {})), dict(run))
+        parquet.result()
+    pa.default_memory_pool().release_unused()
     spec = run.get("settings", {}).get("roofline")
     if spec:
         summary["roofline"] = roofline_section(summary, spec)
     write_json(out_dir / "summary.json", summary)
     write_summary_csv(out_dir / "summary.csv", summary)
-    return summary
+    return Outputs(summary, frame, (per.samples["itl_s"], per.samples["itl_token_s"]))

@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real imports happen when a run starts, so `goodput --help` stays fast
-    from collections.abc import Sequence
-
     from exporters.prometheus_live import LiveConfig
     from exporters.pushgateway import PushLoop
     from loadgen.arrivals import Arrival
     from loadgen.runner import Runner
-    from metrics.record import RequestRecord
+    from metrics.frame import RequestFrame
+    from metrics.samples import Samples
     from metrics.summary import SummaryConfig
 
 AUTO, NONE = "auto", "none"
@@ -107,17 +106,18 @@ def load_server_section(out: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def rebuild_textfile(out: Path, records: Sequence[RequestRecord], run: dict[str, Any]) -> Path:
-    """metrics.prom from records.jsonl (for `goodput report`): the same families as the run wrote, without
-    the live-only in-flight and sent series."""
+def rebuild_textfile(out: Path, frame: RequestFrame, run: dict[str, Any],
+                     gap_samples: tuple[Samples, Samples] | None = None) -> Path:
+    """metrics.prom from a run's records (for `goodput report`, given the frame and, if at hand, the
+    sorted ITL samples it already built): the same families as the run wrote, without the live-only
+    in-flight and sent series."""
     from exporters.textfile import TEXTFILE, write_textfile
 
     settings = run.get("settings", {})
     exporters = RunExporters.create(PromOptions(server_metrics=NONE), _config(settings), run_id=out.name,
                                     model=str(run.get("model", "")), load=str(run.get("load", "")),
                                     offered_rps=None, schedule_end_s=settings.get("schedule_end_s"))
-    for record in records:
-        exporters.metrics.observe(record)
+    exporters.metrics.fold(frame, gap_samples)
     return write_textfile(out / TEXTFILE, exporters.metrics.registry)
 
 

@@ -1,84 +1,200 @@
-"""Latency blocks over any subset of requests, for large pooled samples.
+"""Latency blocks of any set of requests, read from samples sorted once (metrics.samples).
 
-A `Samples` set holds every sample of one metric with the request that produced it. The blocks of a
-subset of requests (the measured ones, one bucket, ...) come from selecting the owners' samples and
-sorting them once; integer nanosecond samples sort with numpy's fast integer sort before conversion to
-seconds, which keeps 20 M ITL gaps per dimension well under a second.
+For one sample set and several bucket dimensions at once:
+
+1. every included request gets the index of its *combination* of labels (prompt bucket × cache class
+   × ...; a run has few), every excluded one a last index;
+2. one pass over the sorted samples counts, per block of B consecutive samples, how many samples (or
+   how much weight) each combination has there: a small (blocks × combinations) table;
+3. per dimension and label, summing that table's columns gives cumulative counts per block, so the
+   sample of rank r of a label lies in the first block whose count exceeds r, and a scan of that one
+   block (B samples) finds it. Percentiles need about a dozen ranks per label.
+
+Mean and standard deviation combine the per-request moments (Chan's formula) instead of re-summing
+samples. Percentiles are exact: the same order statistics and the same interpolation as numpy's
+`linear` method over the label's samples (metrics.stats).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from metrics.stats import block_of_sorted, empty_block, sort_samples
-from metrics.units import NS_PER_S
+from metrics.samples import Samples
+from metrics.stats import PERCENTILES, empty_block, lerp, linear_positions
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
+_BLOCK = 4096
+_TABLE_CELLS = 1 << 22  # blocks × combinations kept below this (32 MiB of counts)
+
 
 @dataclass(slots=True)
-class Samples:
-    """Samples of one metric: `values` in seconds, or in ns when `in_ns`; `owner` = request index."""
+class Stats:
+    """The statistics of one label's samples; `quantiles` follow the percentiles asked for."""
 
-    values: npt.NDArray[Any]
-    owner: IntArray
-    in_ns: bool = False
+    count: int
+    mean: float | None = None
+    std: float | None = None
+    min: float | None = None
+    max: float | None = None
+    quantiles: tuple[float, ...] = ()
 
-    @classmethod
-    def per_request(cls, values: FloatArray) -> Samples:
-        """One sample per request where the value is defined (NaN = no sample)."""
-        defined = ~np.isnan(values)
-        return cls(values=values[defined], owner=np.flatnonzero(defined).astype(np.int64))
+    def block(self) -> dict[str, Any]:
+        """As a summary.json latency block (the quantiles must be those of metrics.stats.PERCENTILES)."""
+        if self.count == 0:
+            return empty_block()
+        out: dict[str, Any] = {"count": self.count, "mean": self.mean, "std": self.std, "min": self.min}
+        out.update(zip((key for key, _ in PERCENTILES), self.quantiles, strict=True))
+        out["max"] = self.max
+        return out
 
-    def select(self, include: BoolArray) -> npt.NDArray[Any]:
-        return self.values[include[self.owner]]
 
-    def sorted_seconds(self, values: npt.NDArray[Any]) -> FloatArray:
-        if self.in_ns:
-            return np.sort(values) / NS_PER_S  # integer sort, then one exact division each
-        return sort_samples(values)
+Dimension = tuple[IntArray, int]  # (label index per request, number of labels)
+SUMMARY_PERCENTILES: tuple[float, ...] = tuple(p for _, p in PERCENTILES)
+
+
+def stats_by_dimension(
+    samples: Samples, include: BoolArray, dims: Sequence[Dimension], percentiles: Sequence[float] = SUMMARY_PERCENTILES
+) -> list[list[Stats]]:
+    """Per dimension, per label: the statistics of the samples of included requests with that label."""
+    mom = samples.moments
+    members = np.flatnonzero(include & (mom.weight > 0))
+    if members.size == 0:
+        return [[Stats(0) for _ in range(n_labels)] for _, n_labels in dims]
+    combos, inverse = _combinations([np.asarray(codes)[members] for codes, _ in dims], [n for _, n in dims])
+    n_combos = combos.shape[0]
+    combo = np.full(samples.n_requests, n_combos, dtype=np.int64)  # excluded: the last index
+    combo[members] = inverse
+    block = _block_size(samples.values.shape[0], n_combos + 1)
+    table = _block_counts(samples, combo, n_combos + 1, block)
+    out = []
+    for d, (_, n_labels) in enumerate(dims):
+        to_label = np.zeros((n_combos + 1, n_labels))
+        to_label[np.arange(n_combos), combos[:, d]] = 1.0
+        cumulative = np.cumsum(table @ to_label, axis=0)
+        request_label = np.append(combos[:, d], n_labels)[combo]
+        means, stds = _moments_by_label(samples, request_label, n_labels)
+        reader = _RankReader(samples, request_label, cumulative, block)
+        row = []
+        for label in range(n_labels):
+            count = round(float(cumulative[-1, label])) if cumulative.shape[0] else 0
+            if count == 0:
+                row.append(Stats(0))
+                continue
+            low, high, gamma = linear_positions(count, percentiles)
+            value = reader.values(label, np.unique(np.concatenate(([0, count - 1], low, high))))
+            quantiles = lerp(np.array([value[r] for r in low]), np.array([value[r] for r in high]), gamma)
+            row.append(Stats(count, float(means[label]), float(stds[label]), value[0], value[count - 1],
+                             tuple(float(q) for q in quantiles)))
+        out.append(row)
+    return out
+
+
+def blocks_by_label(samples: Samples, include: BoolArray, codes: IntArray, n_labels: int) -> list[dict[str, Any]]:
+    """One summary block per label (request i has label codes[i]) over the requests in `include`."""
+    return [s.block() for s in stats_by_dimension(samples, include, [(codes, n_labels)])[0]]
 
 
 def block(samples: Samples, include: BoolArray) -> dict[str, Any]:
-    """The latency block of the samples of requests in `include`."""
-    return block_of_sorted(samples.sorted_seconds(samples.select(include)))
+    """The summary block of the samples of the requests in `include`."""
+    return blocks_by_label(samples, include, np.zeros(include.shape[0], dtype=np.int64), 1)[0]
 
 
-_LABEL_SHIFT = 44  # ns values below 2**44 (4.9 h) leave the high bits free for a label
-_VALUE_MASK = (1 << _LABEL_SHIFT) - 1
+def selection_stats(samples: Samples, include: BoolArray, percentiles: Sequence[float] = ()) -> Stats:
+    """Statistics of the requests in `include`, with any percentiles (thresholds ask for p(75) and such)."""
+    return stats_by_dimension(samples, include, [(np.zeros(include.shape[0], dtype=np.int64), 1)], percentiles)[0][0]
 
 
-def blocks_by_label(
-    samples: Samples, include: BoolArray, codes: IntArray, n_labels: int, whole: dict[str, Any] | None = None
-) -> list[dict[str, Any]]:
-    """One block per label (request i has label codes[i]) over the requests in `include`.
+def _combinations(codes: list[IntArray], sizes: list[int]) -> tuple[IntArray, IntArray]:
+    """The distinct label combinations (rows: one label per dimension) and each request's row."""
+    if float(np.prod([max(size, 1) for size in sizes], dtype=np.float64)) < 2.0**62:
+        packed = np.zeros(codes[0].shape[0], dtype=np.int64)
+        for column, size in zip(codes, sizes, strict=True):  # mixed radix: one integer per combination
+            packed *= size
+            packed += column
+        distinct, inverse = np.unique(packed, return_inverse=True)
+        rows = np.empty((distinct.shape[0], len(sizes)), dtype=np.int64)
+        for d in range(len(sizes) - 1, -1, -1):
+            rows[:, d] = distinct % sizes[d]
+            distinct //= sizes[d]
+        return rows, inverse.reshape(-1)
+    rows, inverse = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+    return rows, inverse.reshape(-1)
 
-    `whole`, the block of all of `include`, is reused for a label that holds every sample, which is the
-    common case of a dimension with one value (all cache `unknown`, one scenario).
-    """
-    request_label = np.where(include, codes, n_labels)  # excluded requests: a label past the last
-    labels = request_label[samples.owner]
-    counts = np.bincount(labels, minlength=n_labels + 1)[:n_labels]
-    total = int(counts.sum())
-    if total == 0 or (whole is not None and int(counts.max()) == total):
-        return [dict(whole) if whole is not None and total and c == total else empty_block() for c in counts]
-    values = samples.values
-    if samples.in_ns and n_labels < (1 << (62 - _LABEL_SHIFT)) and values.min() >= 0 and values.max() <= _VALUE_MASK:
-        # One integer sort orders the samples by (label, value): every label's sorted run at once.
-        keyed = labels << _LABEL_SHIFT
-        keyed |= values
-        keyed.sort()
-        bounds = np.concatenate(([0], np.cumsum(counts)))
-        return [
-            block_of_sorted((keyed[bounds[i] : bounds[i + 1]] & _VALUE_MASK) / NS_PER_S) for i in range(n_labels)
-        ]
-    return [
-        block_of_sorted(samples.sorted_seconds(values[labels == i])) if counts[i] else empty_block()
-        for i in range(n_labels)
-    ]
+
+def _block_size(n_samples: int, width: int) -> int:
+    block = _BLOCK
+    while (n_samples // block + 1) * width > _TABLE_CELLS:
+        block *= 2
+    return block
+
+
+def _block_counts(samples: Samples, combo: IntArray, width: int, block: int) -> FloatArray:
+    """(blocks × width): the weight of each combination inside each block of `block` sorted samples,
+    counted a slice of blocks at a time (small temporaries)."""
+    n = samples.values.shape[0]
+    n_blocks = -(-n // block)
+    out = np.zeros((n_blocks, width))
+    step = max(1, (1 << 20) // block)  # blocks per slice
+    offset = np.arange(step * block, dtype=np.int64) // block * width  # the block's place in the table
+    for first in range(0, n_blocks, step):
+        last = min(first + step, n_blocks)
+        lo, hi = first * block, min(last * block, n)
+        key = np.take(combo, samples.owner[lo:hi])
+        key += offset[: hi - lo]
+        weights = None if samples.weights is None else samples.weights[lo:hi]
+        counts = np.bincount(key, weights=weights, minlength=(last - first) * width)
+        out[first:last] = counts.reshape(last - first, width)
+    return out
+
+
+def _moments_by_label(samples: Samples, request_label: IntArray, n_labels: int) -> tuple[FloatArray, FloatArray]:
+    """Mean and population std per label from per-request moments (Chan et al.'s pairwise combination)."""
+    mom = samples.moments
+    use = (request_label < n_labels) & (mom.weight > 0)
+    lab = request_label[use]
+    weight, total, m2 = mom.weight[use], mom.total[use], mom.m2[use]
+    w = np.bincount(lab, weights=weight, minlength=n_labels)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(lab, weights=total, minlength=n_labels) / w
+        dev = total / weight - mean[lab]
+        spread = np.bincount(lab, weights=m2 + weight * dev * dev, minlength=n_labels)
+        std = np.sqrt(np.maximum(spread / w, 0.0))
+    return mean, std
+
+
+class _RankReader:
+    """Values of given ranks within one label's sorted samples (see the module docstring)."""
+
+    def __init__(self, samples: Samples, request_label: IntArray, cumulative: FloatArray, block: int) -> None:
+        self.samples = samples
+        self.request_label = request_label
+        self.cumulative = cumulative
+        self.block = block
+
+    def values(self, label: int, ranks: IntArray) -> dict[int, float]:
+        s = self.samples
+        cum = self.cumulative[:, label]
+        where = np.searchsorted(cum, ranks, side="right")
+        out: dict[int, float] = {}
+        for b in np.unique(where).tolist():
+            lo = b * self.block
+            hi = min(lo + self.block, s.values.shape[0])
+            hits = np.flatnonzero(self.request_label[s.owner[lo:hi]] == label)
+            before = cum[b - 1] if b else 0.0
+            mine = ranks[where == b]
+            if s.weights is None:
+                at = hits[(mine - round(float(before))).astype(np.intp)]
+            else:
+                reach = before + np.cumsum(s.weights[lo:hi][hits])
+                at = hits[np.searchsorted(reach, mine, side="right")]
+            for rank, j in zip(mine.tolist(), at.tolist(), strict=True):
+                out[rank] = float(s.values[lo + j])
+        return out

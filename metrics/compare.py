@@ -28,7 +28,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from metrics.run_samples import RunSamples, Selection, latency_stat
+from metrics.run_samples import RunSamples, Selection, latency_stat, query_percentiles
 from metrics.thresholds import LATENCY_METRICS, Query, parse_threshold
 
 FloatArray = npt.NDArray[np.float64]
@@ -112,14 +112,14 @@ def resample_stat(run: RunSamples, query: Query, sel: Selection, resamples: int,
     if query.metric in LATENCY_METRICS:
         samples = run.samples[LATENCY_METRICS[query.metric]]
         keep = sel.sampled[samples.owner]
-        raw = samples.values[keep]
-        order = np.argsort(raw, kind="stable")
-        values = raw[order] / 1e9 if samples.in_ns else np.asarray(raw[order], dtype=np.float64)
-        owner = local[samples.owner[keep][order]]
+        values = samples.values[keep]  # already ascending
+        owner = local[samples.owner[keep]]
+        repeats = None if samples.weights is None else samples.weights[keep]
     else:
         owner = np.arange(m)
         hit = run.good if query.metric == "goodput" else run.failed
         values = hit[units].astype(np.float64)
+        repeats = None
     if values.size == 0:
         return out
     batch = max(1, min(resamples, 4_000_000 // max(values.size, m)))
@@ -127,6 +127,8 @@ def resample_stat(run: RunSamples, query: Query, sel: Selection, resamples: int,
     for start in range(0, resamples, batch):
         b = min(batch, resamples - start)
         weights = rng.multinomial(m, uniform, size=b)[:, owner]
+        if repeats is not None:  # an ITL-per-token entry stands for k samples of its request
+            weights *= repeats
         out[start : start + b] = weighted_stat(values, weights, query)
     return out
 
@@ -164,8 +166,8 @@ def weighted_stat(sorted_values: FloatArray, weights: IntArray, query: Query) ->
 def _point(run: RunSamples, query: Query, sel: Selection) -> tuple[float | None, int]:
     """The statistic over the selection and the number of samples behind it."""
     if query.metric in LATENCY_METRICS:
-        values = run.latency_sorted(LATENCY_METRICS[query.metric], sel)
-        return latency_stat(values, query), int(values.shape[0])
+        stats = run.latency_stats(LATENCY_METRICS[query.metric], sel, query_percentiles(query))
+        return latency_stat(stats, query), stats.count
     return run.value(query), int(sel.measured.sum())
 
 

@@ -25,6 +25,7 @@ from metrics.frame import RequestFrame
 from metrics.units import NS_PER_S
 
 IntArray = npt.NDArray[np.int64]
+_SLICE = 1 << 20
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -103,28 +104,40 @@ class Gaps:
     """Inter-chunk gaps c_j − c_{j−1} (j = 2..K) of every request, CSR-style like the frame's chunks."""
 
     ns: IntArray  # the gap, integer ns
-    owner: IntArray  # request index of each gap (non-decreasing)
-    tokens: IntArray | None  # k_j of the later chunk j; None when every chunk carries one token
+    tokens: npt.NDArray[np.int32] | None  # k_j of the later chunk j; None when every chunk carries one token
     off: IntArray  # request i owns ns[off[i]:off[i + 1]]; K − 1 gaps (0 when K < 2)
 
     @property
     def one_token_each(self) -> bool:
         return self.tokens is None
 
+    @property
+    def owner(self) -> IntArray:
+        """Request index of each gap (non-decreasing)."""
+        return np.repeat(np.arange(self.off.shape[0] - 1, dtype=np.int64), np.diff(self.off))
+
 
 def chunk_gaps(frame: RequestFrame) -> Gaps:
-    """Every ITL gap, with its owner and the token count of the chunk that ends it."""
+    """Every ITL gap, with the token count of the chunk that ends it."""
     k = frame.chunk_count
     per_request = np.maximum(k - 1, 0)
-    starts = frame.chunk_off[:-1][k > 0]
-    # Step i of the flat diff goes from chunk i to chunk i + 1; drop the steps into a request's first chunk.
-    crossings = starts[starts > 0] - 1
-    ns = np.delete(np.diff(frame.chunk_ns), crossings)
-    ones = bool((frame.chunk_tok == 1).all())
-    tokens = None if ones else np.delete(frame.chunk_tok[1:], crossings)
     off = np.concatenate(([0], np.cumsum(per_request))).astype(np.int64)
-    owner = np.repeat(np.arange(frame.n, dtype=np.int64), per_request)
-    return Gaps(ns=ns, owner=owner, tokens=tokens, off=off)
+    if frame.chunk_ns.shape[0] < 2:
+        return Gaps(ns=np.zeros(0, dtype=np.int64), tokens=None, off=off)
+    # Step i of the flat diff goes from chunk i to chunk i + 1; drop the steps into a request's first chunk.
+    starts = frame.chunk_off[:-1][k > 0]
+    keep = np.ones(frame.chunk_ns.shape[0] - 1, dtype=np.bool_)
+    keep[starts[starts > 0] - 1] = False
+    ns = np.empty(int(off[-1]), dtype=np.int64)
+    at = 0
+    for lo in range(0, keep.shape[0], _SLICE):  # a slice at a time: no full-size temporary diff
+        hi = min(lo + _SLICE, keep.shape[0])
+        step = np.diff(frame.chunk_ns[lo : hi + 1])[keep[lo:hi]]
+        ns[at : at + step.shape[0]] = step
+        at += step.shape[0]
+    ones = bool((frame.chunk_tok == 1).all())
+    tokens = None if ones else np.asarray(frame.chunk_tok[1:][keep], dtype=np.int32)
+    return Gaps(ns=ns, tokens=tokens, off=off)
 
 
 def itl_s(gaps: Gaps) -> FloatArray:
@@ -132,16 +145,21 @@ def itl_s(gaps: Gaps) -> FloatArray:
     return gaps.ns / NS_PER_S
 
 
-def itl_token_ns(gaps: Gaps) -> tuple[FloatArray, IntArray]:
-    """ITL per token: gap j split evenly over its k_j tokens → k_j samples of gap/k_j (ns), and owners.
-
-    A chunk that carried no token (k_j = 0: running usage did not move) contributes no sample.
-    """
+def itl_token_weighted_ns(gaps: Gaps) -> tuple[FloatArray, npt.NDArray[np.int32]]:
+    """ITL per token, one entry per gap: gap j split evenly over its k_j tokens (gap / k_j, ns), standing
+    for k_j samples (the weights). A chunk that carried no token (k_j = 0: running usage did not move)
+    has weight 0: no sample."""
     if gaps.tokens is None:
-        return gaps.ns.astype(np.float64), gaps.owner
+        return gaps.ns.astype(np.float64), np.ones(gaps.ns.shape[0], dtype=np.int32)
     counts = np.maximum(gaps.tokens, 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         per_token = gaps.ns / counts
+    return per_token, counts
+
+
+def itl_token_ns(gaps: Gaps) -> tuple[FloatArray, IntArray]:
+    """ITL per token as plain samples: gap j → k_j samples of gap/k_j (ns), and their owners."""
+    per_token, counts = itl_token_weighted_ns(gaps)
     return np.repeat(per_token, counts), np.repeat(gaps.owner, counts)
 
 
@@ -157,7 +175,8 @@ def max_itl_s(gaps: Gaps, n: int) -> FloatArray:
 
 def stalls(gaps: Gaps, n: int, threshold_s: float) -> tuple[IntArray, FloatArray]:
     """Per request: how many gaps exceeded the stall threshold (strictly), and their total time (s)."""
-    over = gaps.ns > threshold_s * NS_PER_S
-    count = np.bincount(gaps.owner[over], minlength=n).astype(np.int64)
-    total_ns = np.bincount(gaps.owner[over], weights=gaps.ns[over], minlength=n)
+    over = np.flatnonzero(gaps.ns > threshold_s * NS_PER_S)
+    owner = np.searchsorted(gaps.off, over, side="right") - 1
+    count = np.bincount(owner, minlength=n).astype(np.int64)
+    total_ns = np.bincount(owner, weights=gaps.ns[over], minlength=n)
     return count, total_ns / NS_PER_S

@@ -59,8 +59,8 @@ class RequestFrame:
     tokens_known: BoolArray  # chunk_tokens was reported; otherwise chunk_tok holds 1 per chunk
     chunk_off: IntArray
     chunk_ns: IntArray
-    chunk_tok: IntArray
-    server_s: FloatArray  # per chunk, NaN where the server did not stamp the request
+    chunk_tok: npt.NDArray[np.int32]
+    server_s: FloatArray  # per chunk, NaN where the server did not stamp the request; empty when none was
     has_server: BoolArray
     server_phases: dict[str, FloatArray] = field(default_factory=dict)
     tags: dict[str, list[str | None]] = field(default_factory=dict)
@@ -91,8 +91,8 @@ class Columns:
         self.rows: list[tuple[Any, ...]] = []
         self.used = 0
         self.chunk_ns = np.zeros(1024, dtype=np.int64)
-        self.chunk_tok = np.ones(1024, dtype=np.int64)
-        self.server_s = np.full(1024, np.nan)
+        self.chunk_tok = np.ones(1024, dtype=np.int32)
+        self.server_s: FloatArray | None = None  # made at the first stamped request
 
     def add(
         self,
@@ -133,6 +133,8 @@ class Columns:
         if server_chunk_s is not None and k > 0:
             if len(server_chunk_s) != k:
                 raise ValueError(f"record {rid}: {len(server_chunk_s)} server_chunk_s for {k} chunk_ns")
+            if self.server_s is None:
+                self.server_s = np.full(self.chunk_ns.shape[0], np.nan)
             self.server_s[start:end] = server_chunk_s
         self.used = end
         if output_tokens is None:
@@ -149,7 +151,8 @@ class Columns:
         size = max(needed, 2 * self.chunk_ns.shape[0])
         self.chunk_ns = _grown(self.chunk_ns, size, 0)
         self.chunk_tok = _grown(self.chunk_tok, size, 1)
-        self.server_s = _grown(self.server_s, size, np.nan)
+        if self.server_s is not None:
+            self.server_s = _grown(self.server_s, size, np.nan)
 
     def build(self) -> RequestFrame:
         c = dict(zip(_ROW, map(list, zip(*self.rows, strict=True)), strict=True)) if self.rows else {n: [] for n in _ROW}
@@ -179,7 +182,7 @@ class Columns:
             chunk_off=chunk_off,
             chunk_ns=_trimmed(self.chunk_ns, self.used),
             chunk_tok=_trimmed(self.chunk_tok, self.used),
-            server_s=_trimmed(self.server_s, self.used),
+            server_s=np.zeros(0) if self.server_s is None else _trimmed(self.server_s, self.used),
             has_server=np.array(c["has_server"], dtype=np.bool_),
             server_phases={p: phases[:, i].copy() for i, p in enumerate(SERVER_PHASES)},
             tags={key: [t.get(key) for t in tags] for key in keys},
@@ -194,7 +197,7 @@ def check_chunk_order(chunk_ns: IntArray, chunk_off: IntArray, ids: list[int]) -
     """Chunk times must not go backwards within a request (one monotonic clock)."""
     if chunk_ns.shape[0] < 2:
         return
-    backwards = np.diff(chunk_ns) < 0
+    backwards = chunk_ns[1:] < chunk_ns[:-1]
     starts = chunk_off[1:-1]
     starts = starts[(starts > 0) & (starts < chunk_ns.shape[0])]
     backwards[starts - 1] = False  # the step from one request's last chunk to the next one's first

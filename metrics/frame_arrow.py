@@ -28,7 +28,7 @@ def record_schema() -> Any:
     return pa.schema([
         ("id", i64), ("intended_ns", i64), ("sent_ns", i64), ("status", text), ("error_kind", text),
         ("error_message", text), ("http_status", i64), ("chunk_ns", pa.list_(i64)),
-        ("chunk_tokens", pa.list_(i64)), ("token_source", text), ("output_tokens", i64),
+        ("chunk_tokens", pa.list_(pa.int32())), ("token_source", text), ("output_tokens", i64),
         ("output_tokens_estimated", flag), ("prompt_tokens", i64), ("prompt_tokens_estimated", flag),
         ("prompt_tokens_target", i64), ("cached_tokens", i64), ("finish_reason", text),
         ("first_byte_ns", i64), ("closed_ns", i64), ("output_tokens_target", i64),
@@ -44,11 +44,18 @@ def read_records_table(path: str | Path) -> Any:
     import pyarrow as pa
     import pyarrow.json as pj
 
-    data = Path(path).read_bytes()
+    path = Path(path)
+    options = pj.ParseOptions(explicit_schema=record_schema(), unexpected_field_behavior="infer")
+    with path.open("rb") as f:
+        size = f.seek(0, 2)
+        f.seek(max(size - 1, 0))
+        whole_lines = f.read(1) == b"\n"
+    if whole_lines:  # Arrow reads the file itself, a block at a time (no copy of it in memory)
+        return pj.read_json(path, parse_options=options)
+    data = path.read_bytes()  # a run killed mid-line: leave the torn line out
     data = data[: data.rfind(b"\n") + 1]
     if not data.strip():
         return record_schema().empty_table()
-    options = pj.ParseOptions(explicit_schema=record_schema(), unexpected_field_behavior="infer")
     return pj.read_json(pa.BufferReader(data), parse_options=options)
 
 
@@ -87,6 +94,8 @@ def _per_chunk(values: npt.NDArray[Any], lengths: IntArray, valid: npt.NDArray[n
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"record {ids[i]}: {lengths[i]} {what} for {k[i]} chunk_ns")
+    if valid[k > 0].all():  # every request with chunks has the list: the values are the column
+        return np.asarray(values, dtype=dtype)
     out = np.full(int(k.sum()), fill, dtype=dtype)
     out[np.repeat(valid, k)] = values
     return out
@@ -106,16 +115,21 @@ def frame_from_table(table: Any) -> RequestFrame:
     chunk_off = np.concatenate(([0], np.cumsum(k))).astype(np.int64)
     check_chunk_order(chunk_ns, chunk_off, ids.tolist())
     tok_values, tok_len, tokens_known = _lists(table, "chunk_tokens")
-    chunk_tok = _per_chunk(tok_values, tok_len, tokens_known, k, 1, np.int64, ids, "chunk_tokens")
+    chunk_tok = _per_chunk(tok_values, tok_len, tokens_known, k, 1, np.int32, ids, "chunk_tokens")
+    del tok_values
     srv_values, srv_len, srv_valid = _lists(table, "server_chunk_s")
     has_server = srv_valid & (k > 0)
-    server_s = _per_chunk(srv_values, srv_len, has_server, k, np.nan, np.float64, ids, "server_chunk_s")
+    server_s = _per_chunk(srv_values, srv_len, has_server, k, np.nan, np.float64, ids, "server_chunk_s") \
+        if has_server.any() else np.zeros(0)
     output = _floats(table, "output_tokens")
     missing = np.isnan(output)
     output_estimated = _bools(table, "output_tokens_estimated", True) | missing
     if missing.any():  # a hand-made record without N: Σk_j, an estimate (as the other builders do)
-        sums = np.add.reduceat(np.append(chunk_tok, 0), chunk_off[:-1]) * (k > 0)
-        output[missing] = sums[missing]
+        output[missing] = 0
+        rows = np.flatnonzero(missing & (k > 0))
+        if rows.size:  # rare: only such records pay for the cumulative sum
+            csum = np.concatenate(([0], np.cumsum(chunk_tok, dtype=np.int64)))
+            output[rows] = csum[chunk_off[rows + 1]] - csum[chunk_off[rows]]
     sent, has_sent = _ints(table, "sent_ns", -1)
     closed, has_closed = _ints(table, "closed_ns", -1)
     names = table.column_names

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.aggregate import Samples
+from metrics.aggregate import Stats, selection_stats
 from metrics.buckets import Dimension, cache_dimension, output_dimension, prompt_dimension, tag_dimensions
 from metrics.frame import ERROR, OK, RequestFrame
-from metrics.stats import quantiles_of_sorted
+from metrics.samples import Samples
 from metrics.summary import SummaryConfig, derive_per_request
 from metrics.thresholds import LATENCY_METRICS, Query
 from metrics.window import measurement_window, throughput
@@ -67,16 +67,14 @@ class RunSamples:
             mask &= dim.codes == dim.labels.index(label)
         return Selection(measured=mask, sampled=mask & self.ok)
 
-    def latency_sorted(self, metric_key: str, selection: Selection) -> FloatArray:
-        """Ascending samples (seconds or unitless) of one latency metric over the selection."""
-        samples = self.samples[metric_key]
-        return samples.sorted_seconds(samples.select(selection.sampled))
+    def latency_stats(self, metric_key: str, selection: Selection, percentiles: tuple[float, ...] = ()) -> Stats:
+        """Statistics of one latency metric (seconds or unitless) over the selection."""
+        return selection_stats(self.samples[metric_key], selection.sampled, percentiles)
 
     def value(self, query: Query) -> float | None:
         sel = self.select(query.filters)
         if query.metric in LATENCY_METRICS:
-            values = self.latency_sorted(LATENCY_METRICS[query.metric], sel)
-            return latency_stat(values, query)
+            return latency_stat(self.latency_stats(LATENCY_METRICS[query.metric], sel, query_percentiles(query)), query)
         measured = int(sel.measured.sum())
         if query.metric == "throughput":
             return _float(throughput(self.frame, self.window).get(query.agg))
@@ -96,23 +94,22 @@ class RunSamples:
         return good / duration if duration and measured else None
 
 
-def latency_stat(sorted_values: FloatArray, query: Query) -> float | None:
-    """One aggregation of ascending samples, as the summary computes it (None: no samples)."""
-    n = sorted_values.shape[0]
+def query_percentiles(query: Query) -> tuple[float, ...]:
+    return () if query.percentile is None else (query.percentile,)
+
+
+def latency_stat(stats: Stats, query: Query) -> float | None:
+    """One aggregation of a latency metric's statistics, as the summary computes it (None: no samples);
+    `stats` must hold the query's percentile (query_percentiles)."""
     if query.agg == "count":
-        return float(n)
-    if n == 0:
+        return float(stats.count)
+    if stats.count == 0:
         return None
     if query.percentile is not None:
-        return float(quantiles_of_sorted(sorted_values, [query.percentile])[0])
-    if query.agg == "mean":
-        return float(np.mean(sorted_values))
-    if query.agg == "std":
-        return float(np.std(sorted_values))
-    if query.agg == "min":
-        return float(sorted_values[0])
-    if query.agg == "max":
-        return float(sorted_values[-1])
+        return stats.quantiles[0]
+    if query.agg in ("mean", "std", "min", "max"):
+        value: float | None = getattr(stats, query.agg)
+        return value
     raise ValueError(f"unknown latency aggregation {query.agg!r}")
 
 

@@ -39,24 +39,32 @@ def empty_block() -> dict[str, Any]:
     return block
 
 
-def quantiles_of_sorted(sorted_values: FloatArray, percentiles: npt.ArrayLike) -> FloatArray:
-    """numpy's `linear` percentiles of an ascending, non-empty, NaN-free array, without re-sorting."""
-    n = sorted_values.shape[0]
+def linear_positions(n: int, percentiles: npt.ArrayLike) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
+    """Where numpy's `linear` percentiles of n ascending samples sit: the ranks of the two neighbours
+    (0-based; both n − 1 at the top) and the weight of the upper one."""
     q = np.true_divide(np.asarray(percentiles, dtype=np.float64), 100)
     virtual = (n - 1) * q
     previous = np.floor(virtual)
+    gamma = virtual - previous
     following = previous + 1
     at_top = virtual >= n - 1
-    previous[at_top] = -1
-    following[at_top] = -1
-    low = sorted_values[previous.astype(np.intp)]
-    high = sorted_values[following.astype(np.intp)]
-    gamma = virtual - previous
-    # Same two-sided interpolation as numpy's _lerp: exact at both ends.
+    previous[at_top] = n - 1
+    following[at_top] = n - 1  # low == high there, so gamma no longer matters
+    return previous.astype(np.intp), following.astype(np.intp), gamma
+
+
+def lerp(low: FloatArray, high: FloatArray, gamma: FloatArray) -> FloatArray:
+    """numpy's two-sided interpolation (its `_lerp`): exact at both ends."""
     diff = high - low
     result = np.add(low, diff * gamma)
     np.subtract(high, diff * (1 - gamma), out=result, where=gamma >= 0.5)
     return np.asarray(result, dtype=np.float64)
+
+
+def quantiles_of_sorted(sorted_values: FloatArray, percentiles: npt.ArrayLike) -> FloatArray:
+    """numpy's `linear` percentiles of an ascending, non-empty, NaN-free array, without re-sorting."""
+    previous, following, gamma = linear_positions(sorted_values.shape[0], percentiles)
+    return lerp(sorted_values[previous], sorted_values[following], gamma)
 
 
 def block_of_sorted(sorted_values: FloatArray) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics import derive
-from metrics.aggregate import Samples, block, blocks_by_label
+from metrics.aggregate import stats_by_dimension
 from metrics.buckets import (
     DEFAULT_OUTPUT_EDGES,
     DEFAULT_PROMPT_EDGES,
@@ -35,11 +36,11 @@ from metrics.buckets import (
 from metrics.fluidity import fluidity_index
 from metrics.frame import CANCELLED, ERROR, OK, RequestFrame, frame_from_records
 from metrics.record import RequestRecord
+from metrics.samples import Samples
 from metrics.server_side import server_section
 from metrics.slo import SLO, good_requests, slo_summary
 from metrics.stats import PERCENTILE_METHOD
 from metrics.tokens import tokens_section
-from metrics.units import NS_PER_S
 from metrics.window import Window, measurement_window, throughput
 
 SCHEMA_VERSION = 1
@@ -84,6 +85,19 @@ class PerRequest:
     stall_total_s: FloatArray
 
 
+def _gap_samples(gaps: derive.Gaps) -> tuple[Samples, Samples]:
+    """ITL and ITL per token. Per token is identical to ITL when every chunk carries one token: the
+    same object then, so its blocks are reused; otherwise the two sorts run on two threads (numpy's
+    sort and arithmetic release the GIL)."""
+    if gaps.one_token_each:
+        itl = Samples.from_gaps(gaps.ns, gaps.off, reuse=True)  # sorts in the gaps' memory: done with
+        return itl, itl
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="itl") as pool:
+        per_token = pool.submit(Samples.from_gaps, gaps.ns, gaps.off, gaps.tokens)
+        itl = Samples.from_gaps(gaps.ns, gaps.off)
+        return itl, per_token.result()
+
+
 def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: BoolArray) -> PerRequest:
     gaps = derive.chunk_gaps(frame)
     ttft = derive.ttft_s(frame)
@@ -92,12 +106,9 @@ def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: Bool
     max_itl = derive.max_itl_s(gaps, frame.n)
     deadlines = config.slo.fluidity_deadlines()
     fluid = fluidity_index(frame, *deadlines, sampled) if deadlines else np.full(frame.n, np.nan)
-    itl = Samples(values=gaps.ns, owner=gaps.owner, in_ns=True)
-    if gaps.one_token_each:  # identical to ITL: the same object, so its blocks are reused
-        per_token = itl
-    else:
-        token_ns, token_owner = derive.itl_token_ns(gaps)
-        per_token = Samples(values=token_ns / NS_PER_S, owner=token_owner)
+    count, total = derive.stalls(gaps, frame.n, config.stall_threshold_s)
+    itl, per_token = _gap_samples(gaps)
+    del gaps
     samples = {
         "ttft_s": Samples.per_request(ttft),
         "ttft_from_schedule_s": Samples.per_request(derive.ttft_from_schedule_s(frame)),
@@ -116,16 +127,30 @@ def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: Bool
         config.slo, ok_with_content=ok_with_content, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
         max_itl_s=max_itl, fluidity=fluid,
     )
-    count, total = derive.stalls(gaps, frame.n, config.stall_threshold_s)
     return PerRequest(samples, ttft, good, count, total)
 
 
-def _latency(per: PerRequest, include: BoolArray) -> dict[str, Any]:
-    done: dict[int, dict[str, Any]] = {}
-    for s in per.samples.values():
-        if id(s) not in done:
-            done[id(s)] = block(s, include)
-    return {name: dict(done[id(s)]) for name, s in per.samples.items()}
+def _dimensions(frame: RequestFrame, config: SummaryConfig) -> list[Dimension]:
+    return [
+        prompt_dimension(frame, config.prompt_bucket_edges),
+        cache_dimension(frame, full_ratio=config.cache_full_ratio, absent_is_zero=config.absent_cache_is_zero),
+        output_dimension(frame, config.output_bucket_edges),
+        *tag_dimensions(frame),
+    ]
+
+
+def _blocks(per: PerRequest, sampled: BoolArray, dims: list[Dimension]) -> dict[str, list[list[dict[str, Any]]]]:
+    """Per metric: [[the whole run's block], then per dimension one block per label]; each sample set is
+    read once for every dimension (a set shared by two metrics once for both)."""
+    groups = [(np.zeros(sampled.shape[0], dtype=np.int64), 1), *((d.codes, len(d.labels)) for d in dims)]
+    distinct = {id(s): s for s in per.samples.values()}
+
+    def blocks(s: Samples) -> list[list[dict[str, Any]]]:
+        return [[one.block() for one in row] for row in stats_by_dimension(s, sampled, groups)]
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="blocks") as pool:  # the two gap sets at once
+        done = dict(zip(distinct, pool.map(blocks, distinct.values()), strict=True))
+    return {name: done[id(s)] for name, s in per.samples.items()}
 
 
 def _goodput(good: int, measured: int, duration_s: float | None) -> dict[str, Any]:
@@ -138,25 +163,13 @@ def _goodput(good: int, measured: int, duration_s: float | None) -> dict[str, An
 
 
 def _buckets(
-    frame: RequestFrame, config: SummaryConfig, per: PerRequest, window: Window, latency: dict[str, Any]
+    frame: RequestFrame, per: PerRequest, window: Window, dims: list[Dimension],
+    blocks: dict[str, list[list[dict[str, Any]]]],
 ) -> list[dict[str, Any]]:
-    dims: list[Dimension] = [
-        prompt_dimension(frame, config.prompt_bucket_edges),
-        cache_dimension(frame, full_ratio=config.cache_full_ratio, absent_is_zero=config.absent_cache_is_zero),
-        output_dimension(frame, config.output_bucket_edges),
-        *tag_dimensions(frame),
-    ]
     measured = window.measured
-    sampled = measured & (frame.status == OK)
     out: list[dict[str, Any]] = []
-    for dim in dims:
-        n_labels = len(dim.labels)
-        in_measured = np.bincount(dim.codes[measured], minlength=n_labels)
-        by_sample: dict[int, list[dict[str, Any]]] = {}
-        for name, s in per.samples.items():
-            if id(s) not in by_sample:
-                by_sample[id(s)] = blocks_by_label(s, sampled, dim.codes, n_labels, whole=latency[name])
-        blocks = {name: by_sample[id(s)] for name, s in per.samples.items()}
+    for d, dim in enumerate(dims, start=1):
+        in_measured = np.bincount(dim.codes[measured], minlength=len(dim.labels))
         for code, label in enumerate(dim.labels):
             if in_measured[code] == 0:
                 continue
@@ -170,7 +183,7 @@ def _buckets(
                 "failed": int((mine & (frame.status == ERROR)).sum()),
                 "cancelled": int((mine & (frame.status == CANCELLED)).sum()),
                 "good": good,
-                "latency": {name: dict(blocks[name][code]) for name in per.samples},
+                "latency": {name: dict(rows[d][code]) for name, rows in blocks.items()},
                 "goodput": _goodput(good, int(in_measured[code]), window.duration_s),
             })
     return out
@@ -207,12 +220,19 @@ def summarize(
 ) -> dict[str, Any]:
     """The summary.json content. `records` may be a RequestFrame already (the fast report path)."""
     frame = records if isinstance(records, RequestFrame) else frame_from_records(records)
+    return summarize_frame(frame, config, run)[0]
+
+
+def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, Any]) -> tuple[dict[str, Any], PerRequest]:
+    """The summary and the per-request derivations behind it (their sorted samples serve metrics.prom)."""
     window = measurement_window(
         frame, warmup_s=config.warmup_s, cooldown_s=config.cooldown_s, schedule_end_s=config.schedule_end_s
     )
     sampled = window.measured & (frame.status == OK)
     per = derive_per_request(frame, config, sampled)
-    latency = _latency(per, sampled)
+    dims = _dimensions(frame, config)
+    blocks = _blocks(per, sampled, dims)
+    latency = {name: dict(rows[0][0]) for name, rows in blocks.items()}
     saturation = _saturation(frame, window, config.lag_threshold_s)
     stalled = sampled & (per.stall_count > 0)
     measured = int(window.measured.sum())
@@ -238,6 +258,6 @@ def summarize(
         },
         "tokens": tokens_section(frame, sampled),
         "goodput": {"slo": slo_summary(config.slo), **_goodput(good, measured, window.duration_s)},
-        "buckets": _buckets(frame, config, per, window, latency),
+        "buckets": _buckets(frame, per, window, dims, blocks),
         "server": server_section(frame, sampled, per.ttft),
-    }
+    }, per

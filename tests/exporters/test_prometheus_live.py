@@ -161,3 +161,32 @@ def test_scrapes_while_records_arrive_lose_nothing() -> None:
     text = _exposition(metrics)
     assert sum(v for _, v in _samples(text, "goodput_requests_total")) == 600
     assert sum(v for _, v in _samples(text, "goodput_ttft_seconds_count")) == 480
+
+
+@pytest.mark.parametrize("multi_token", [True, False])
+def test_folding_sorted_gap_samples_equals_folding_gap_by_gap(multi_token: bool) -> None:
+    """`goodput report` folds ITL from the summary's sorted samples; the histograms must be the ones
+    the gap-by-gap fold (the live path) gives."""
+    from metrics.frame import frame_from_records
+    from metrics.summary import summarize_frame
+
+    records = random_records(300, seed=8, error_every=7)
+    for i, r in enumerate(records):
+        if r.chunk_tokens and not multi_token:
+            r.chunk_tokens = [1] * len(r.chunk_tokens)
+        elif r.chunk_tokens and i % 5 == 0:
+            r.chunk_tokens[-1] = 0  # running usage did not move: no per-token sample
+    config = SummaryConfig(slo=parse_slo(SLO_SPECS), warmup_s=1.0)
+    frame = frame_from_records(records)
+    _, per = summarize_frame(frame, config, {})
+    live = LiveConfig(run_id="t", slo=config.slo, warmup_s=1.0)
+    plain, sorted_ = RunMetrics(live), RunMetrics(live)
+    plain.fold(frame)
+    sorted_.fold(frame, (per.samples["itl_s"], per.samples["itl_token_s"]))
+    a, b = _exposition(plain), _exposition(sorted_)
+    for name in ("goodput_itl_seconds", "goodput_itl_per_token_seconds"):
+        for suffix in ("_bucket", "_count"):
+            assert _samples(a, name + suffix) == _samples(b, name + suffix) != []
+        sums = zip(_samples(a, name + "_sum"), _samples(b, name + "_sum"), strict=True)
+        assert all(x[0] == y[0] and x[1] == pytest.approx(y[1], rel=1e-12) for x, y in sums)
+    assert _samples(a, "goodput_itl_per_token_seconds_count") != _samples(a, "goodput_itl_seconds_count") or not multi_token

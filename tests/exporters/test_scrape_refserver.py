@@ -93,6 +93,7 @@ def test_bad_prometheus_options_are_usage_errors(args: list[str], tmp_path: Path
 def test_report_helpers_rebuild_textfile_and_section(run: tuple[Path, dict[str, Any], list[RequestRecord]],
                                                      tmp_path: Path) -> None:
     from loadgen.prom_run import SECTION_FILE, load_server_section, rebuild_textfile
+    from metrics.frame import frame_from_records
 
     out, summary, records = run
     assert load_server_section(out) == summary["server"]["prometheus"]
@@ -100,7 +101,7 @@ def test_report_helpers_rebuild_textfile_and_section(run: tuple[Path, dict[str, 
     run_info = json.loads((out / "run.json").read_text())
     copy = tmp_path / out.name
     copy.mkdir()
-    rebuilt = rebuild_textfile(copy, records, run_info).read_text()
+    rebuilt = rebuild_textfile(copy, frame_from_records(records), run_info).read_text()
     original = (out / "metrics.prom").read_text()
 
     def histograms(text: str) -> set[tuple[str, tuple[tuple[str, str], ...], float]]:
