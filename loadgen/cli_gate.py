@@ -9,9 +9,6 @@ from typing import Annotated
 
 import typer
 
-from exporters.console import render_table
-from exporters.markdown import change_cells, compare_markdown, write_markdown
-from loadgen.gate_run import EXIT_THRESHOLDS_FAILED, build_gate_plan, judge, load_run_view
 from loadgen.outputs import RECORDS_FILE, read_run, summary_config
 from metrics.slo import parse_slo
 
@@ -69,6 +66,8 @@ def gate(
     junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here (one test case per threshold).")] = None,
     markdown: Annotated[Path | None, typer.Option(help="Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY).")] = None,
 ) -> int:
+    from loadgen.gate_run import build_gate_plan, judge, load_run_view  # here: `goodput --help` stays light
+
     try:
         settings = read_run(run_dir).get("settings", {}) if run_dir.is_dir() else {}
         plan = build_gate_plan(thresholds=threshold or [], config=config, baseline=baseline, abort_on_fail=False,
@@ -121,6 +120,9 @@ def compare(
     buckets: Annotated[bool, typer.Option("--buckets/--no-buckets", help="Compare per bucket too.")] = True,
     fail_on_regression: Annotated[bool, typer.Option(help="Exit 99 when a regression is flagged.")] = False,
 ) -> int:
+    from exporters.console import render_table
+    from exporters.markdown import change_cells, compare_markdown, write_markdown
+    from loadgen.gate_run import EXIT_THRESHOLDS_FAILED
     from metrics.compare import DEFAULT_STATS, compare_runs, parse_stat
     from metrics.frame import frame_from_jsonl
     from metrics.run_samples import RunSamples

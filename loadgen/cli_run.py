@@ -9,12 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from loadgen.arrivals import Arrival, parse_arrival, schedule
-from loadgen.gate_run import build_gate_plan
 from loadgen.lengths import parse_length
 from loadgen.outputs import summary_config
 from loadgen.payload import endpoint_url
 from loadgen.prom_run import parse_prom_options
-from loadgen.session import RunSetup, execute
 from loadgen.text import make_counter
 from loadgen.types import ClientConfig, Timeouts
 from loadgen.workload import DatasetWorkload, SyntheticWorkload, Workload, load_jsonl, load_sharegpt
@@ -219,6 +217,10 @@ def run(
     junit: Annotated[Path | None, typer.Option(help="Write threshold results as JUnit XML here.")] = None,
     markdown: Annotated[Path | None, typer.Option(help="Write threshold results as Markdown here (e.g. $GITHUB_STEP_SUMMARY).")] = None,
 ) -> int:
+    # Imported here, not with the module: `goodput --help` and `goodput report` stay light.
+    from loadgen.gate_run import build_gate_plan
+    from loadgen.session import RunSetup, execute
+
     try:
         if rate is None and arrival != "concurrency":
             rate = DEFAULT_RATE

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from metrics import arrow_columns as columns
 from metrics.frame import SERVER_PHASES, STATUS_CODES, RequestFrame, check_chunk_order
 
 IntArray = npt.NDArray[np.int64]
@@ -60,31 +61,24 @@ def read_records_table(path: str | Path) -> Any:
 
 
 def _ints(table: Any, name: str, fill: int) -> tuple[IntArray, npt.NDArray[np.bool_]]:
-    import pyarrow.compute as pc
-
-    col = table.column(name)
-    valid = np.asarray(col.is_valid(), dtype=np.bool_)
-    return np.asarray(pc.fill_null(col, fill), dtype=np.int64), valid
+    values, valid = columns.numbers(table.column(name), np.int64, fill)
+    return values, valid
 
 
 def _floats(table: Any, name: str) -> npt.NDArray[np.float64]:
-    return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=np.float64)
+    return columns.numbers(table.column(name), np.float64, np.nan)[0]
 
 
 def _bools(table: Any, name: str, default: bool) -> npt.NDArray[np.bool_]:
-    import pyarrow.compute as pc
-
-    return np.asarray(pc.fill_null(table.column(name), default), dtype=np.bool_)
+    return columns.numbers(table.column(name), np.bool_, default)[0]
 
 
 def _lists(table: Any, name: str) -> tuple[npt.NDArray[Any], IntArray, npt.NDArray[np.bool_]]:
     """(flat values, per-row lengths with null = 0, per-row validity) of a list column."""
-    import pyarrow.compute as pc
-
-    col = table.column(name)
-    lengths = np.asarray(pc.fill_null(pc.list_value_length(col), 0), dtype=np.int64)
-    values = np.asarray(pc.list_flatten(col).to_numpy(zero_copy_only=False))
-    return values, lengths, np.asarray(col.is_valid(), dtype=np.bool_)
+    try:
+        return columns.lists(table.column(name))
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
 
 
 def _per_chunk(values: npt.NDArray[Any], lengths: IntArray, valid: npt.NDArray[np.bool_], k: IntArray,
@@ -151,23 +145,26 @@ def frame_from_table(table: Any) -> RequestFrame:
 
 def _phases(column: Any, n: int) -> dict[str, npt.NDArray[np.float64]]:
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     out = {p: np.full(n, np.nan) for p in SERVER_PHASES}
     if column is None or not pa.types.is_struct(column.type):
         return out
+    fields = columns.struct_fields(column)
     for phase in SERVER_PHASES:
         index = column.type.get_field_index(phase)
         if index >= 0 and (pa.types.is_integer(column.type[index].type) or pa.types.is_floating(column.type[index].type)):
-            out[phase] = np.asarray(pc.struct_field(column, phase).to_numpy(zero_copy_only=False), dtype=np.float64)
+            chunks = pa.chunked_array(fields[phase], type=column.type[index].type)
+            out[phase] = columns.numbers(chunks, np.float64, np.nan)[0]
     return out
 
 
 def _tags(column: Any) -> dict[str, list[str | None]]:
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if column is None or not pa.types.is_struct(column.type):
         return {}
-    keys = sorted(column.type.field(i).name for i in range(column.type.num_fields))
-    return {key: [None if v is None else str(v) for v in pc.struct_field(column, key).to_pylist()] for key in keys}
+    fields = columns.struct_fields(column)
+    return {
+        key: [None if v is None else str(v) for v in pa.chunked_array(fields[key], type=column.type.field(key).type).to_pylist()]
+        for key in sorted(fields)
+    }
