@@ -70,15 +70,15 @@ def stats_by_dimension(
         return [[Stats(0) for _ in range(n_labels)] for _, n_labels in dims]
     combos, inverse = _combinations([np.asarray(codes)[members] for codes, _ in dims], [n for _, n in dims])
     n_combos = combos.shape[0]
+    block = _block_size(samples.values.shape[0], n_combos + 1)
+    if len(dims) > 1 and block > 4 * _BLOCK:  # labels combine into too many rows (a tag of many values)
+        return [stats_by_dimension(samples, include, [dim], percentiles)[0] for dim in dims]
     combo = np.full(samples.n_requests, n_combos, dtype=np.int64)  # excluded: the last index
     combo[members] = inverse
-    block = _block_size(samples.values.shape[0], n_combos + 1)
     table = _block_counts(samples, combo, n_combos + 1, block)
     out = []
     for d, (_, n_labels) in enumerate(dims):
-        to_label = np.zeros((n_combos + 1, n_labels))
-        to_label[np.arange(n_combos), combos[:, d]] = 1.0
-        cumulative = np.cumsum(table @ to_label, axis=0)
+        cumulative = np.cumsum(_by_label(table[:, :n_combos], combos[:, d], n_labels), axis=0)
         request_label = np.append(combos[:, d], n_labels)[combo]
         means, stds = _moments_by_label(samples, request_label, n_labels)
         reader = _RankReader(samples, request_label, cumulative, block)
@@ -131,9 +131,19 @@ def _combinations(codes: list[IntArray], sizes: list[int]) -> tuple[IntArray, In
 
 def _block_size(n_samples: int, width: int) -> int:
     block = _BLOCK
-    while (n_samples // block + 1) * width > _TABLE_CELLS:
+    while block < n_samples and (n_samples // block + 1) * width > _TABLE_CELLS:
         block *= 2
     return block
+
+
+def _by_label(table: FloatArray, labels: IntArray, n_labels: int) -> FloatArray:
+    """(blocks × labels): the columns of a (blocks × combinations) table summed by each combination's label."""
+    order = np.argsort(labels, kind="stable")
+    present, starts = np.unique(labels[order], return_index=True)
+    out = np.zeros((table.shape[0], n_labels))
+    if present.size:
+        out[:, present] = np.add.reduceat(table[:, order], starts, axis=1)
+    return out
 
 
 def _block_counts(samples: Samples, combo: IntArray, width: int, block: int) -> FloatArray:

@@ -135,6 +135,8 @@ async def test_waiting_for_a_connection_slot_is_dispatch_lag_not_ttft() -> None:
     assert first.status == second.status == "ok"
     assert first.closed_ns is not None and second.sent_ns is not None and first.sent_ns is not None
     # The second request waited for the only connection: its send time is after the first finished,
-    # so its TTFT is the server's, not the server's plus the queueing.
+    # so its TTFT is the server's, not the server's plus the queueing (the first request's whole
+    # ~150 ms stream). Half of that wait is the bar: a busy machine may add a few ms to one TTFT.
     assert second.sent_ns >= first.closed_ns
-    assert second.chunk_ns[0] - second.sent_ns < (first.chunk_ns[0] - first.sent_ns) + TOLERANCE_NS
+    waited = first.closed_ns - first.sent_ns
+    assert second.chunk_ns[0] - second.sent_ns < (first.chunk_ns[0] - first.sent_ns) + waited // 2

@@ -86,6 +86,22 @@ def test_several_dimensions_in_one_pass_equal_one_at_a_time() -> None:
         assert [s.block() for s in row] == blocks_by_label(samples, include, codes, n_labels)
 
 
+def test_many_label_combinations_fall_back_to_one_dimension_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(aggregate, "_TABLE_CELLS", 1 << 10)  # as if a tag had thousands of values
+    rng = np.random.default_rng(15)
+    ns, off = _gaps(rng, 3000, 50_000_000)
+    samples = Samples.from_gaps(ns, off)
+    include = np.ones(3000, dtype=bool)
+    dims = [(rng.integers(0, 50, 3000), 50), (rng.integers(0, 40, 3000), 40)]
+    calls: list[int] = []
+    inner = aggregate._block_counts
+    monkeypatch.setattr(aggregate, "_block_counts", lambda *a: calls.append(a[2]) or inner(*a))
+    together = stats_by_dimension(samples, include, dims)
+    assert calls == [51, 41]  # one table per dimension, not one over ~1,800 combinations
+    for (codes, n_labels), row in zip(dims, together, strict=True):
+        assert [s.block() for s in row] == blocks_by_label(samples, include, codes, n_labels)
+
+
 def test_any_percentile_for_thresholds() -> None:
     values = np.array([0.4, 0.1, 0.3, 0.2])
     stats = selection_stats(Samples.per_request(values), np.ones(4, dtype=bool), (75.0, 0.0, 100.0))
