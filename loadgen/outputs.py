@@ -47,17 +47,15 @@ def read_run(out_dir: Path) -> dict[str, Any]:
 
 
 def _tune_memory() -> None:
-    """Memory settings for the few large arrays of a report (process-wide; a report or the end of a run).
+    """Keep numpy and Arrow off transparent huge pages for the few large arrays of a report.
 
-    Summarising a large run allocates and frees 100 MB-scale arrays in turn, and the cost is the
-    kernel's, not numpy's: every fresh page faults, and a huge page can stall in compaction (or, in a
-    VM that hands free pages back to its host, in refaulting them). Measured here (bench/README.md):
-    ten rounds of two 160 MB arrays took 1.64 s returned to the kernel after each use and 0.30 s kept by
-    malloc for reuse; Arrow's default mimalloc pool, which uses huge pages, spent 0.2–3.1 s of system
-    time parsing a 327 MiB records.jsonl where the system allocator spent 0.4–0.7 s. So: numpy without
-    huge-page advice (its documented NUMPY_MADVISE_HUGEPAGE=0, set at run time), Arrow on the system
-    allocator, and glibc's malloc keeping freed memory for reuse (MALLOC_MMAP_MAX_=0,
-    MALLOC_TRIM_THRESHOLD_ large) instead of unmapping it.
+    Summarising a large run allocates and frees 100 MB-scale arrays in turn. Backed by huge pages, a fresh
+    one can stall in the kernel (compaction, or in a VM that hands free pages back to its host,
+    refaulting them): measured here (bench/README.md), numpy's huge-page advice cost up to 0.4 s per
+    160 MB array, and Arrow's default mimalloc pool, which uses huge pages, spent 0.2–3.1 s of system
+    time parsing a 327 MiB records.jsonl where the system allocator spent 0.4–0.7 s. The TLB savings are
+    small for a few linear passes. numpy: its documented NUMPY_MADVISE_HUGEPAGE=0, set at run time;
+    Arrow: the system memory pool. Process-wide; it runs for a report or at the end of a run.
     """
     import numpy._core.multiarray as multiarray
     import pyarrow as pa
@@ -66,29 +64,6 @@ def _tune_memory() -> None:
     if setter is not None:
         setter(False)
     pa.set_memory_pool(pa.system_memory_pool())
-    libc = _glibc()
-    if libc is not None:
-        libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
-        libc.mallopt(_M_MMAP_MAX, 0)
-
-
-_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # mallopt parameters (malloc.h)
-
-
-def _glibc() -> Any:
-    """glibc, or None elsewhere (musl, macOS): the tuning is then left out."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        libc = ctypes.CDLL(name)
-        libc.gnu_get_libc_version  # noqa: B018 - only glibc has it
-    except (OSError, AttributeError):
-        return None
-    return libc
 
 
 @dataclass(slots=True)
