@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +85,23 @@ print(f"  {'total':24s} {time.perf_counter() - t0:6.2f} s, peak RSS "
 """
 
 
+def machine_reference() -> str:
+    """Two fixed CPU tasks, so figures from different hours can be told apart by the machine's state."""
+    values = np.random.default_rng(0).integers(0, 1 << 40, 20_000_000)
+    sort = min(_timed(lambda: np.sort(values)) for _ in range(3))
+    def loop() -> None:
+        total = 0
+        for i in range(3_000_000):
+            total += i
+    return f"machine reference: numpy sort of 20 M int64 {sort * 1e3:.0f} ms, Python loop of 3 M adds {_timed(loop) * 1e3:.0f} ms"
+
+
+def _timed(task: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    task()
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, default=100_000)
@@ -91,6 +109,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--breakdown", action="store_true", help="also time each stage in one child")
     args = ap.parse_args()
+    print(machine_reference())
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp)
         t0 = time.perf_counter()
