@@ -85,6 +85,17 @@ def write_outputs(out_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
     return build_outputs(out_dir, run).summary
 
 
+def _frame(records: Path, table: Any) -> RequestFrame:
+    import pyarrow as pa
+
+    if table is not None:
+        try:
+            return frame_from_table(table)
+        except pa.ArrowException:  # a column Arrow typed in a way the frame cannot read: the line reader copes
+            pass
+    return frame_from_jsonl(records)
+
+
 def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
     """`write_outputs`, keeping what the summary was derived from."""
     import pyarrow as pa
@@ -100,7 +111,7 @@ def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
     # summarises; the table is dropped as soon as both are done with it.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet") as pool:
         parquet = pool.submit(write_records_parquet, out_dir / "records.parquet", records, table)
-        frame = frame_from_jsonl(records) if table is None else frame_from_table(table)
+        frame = _frame(records, table)
         del table
         summary, per = summarize_frame(frame, summary_config(run.get("settings", {})), dict(run))
         parquet.result()

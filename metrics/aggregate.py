@@ -71,8 +71,14 @@ def stats_by_dimension(
     combos, inverse = _combinations([np.asarray(codes)[members] for codes, _ in dims], [n for _, n in dims])
     n_combos = combos.shape[0]
     block = _block_size(samples.values.shape[0], n_combos + 1)
-    if len(dims) > 1 and block > 4 * _BLOCK:  # labels combine into too many rows (a tag of many values)
-        return [stats_by_dimension(samples, include, [dim], percentiles)[0] for dim in dims]
+    if block > 4 * _BLOCK:  # labels combine into too many rows (a tag of many values)
+        if len(dims) > 1:
+            return [stats_by_dimension(samples, include, [dim], percentiles)[0] for dim in dims]
+        codes, n_labels = dims[0]
+        request_label = np.full(samples.n_requests, n_labels, dtype=np.int64)
+        request_label[members] = np.asarray(codes)[members]
+        order = _LabelOrder(samples, request_label, n_labels)
+        return [_row(samples, request_label, n_labels, order.counts, order, percentiles)]
     combo = np.full(samples.n_requests, n_combos, dtype=np.int64)  # excluded: the last index
     combo[members] = inverse
     table = _block_counts(samples, combo, n_combos + 1, block)
@@ -80,21 +86,27 @@ def stats_by_dimension(
     for d, (_, n_labels) in enumerate(dims):
         cumulative = np.cumsum(_by_label(table[:, :n_combos], combos[:, d], n_labels), axis=0)
         request_label = np.append(combos[:, d], n_labels)[combo]
-        means, stds = _moments_by_label(samples, request_label, n_labels)
         reader = _RankReader(samples, request_label, cumulative, block)
-        row = []
-        for label in range(n_labels):
-            count = round(float(cumulative[-1, label])) if cumulative.shape[0] else 0
-            if count == 0:
-                row.append(Stats(0))
-                continue
-            low, high, gamma = linear_positions(count, percentiles)
-            value = reader.values(label, np.unique(np.concatenate(([0, count - 1], low, high))))
-            quantiles = lerp(np.array([value[r] for r in low]), np.array([value[r] for r in high]), gamma)
-            row.append(Stats(count, float(means[label]), float(stds[label]), value[0], value[count - 1],
-                             tuple(float(q) for q in quantiles)))
-        out.append(row)
+        out.append(_row(samples, request_label, n_labels, cumulative[-1], reader, percentiles))
     return out
+
+
+def _row(samples: Samples, request_label: IntArray, n_labels: int, counts: FloatArray, reader: _RankReader | _LabelOrder,
+         percentiles: Sequence[float]) -> list[Stats]:
+    """The statistics of each label of one dimension (request_label: n_labels for excluded requests)."""
+    means, stds = _moments_by_label(samples, request_label, n_labels)
+    row = []
+    for label in range(n_labels):
+        count = round(float(counts[label]))
+        if count == 0:
+            row.append(Stats(0))
+            continue
+        low, high, gamma = linear_positions(count, percentiles)
+        value = reader.values(label, np.unique(np.concatenate(([0, count - 1], low, high))))
+        quantiles = lerp(np.array([value[r] for r in low]), np.array([value[r] for r in high]), gamma)
+        row.append(Stats(count, float(means[label]), float(stds[label]), value[0], value[count - 1],
+                         tuple(float(q) for q in quantiles)))
+    return row
 
 
 def blocks_by_label(samples: Samples, include: BoolArray, codes: IntArray, n_labels: int) -> list[dict[str, Any]]:
@@ -208,3 +220,24 @@ class _RankReader:
             for rank, j in zip(mine.tolist(), at.tolist(), strict=True):
                 out[rank] = float(s.values[lo + j])
         return out
+
+
+class _LabelOrder:
+    """Rank reader for a dimension of very many labels: each label's positions in the sorted order,
+    gathered by one stable argsort of the per-sample label (ascending within each label)."""
+
+    def __init__(self, samples: Samples, request_label: IntArray, n_labels: int) -> None:
+        self.samples = samples
+        label = request_label[samples.owner]
+        self.order = np.argsort(label, kind="stable")
+        self.starts = np.concatenate(([0], np.cumsum(np.bincount(label, minlength=n_labels + 1))))
+        self.counts = np.bincount(label, weights=samples.weights, minlength=n_labels + 1)[:n_labels].astype(np.float64)
+
+    def values(self, label: int, ranks: IntArray) -> dict[int, float]:
+        s = self.samples
+        mine = self.order[self.starts[label] : self.starts[label + 1]]
+        if s.weights is None:
+            at = mine[ranks]
+        else:
+            at = mine[np.searchsorted(np.cumsum(s.weights[mine]), ranks, side="right")]
+        return {rank: float(s.values[j]) for rank, j in zip(ranks.tolist(), at.tolist(), strict=True)}

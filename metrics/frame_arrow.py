@@ -53,11 +53,21 @@ def read_records_table(path: str | Path) -> Any:
         whole_lines = f.read(1) == b"\n"
     if whole_lines:  # Arrow reads the file itself, a block at a time (no copy of it in memory)
         return pj.read_json(path, parse_options=options)
-    data = path.read_bytes()  # a run killed mid-line: leave the torn line out
-    data = data[: data.rfind(b"\n") + 1]
+    data = path.read_bytes()  # no newline at the end: keep a whole last record, leave a torn one out
+    cut = data.rfind(b"\n") + 1
+    data = data + b"\n" if _is_object(data[cut:]) else data[:cut]
     if not data.strip():
         return record_schema().empty_table()
     return pj.read_json(pa.BufferReader(data), parse_options=options)
+
+
+def _is_object(line: bytes) -> bool:
+    import orjson
+
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def _ints(table: Any, name: str, fill: int) -> tuple[IntArray, npt.NDArray[np.bool_]]:

@@ -147,15 +147,13 @@ def _sort_key(ns: IntArray, k: CountArray | None, owner_bits: int, reuse: bool) 
     """
     if ns.size == 0 or int(ns.min()) < 0:
         return None if ns.size else (ns.copy(), 0, 0)
-    if k is None and reuse and ns.flags.writeable and ns.flags.c_contiguous:
-        return ns, 0, 0
     k_max = 1 if k is None else int(k.max())
     k_bits = 0 if k is None else k_max.bit_length()
     f = (k_max * k_max - 1).bit_length()  # 2^f ≥ K²
     if int(ns.max()).bit_length() + f + k_bits + owner_bits > 63:
         return None
     if k is None:
-        return ns.copy(), 0, 0
+        return (ns, 0, 0) if reuse and ns.flags.writeable and ns.flags.c_contiguous else (ns.copy(), 0, 0)
     key = np.left_shift(ns, f)
     np.floor_divide(key, k, out=key)
     return key, f, k_bits
@@ -167,10 +165,14 @@ def _sort(
     """Ascending values (seconds) of ns / k with their owners and weights (`reuse`: sort in ns itself)."""
     owner_bits = max(n - 1, 1).bit_length()
     found = _sort_key(ns, k, owner_bits, reuse)
+    if found is None and k is not None and ns.size and int(ns.min()) >= 0:
+        # Usually a few chunks with many tokens make K too large for the key: sort those apart, merge.
+        small = k <= _largest_k(int(ns.max()).bit_length(), owner_bits)
+        if small.any() and not small.all():
+            big = ~small
+            return _merge(_sort(ns[small], owner[small], k[small], n), _argsorted(ns[big], owner[big], k[big]))
     if found is None:  # does not fit: an argsort of the float values, same result
-        per = ns / NS_PER_S if k is None else ns / k / NS_PER_S
-        order = np.argsort(per, kind="stable")
-        return per[order], owner[order], None if k is None else k[order]
+        return _argsorted(ns, owner, k)
     key, f, k_bits = found
     if k is not None:
         key <<= k_bits
@@ -199,3 +201,39 @@ def _sort(
     if w is not None:
         seconds /= NS_PER_S
     return seconds, own, w
+
+
+def _argsorted(ns: IntArray, owner: OwnerArray, k: CountArray | None) -> tuple[FloatArray, OwnerArray, CountArray | None]:
+    """`_sort` by an argsort of the float values (any range, slower)."""
+    per = ns / NS_PER_S if k is None else ns / k / NS_PER_S
+    order = np.argsort(per, kind="stable")
+    return per[order], owner[order], None if k is None else k[order]
+
+
+def _largest_k(value_bits: int, owner_bits: int) -> int:
+    """The largest token count K whose fixed-point key still fits beside the owner (0: none)."""
+    best = 0
+    for k_bits in range(1, 32):
+        if value_bits + 2 * k_bits + k_bits + owner_bits <= 63:  # 2^(2·k_bits) ≥ K² for K < 2^k_bits
+            best = (1 << k_bits) - 1
+    return best
+
+
+Sorted = tuple[FloatArray, OwnerArray, CountArray | None]
+
+
+def _merge(a: Sorted, b: Sorted) -> Sorted:
+    """Two ascending weighted sample runs as one (b's entries after a's equal ones)."""
+    a_values, a_owner, a_w = a
+    b_values, b_owner, b_w = b
+    at = np.searchsorted(a_values, b_values, side="right") + np.arange(b_values.shape[0])
+    from_b = np.zeros(a_values.shape[0] + b_values.shape[0], dtype=np.bool_)
+    from_b[at] = True
+    out = []
+    for x, y in ((a_values, b_values), (a_owner, b_owner), (a_w, b_w)):
+        assert x is not None and y is not None  # weighted runs only
+        merged = np.empty(from_b.shape[0], dtype=x.dtype)
+        merged[at] = y
+        merged[~from_b] = x
+        out.append(merged)
+    return out[0], out[1], out[2]

@@ -137,3 +137,40 @@ def test_sorting_in_the_gaps_own_memory_gives_the_same_samples() -> None:
     copy = Samples.from_gaps(ns, off)
     reused = Samples.from_gaps(ns.copy(), off, reuse=True)
     assert reused.values.tolist() == copy.values.tolist() and reused.owner.tolist() == copy.owner.tolist()
+
+
+def test_a_gap_too_long_for_the_packed_key_in_the_gaps_own_memory() -> None:
+    ns = np.array([2**62 + 5, 3, 7, 2**61], dtype=np.int64)  # no room left for the owner bits
+    off = np.array([0, 2, 4])
+    reused = Samples.from_gaps(ns.copy(), off, reuse=True)
+    assert reused.values.tolist() == sorted((ns / 1e9).tolist())
+    assert reused.owner.tolist() == [0, 1, 1, 0]
+
+
+@pytest.mark.parametrize("big_k", [300, 70_000])
+def test_a_few_chunks_with_many_tokens_are_sorted_apart_and_merged(big_k: int) -> None:
+    rng = np.random.default_rng(16)
+    ns, off = _gaps(rng, 200, 2**50)
+    tokens = rng.integers(0, 4, ns.size)
+    tokens[::97] = big_k  # K² no longer fits beside 50-bit gaps: these go through the slow sort
+    samples = Samples.from_gaps(ns, off, tokens)
+    plain, owner = _expanded(ns, off, tokens)
+    assert samples.weights is not None
+    assert np.repeat(samples.values, samples.weights).tolist() == np.sort(plain).tolist()
+    pairs = sorted(zip(np.repeat(samples.values, samples.weights).tolist(),
+                       np.repeat(samples.owner, samples.weights).tolist(), strict=True))
+    assert pairs == sorted(zip(plain.tolist(), owner.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_tag_of_very_many_values_is_read_label_by_label(monkeypatch: pytest.MonkeyPatch, weighted: bool) -> None:
+    monkeypatch.setattr(aggregate, "_TABLE_CELLS", 1 << 10)  # as if the tag had 100,000s of values
+    rng = np.random.default_rng(17)
+    ns, off = _gaps(rng, 3000, 50_000_000)
+    tokens = rng.integers(0, 4, ns.size) if weighted else None
+    samples = Samples.from_gaps(ns, off, tokens)
+    plain, owner = _expanded(ns, off, tokens)
+    include = rng.random(3000) < 0.9
+    codes = rng.integers(0, 900, 3000)
+    monkeypatch.setattr(aggregate, "_block_counts", None)  # the block table must not be used
+    _check(samples, plain, owner, include, codes, 900)

@@ -77,3 +77,11 @@ def test_bad_records_are_refused_like_the_line_reader(tmp_path: Path, record: di
         frame_from_jsonl(path)
     with pytest.raises(ValueError, match=message):
         frame_from_table(read_records_table(path))
+
+
+def test_a_whole_last_record_without_a_newline_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b"".join(r.to_json() for r in EDGE_CASES).rstrip(b"\n"))
+    arrow, lines = frame_from_table(read_records_table(path)), frame_from_jsonl(path)
+    assert arrow.n == lines.n == len(EDGE_CASES)
+    assert_same_frame(arrow, lines)
