@@ -16,10 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.aggregate import Stats, selection_stats
-from metrics.buckets import Dimension, cache_dimension, output_dimension, prompt_dimension, tag_dimensions
 from metrics.frame import ERROR, OK, RequestFrame
 from metrics.samples import Samples
-from metrics.summary import SummaryConfig, derive_per_request
+from metrics.summary import SummaryConfig, bucket_dimensions, derive_per_request
 from metrics.thresholds import LATENCY_METRICS, Query
 from metrics.window import measurement_window, throughput
 
@@ -48,13 +47,7 @@ class RunSamples:
         per = derive_per_request(frame, config, self.window.measured & self.ok)
         self.samples: dict[str, Samples] = per.samples
         self.good: BoolArray = per.good
-        dims: list[Dimension] = [
-            prompt_dimension(frame, config.prompt_bucket_edges),
-            cache_dimension(frame, full_ratio=config.cache_full_ratio, absent_is_zero=config.absent_cache_is_zero),
-            output_dimension(frame, config.output_bucket_edges),
-            *tag_dimensions(frame),
-        ]
-        self.dimensions = {d.name: d for d in dims}
+        self.dimensions = {d.name: d for d in bucket_dimensions(frame, config)}
 
     def select(self, filters: tuple[tuple[str, str], ...]) -> Selection:
         """Measured requests in every filtered bucket; an unknown dimension or label selects nobody."""

@@ -130,7 +130,8 @@ def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: Bool
     return PerRequest(samples, ttft, good, count, total)
 
 
-def _dimensions(frame: RequestFrame, config: SummaryConfig) -> list[Dimension]:
+def bucket_dimensions(frame: RequestFrame, config: SummaryConfig) -> list[Dimension]:
+    """The bucket dimensions of a run, in summary order: prompt tokens, cache class, output tokens, tags."""
     return [
         prompt_dimension(frame, config.prompt_bucket_edges),
         cache_dimension(frame, full_ratio=config.cache_full_ratio, absent_is_zero=config.absent_cache_is_zero),
@@ -230,7 +231,7 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
     )
     sampled = window.measured & (frame.status == OK)
     per = derive_per_request(frame, config, sampled)
-    dims = _dimensions(frame, config)
+    dims = bucket_dimensions(frame, config)
     blocks = _blocks(per, sampled, dims)
     latency = {name: dict(rows[0][0]) for name, rows in blocks.items()}
     saturation = _saturation(frame, window, config.lag_threshold_s)
