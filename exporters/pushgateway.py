@@ -2,14 +2,17 @@
 
 The grouping key is job + `run_id` + `worker`: every worker of every run owns its own group, so workers
 never overwrite each other and a rerun never mixes with an old run. A push replaces the whole group
-(HTTP PUT). Basic-auth credentials go only into the request's Authorization header.
+(HTTP PUT). Basic-auth credentials go only into the request's Authorization header: credentials written
+in the URL (`http://user:pass@host:9091`) are taken out of it by `split_credentials`, and a
+`PushTarget` refuses a URL that still carries them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from prometheus_client import CollectorRegistry, delete_from_gateway, push_to_gateway
 from prometheus_client.exposition import basic_auth_handler, default_handler
@@ -24,12 +27,15 @@ class PushTarget:
     run_id: str = ""
     worker: int = 0
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)  # never shown
     timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
-            raise ValueError(f"--pushgateway must be an http(s) URL, got {self.url!r}")
+            raise ValueError(f"--pushgateway must be an http(s) URL, got {_safe(self.url)!r}")
+        if "@" in urlsplit(self.url).netloc:
+            raise ValueError("a PushTarget URL must not carry credentials: pass username and password "
+                             "(see split_credentials)")
         if not self.job:
             raise ValueError("--pushgateway-job must not be empty")
         if (self.username is None) != (self.password is None):
@@ -50,10 +56,30 @@ class PushTarget:
         return with_auth
 
 
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """`http://user:pass@host:9091/x` → (`http://host:9091/x`, user, pass), percent-decoded; a URL without
+    credentials comes back as it is, with (None, None). ValueError for a user without a password."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ValueError(f"--pushgateway {_safe(url)!r} is not a valid URL: {exc}") from None
+    userinfo, at, hostinfo = parts.netloc.rpartition("@")
+    if not at:
+        return url, None, None
+    user, colon, password = userinfo.partition(":")
+    if not colon:
+        raise ValueError(f"--pushgateway {_safe(url)}: the URL names a user but no password; write "
+                         "http://USER:PASSWORD@HOST:PORT or use --pushgateway-user and --pushgateway-password")
+    return urlunsplit(parts._replace(netloc=hostinfo)), unquote(user), unquote(password)
+
+
 def _safe(url: str) -> str:
-    """The gateway as it may be shown in a message: without userinfo."""
+    """The gateway as it may be shown in a message: without userinfo (also when the scheme is missing)."""
     scheme, sep, rest = url.partition("://")
-    return f"{scheme}{sep}{rest.rpartition('@')[2]}"
+    if not sep:
+        scheme, rest = "", url
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}{sep}{authority.rpartition('@')[2]}{slash}{path}"
 
 
 def push(target: PushTarget, registry: CollectorRegistry) -> None:

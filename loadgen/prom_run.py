@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,7 @@ class PromOptions:
     pushgateway: str | None = None
     pushgateway_job: str = "goodput"
     pushgateway_user: str | None = None
-    pushgateway_password: str | None = None
+    pushgateway_password: str | None = field(default=None, repr=False)  # never shown
     pushgateway_interval_s: float = 0.0  # 0: push once, at the end
     pushgateway_delete: bool = False
     server_metrics: str = AUTO  # auto | none | URL
@@ -44,7 +44,7 @@ class PromOptions:
 
 def parse_prom_options(**kwargs: Any) -> PromOptions:
     """Build and check the options; ValueError with a CLI-ready message when something is off."""
-    opts = PromOptions(**kwargs)
+    opts = _credentials_out_of_url(PromOptions(**kwargs))
     if opts.metrics_port is not None and not 0 <= opts.metrics_port <= 65535:
         raise ValueError(f"--metrics-port must be in 0..65535, got {opts.metrics_port}")
     if opts.metrics_linger_s < 0:
@@ -63,6 +63,22 @@ def parse_prom_options(**kwargs: Any) -> PromOptions:
     if opts.server_metrics_interval_s <= 0:
         raise ValueError("--server-metrics-interval must be > 0")
     return opts
+
+
+def _credentials_out_of_url(opts: PromOptions) -> PromOptions:
+    """Credentials in `--pushgateway http://user:pass@host` become the basic-auth user and password, and
+    the URL used everywhere else (pushes, messages, anything written) is the one without them."""
+    from exporters.pushgateway import split_credentials
+
+    if opts.pushgateway is None:
+        return opts
+    url, user, password = split_credentials(opts.pushgateway)
+    if user is None:
+        return opts
+    if opts.pushgateway_user is not None or opts.pushgateway_password is not None:
+        raise ValueError(f"--pushgateway {url}: credentials in the URL and --pushgateway-user/--pushgateway-password "
+                         "both given; use one of them")
+    return replace(opts, pushgateway=url, pushgateway_user=user, pushgateway_password=password)
 
 
 def _warn(message: str) -> None:

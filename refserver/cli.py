@@ -12,10 +12,22 @@ import typer
 _FAULTS = "Fault injection"
 _ENGINE = "Engine"
 _SIM = "Sim engine (--engine sim)"
+_CONNECTIONS = "Connections"
+
+
+def _seconds(text: str, flag: str) -> float:
+    from metrics.units import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint=flag) from None
 
 
 def serve(
-    host: Annotated[str, typer.Option(help="Address to bind; 127.0.0.1 keeps it off the network.")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Address to bind; 127.0.0.1 keeps it off the network (beyond it without --api-key: a warning).")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port; 0 picks a free one (printed on start).", min=0, max=65535)] = 8000,
     model: Annotated[
         str | None, typer.Option(help="Local HF Llama directory (config.json, *.safetensors, tokenizer.json).")
@@ -47,6 +59,15 @@ def serve(
     ] = None,
     max_body_bytes: Annotated[int, typer.Option(help="Largest request body accepted.", min=1)] = 4 << 20,
     max_tokens_limit: Annotated[int | None, typer.Option(help="Refuse larger max_tokens.", min=1)] = None,
+    header_timeout: Annotated[
+        str, typer.Option(help="A request head must arrive within this (else 408 and close).", rich_help_panel=_CONNECTIONS)
+    ] = "10s",
+    body_timeout: Annotated[
+        str, typer.Option(help="A request body must arrive within this of its head (else 408 and close).", rich_help_panel=_CONNECTIONS)
+    ] = "30s",
+    max_connections: Annotated[
+        int, typer.Option(help="Open connections at most; past it a new one gets 503 and is closed.", min=1, rich_help_panel=_CONNECTIONS)
+    ] = 2048,
     fault_500: Annotated[float, typer.Option(help="Fraction answered HTTP 500.", rich_help_panel=_FAULTS)] = 0.0,
     fault_429: Annotated[float, typer.Option(help="Fraction answered HTTP 429.", rich_help_panel=_FAULTS)] = 0.0,
     fault_disconnect: Annotated[
@@ -94,15 +115,25 @@ def serve(
       goodput serve --engine sim --sim-model Llama-3.1-70B --sim-gpu H200 --sim-tp 4 --max-num-seqs 256
       goodput serve --fault-500 0.05 --fault-stall 0.02 --fault-stall-s 3 --fault-seed 1
       GOODPUT_API_KEY=secret goodput serve --host 0.0.0.0
+      goodput serve --header-timeout 5s --body-timeout 20s --max-connections 512
     """
     from refserver.api import AppConfig
-    from refserver.api.serve import build_server_app, run_server
+    from refserver.api.connection_guard import ConnectionLimits
+    from refserver.api.serve import build_server_app, exposure_warning, run_server
     from refserver.engine.config import EngineConfig
     from refserver.engine.sim_runner import sim_options_from_flags
     from refserver.faults import FaultConfig
 
     if engine not in ("torch", "sim"):
         raise typer.BadParameter(f"must be 'torch' or 'sim', got {engine!r}", param_hint="--engine")
+    try:
+        limits = ConnectionLimits(
+            header_timeout_s=_seconds(header_timeout, "--header-timeout"),
+            body_timeout_s=_seconds(body_timeout, "--body-timeout"),
+            max_connections=max_connections,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     try:
         faults = FaultConfig(
             error_500=fault_500,
@@ -154,8 +185,11 @@ def serve(
         gc.collect()
         gc.freeze()
         gc.set_threshold(50_000)
+    warning = exposure_warning(host, api_key)
+    if warning is not None:
+        typer.echo(warning, err=True)
     try:
-        run_server(app, host=host, port=port, log_level=log_level)
+        run_server(app, host=host, port=port, log_level=log_level, limits=limits)
     except OSError as exc:
         typer.echo(f"goodput serve: cannot listen on {host}:{port}: {exc}", err=True)
         raise typer.Exit(1) from None

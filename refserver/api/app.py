@@ -2,7 +2,9 @@
 
 `create_app(engine, tokenizer, config)` builds it; the engine is started and stopped by the app's
 lifespan. Routes: `POST /v1/chat/completions`, `POST /v1/completions`, `GET /v1/models`, `GET /health`,
-`GET /metrics`. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`.
+`GET /metrics`. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`. Every error,
+also an unknown path (404), a wrong method (405) and an unexpected failure (500), has an OpenAI-style
+JSON body.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -43,6 +46,25 @@ def _state(request: Request) -> ServerState:
 
 def _error_response(error: APIError) -> JSONResponse:
     return JSONResponse(error.body(), status_code=error.status)
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such route, a method the route does not take) as OpenAI-style errors."""
+    assert isinstance(exc, HTTPException)
+    where = f"{request.method} {request.url.path}"
+    if exc.status_code == 404:
+        error = APIError(404, f"no route {where}", code="not_found")
+    elif exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "")
+        error = APIError(405, f"method not allowed: {where} (allowed: {allowed})", code="method_not_allowed")
+    else:
+        error = APIError(exc.status_code, f"{exc.detail} ({where})", code=None)
+    return JSONResponse(error.body(), status_code=error.status, headers=exc.headers)
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> Response:
+    """A failure nothing else handled: a JSON 500 (the traceback still goes to the server's log)."""
+    return _error_response(APIError(500, "internal server error", type="server_error", code="internal_error"))
 
 
 def _injected_error(fault: FaultKind) -> APIError | None:
@@ -219,6 +241,7 @@ def create_app(
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    handlers = {HTTPException: _http_exception, Exception: _unexpected_error}
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.server = state
     return app

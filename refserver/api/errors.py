@@ -36,6 +36,10 @@ def bad_request(message: str, *, param: str | None = None, code: str = "invalid_
     return APIError(400, message, param=param, code=code)
 
 
+def body_too_large(message: str) -> APIError:
+    return APIError(413, message, code="body_too_large")
+
+
 def unauthorized() -> APIError:
     return APIError(401, "Invalid or missing API key.", type="authentication_error", code="invalid_api_key")
 

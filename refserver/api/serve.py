@@ -3,10 +3,12 @@
 The announcement `goodput refserver listening on http://HOST:PORT` is printed (flushed) only after
 the engine started and the socket accepts connections; other processes wait for that line. SIGTERM
 and SIGINT shut down gracefully (in-flight streams get `GRACEFUL_SHUTDOWN_S`) and exit with status 0.
+Connections get the head and body deadlines and the cap of `ConnectionLimits` (connection_guard.py).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import sys
 from typing import TYPE_CHECKING, Any
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from refserver.api.app import create_app
+from refserver.api.connection_guard import ConnectionLimits, guarded_protocol
 from refserver.api.state import AppConfig
 from refserver.chat_template import load_chat_template
 from refserver.tokenizer import load_tokenizer
@@ -40,6 +43,31 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address or a name) means only this machine: a loopback address, or a name all
+    of whose addresses are loopback. Wildcards (0.0.0.0, ::) and unresolvable names are not."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return False
+    addresses = {str(info[4][0]).partition("%")[0] for info in infos}
+    return bool(addresses) and all(ipaddress.ip_address(a).is_loopback for a in addresses)
+
+
+def exposure_warning(host: str, api_key: str | None) -> str | None:
+    """The warning for a server that anyone on the network may use: bound beyond loopback, no API key."""
+    if api_key or is_loopback(host):  # an empty key is no protection either
+        return None
+    return (
+        f"goodput serve: warning: --host {host} without an API key: the server is reachable from the network "
+        "without authentication; set --api-key (or GOODPUT_API_KEY), or bind 127.0.0.1"
+    )
+
+
 def url_of(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
@@ -62,16 +90,26 @@ class _Server(uvicorn.Server):
         self._captured_signals.clear()
 
 
-def run_server(app: Any, *, host: str, port: int, log_level: str = "warning") -> None:
-    """Serve `app` until SIGTERM/SIGINT. Raises OSError when the address cannot be bound."""
-    sock = bind_socket(host, port)
-    config = uvicorn.Config(
+def server_config(
+    app: Any, *, limits: ConnectionLimits | None = None, log_level: str = "warning", graceful_shutdown_s: float = GRACEFUL_SHUTDOWN_S
+) -> uvicorn.Config:
+    """uvicorn's settings for `app`: the guarded h11 protocol with `limits`, lifespan on, no access log."""
+    return uvicorn.Config(
         app,
+        http=guarded_protocol(limits or ConnectionLimits()),
         log_level=log_level,
         lifespan="on",
-        timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_S),
+        timeout_graceful_shutdown=int(graceful_shutdown_s),
         access_log=False,
     )
+
+
+def run_server(
+    app: Any, *, host: str, port: int, log_level: str = "warning", limits: ConnectionLimits | None = None
+) -> None:
+    """Serve `app` until SIGTERM/SIGINT. Raises OSError when the address cannot be bound."""
+    sock = bind_socket(host, port)
+    config = server_config(app, limits=limits, log_level=log_level)
     server = _Server(config, url_of(sock))
     try:
         server.run(sockets=[sock])

@@ -11,9 +11,9 @@ import time
 from dataclasses import dataclass, field
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
-from refserver.api.errors import bad_request, unauthorized
+from refserver.api.errors import APIError, bad_request, body_too_large, unauthorized
 from refserver.api.protocol import GenerationRequest
 from refserver.chat_template import ChatTemplate
 from refserver.engine.types import AsyncEngine, SamplingParams
@@ -57,12 +57,16 @@ class ServerState:
         limit = self.config.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise bad_request(f"request body of {declared} bytes exceeds the limit of {limit}", code="body_too_large")
+            raise body_too_large(f"request body of {declared} bytes exceeds the limit of {limit}")
         body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > limit:
-                raise bad_request(f"request body exceeds the limit of {limit} bytes", code="body_too_large")
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise body_too_large(f"request body exceeds the limit of {limit} bytes")
+        except ClientDisconnect:  # the client left, or its body timed out: nobody reads this answer
+            raise APIError(400, "the client disconnected before the request body was complete",
+                           code="client_disconnected") from None
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError as exc:

@@ -10,8 +10,9 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporters.prometheus_live import LiveConfig, RunMetrics
-from exporters.pushgateway import PushTarget, delete, push
+from exporters.pushgateway import PushTarget, delete, push, split_credentials
 from exporters.textfile import TEXTFILE, write_textfile
+from loadgen.prom_run import parse_prom_options
 from metrics.slo import parse_slo
 from tests.exporters._prom_procs import TEST_PASSWORD, TEST_USER, pushgateway
 from tests.exporters._records import random_records
@@ -58,6 +59,57 @@ def test_push_target_validation() -> None:
         PushTarget(url="http://127.0.0.1:9091", username="u")
 
 
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://127.0.0.1:9091", ("http://127.0.0.1:9091", None, None)),
+        ("http://alice:s3cret@gw.example:9091", ("http://gw.example:9091", "alice", "s3cret")),
+        ("https://alice:p%40ss%3Aw@gw.example/prefix", ("https://gw.example/prefix", "alice", "p@ss:w")),
+        ("http://alice:pa@ss@gw.example:9091", ("http://gw.example:9091", "alice", "pa@ss")),
+        ("http://alice:@gw.example", ("http://gw.example", "alice", "")),
+    ],
+)
+def test_split_credentials(url: str, expected: tuple[str, str | None, str | None]) -> None:
+    assert split_credentials(url) == expected
+
+
+def test_url_credentials_become_basic_auth_options() -> None:
+    opts = parse_prom_options(pushgateway="http://alice:s3cret@127.0.0.1:9091")
+    assert (opts.pushgateway, opts.pushgateway_user, opts.pushgateway_password) == ("http://127.0.0.1:9091", "alice", "s3cret")
+    assert "s3cret" not in repr(opts)
+    plain = parse_prom_options(pushgateway="http://127.0.0.1:9091", pushgateway_user="bob", pushgateway_password="pw")
+    assert (plain.pushgateway, plain.pushgateway_user, plain.pushgateway_password) == ("http://127.0.0.1:9091", "bob", "pw")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"pushgateway_user": "bob", "pushgateway_password": "pw"}, "--pushgateway-user"),
+        ({"pushgateway_password": "pw"}, "--pushgateway-user"),
+    ],
+)
+def test_url_credentials_and_user_flags_together_are_refused(kwargs: dict[str, str], message: str) -> None:
+    with pytest.raises(ValueError, match=message) as info:
+        parse_prom_options(pushgateway="http://alice:s3cret@127.0.0.1:9091", **kwargs)
+    assert "s3cret" not in str(info.value)
+
+
+def test_a_url_user_without_password_is_refused() -> None:
+    with pytest.raises(ValueError, match="no password") as info:
+        parse_prom_options(pushgateway="http://alice@127.0.0.1:9091")
+    assert "--pushgateway-user" in str(info.value)
+
+
+def test_a_push_target_never_takes_a_url_with_credentials() -> None:
+    with pytest.raises(ValueError, match="credentials") as info:
+        PushTarget(url="http://alice:s3cret@127.0.0.1:9091")
+    assert "s3cret" not in str(info.value)
+    with pytest.raises(ValueError, match="http") as info:
+        PushTarget(url="alice:s3cret@127.0.0.1:9091")  # no scheme: the message still hides the password
+    assert "s3cret" not in str(info.value)
+    assert "s3cret" not in repr(PushTarget(url="http://127.0.0.1:9091", username="alice", password="s3cret"))
+
+
 def test_push_failure_is_a_clear_error_without_credentials() -> None:
     target = PushTarget(url="http://127.0.0.1:9", run_id="r", username="alice", password="s3cret")
     with pytest.raises(RuntimeError, match="Pushgateway") as info:
@@ -96,6 +148,51 @@ def test_push_with_basic_auth(tmp_path: Path) -> None:
         scraped = httpx.get(f"{url}/metrics", auth=(TEST_USER, TEST_PASSWORD), timeout=10).text
         assert 'run_id="auth"' in scraped
         delete(target)
+
+
+def test_push_with_credentials_in_the_url(tmp_path: Path) -> None:
+    with pushgateway(tmp_path, basic_auth=True) as url:
+        authority = url.removeprefix("http://")
+        wrong = parse_prom_options(pushgateway=f"http://{TEST_USER}:wrong-password@{authority}")
+        assert wrong.pushgateway is not None
+        target = PushTarget(url=wrong.pushgateway, run_id="url-auth", username=wrong.pushgateway_user,
+                            password=wrong.pushgateway_password)
+        with pytest.raises(RuntimeError) as info:
+            push(target, _metrics().registry)
+        # the cause is visible (the gateway refused the credentials), the URL shown is the one used
+        assert str(info.value) == f"push to Pushgateway {url} failed: Unauthorized"
+        right = parse_prom_options(pushgateway=f"http://{TEST_USER}:{TEST_PASSWORD}@{authority}")
+        assert right.pushgateway is not None
+        push(PushTarget(url=right.pushgateway, run_id="url-auth", username=right.pushgateway_user,
+                        password=right.pushgateway_password), _metrics().registry)
+        scraped = httpx.get(f"{url}/metrics", auth=(TEST_USER, TEST_PASSWORD), timeout=10).text
+        assert 'run_id="url-auth"' in scraped
+
+
+@pytest.mark.slow
+def test_goodput_run_with_credentials_in_the_pushgateway_url(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The run pushes with basic auth, and the password is in no output file, message or label."""
+    from loadgen.cli import run_cli
+
+    with pushgateway(tmp_path, basic_auth=True) as url:
+        out = tmp_path / "run"
+        gateway = f"http://{TEST_USER}:{TEST_PASSWORD}@{url.removeprefix('http://')}"
+        code = run_cli(["run", "--requests", "3", "--rate", "50", "--output-tokens", "4", "--quiet",
+                        "--server-metrics", "none", "--pushgateway", gateway, "--output", str(out)])
+        printed = capfd.readouterr()
+        assert code == 0, printed.err
+        scraped = httpx.get(f"{url}/metrics", auth=(TEST_USER, TEST_PASSWORD), timeout=10).text
+        assert f'run_id="{out.name}"' in scraped
+        written = [p for p in out.rglob("*") if p.is_file()]
+        assert {p.name for p in written} >= {"run.json", "summary.json", "metrics.prom"}
+        for text in [printed.out, printed.err, scraped, *(p.read_bytes().decode("utf-8", "replace") for p in written)]:
+            assert TEST_PASSWORD not in text
+        both = run_cli(["run", "--requests", "1", "--quiet", "--pushgateway", gateway, "--pushgateway-user", "x",
+                        "--pushgateway-password", "y", "--output", str(tmp_path / "refused")])
+        printed = capfd.readouterr()
+        assert both == 2
+        assert "--pushgateway-user" in printed.err
+        assert TEST_PASSWORD not in printed.err + printed.out
 
 
 @pytest.mark.slow

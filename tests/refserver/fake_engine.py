@@ -16,10 +16,13 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from refserver.engine.types import EngineStats, FinishReason, QueueFullError, SamplingParams, TokenEvent
 from refserver.tokenizer import EOS_ID
+
+if TYPE_CHECKING:
+    from refserver.api.connection_guard import ConnectionLimits
 
 DEFAULT_SCRIPT = list(b"Hello, world! ")
 
@@ -168,14 +171,15 @@ class FakeEngine:
 
 
 @contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
-    """Run an ASGI app on uvicorn on a free loopback port in a thread; yield its base URL; stop it."""
+def serve_in_thread(app: Any, limits: ConnectionLimits | None = None) -> Iterator[str]:
+    """Run an ASGI app on a free loopback port in a thread, configured as `goodput serve` configures
+    uvicorn (with `limits`, default: the server's); yield its base URL; stop it."""
     import uvicorn
 
-    from refserver.api.serve import bind_socket, url_of
+    from refserver.api.serve import bind_socket, server_config, url_of
 
     sock = bind_socket("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="on", timeout_graceful_shutdown=2))
+    server = uvicorn.Server(server_config(app, limits=limits, log_level="critical", graceful_shutdown_s=2))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

@@ -93,9 +93,9 @@ def test_body_not_json_or_not_object(base_url: str) -> None:
     assert assert_error(not_object, 400)["code"] == "invalid_body"
 
 
-def test_body_size_limit(base_url: str) -> None:
+def test_body_size_limit_is_413(base_url: str) -> None:
     big = {"messages": [{"role": "user", "content": "x" * 5000}]}
-    assert assert_error(httpx.post(f"{base_url}/v1/chat/completions", json=big), 400)["code"] == "body_too_large"
+    assert assert_error(httpx.post(f"{base_url}/v1/chat/completions", json=big), 413)["code"] == "body_too_large"
 
     def chunked() -> Iterator[bytes]:  # no Content-Length: the limit must hold while reading
         yield b'{"messages": [{"role": "user", "content": "'
@@ -103,7 +103,56 @@ def test_body_size_limit(base_url: str) -> None:
         yield b'"}]}'
 
     response = httpx.post(f"{base_url}/v1/chat/completions", content=chunked())
-    assert assert_error(response, 400)["code"] == "body_too_large"
+    assert assert_error(response, 413)["code"] == "body_too_large"
+
+
+def test_a_large_upload_gets_413_and_the_connection_stays_usable(base_url: str) -> None:
+    with httpx.Client(base_url=base_url, timeout=60.0) as client:
+        response = client.post("/v1/completions", content=b"x" * (8 << 20), headers={"content-type": "application/json"})
+        assert assert_error(response, 413)["code"] == "body_too_large"
+        assert client.post("/v1/completions", json={"prompt": "a", "max_tokens": 2}).status_code == 200
+
+
+ROUTES = {
+    "/v1/chat/completions": {"POST"},
+    "/v1/completions": {"POST"},
+    "/v1/models": {"GET", "HEAD"},
+    "/health": {"GET", "HEAD"},
+    "/metrics": {"GET", "HEAD"},
+}
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+@pytest.mark.parametrize(("path", "method"), [(p, m) for p in ROUTES for m in METHODS if m not in ROUTES[p]])
+def test_wrong_method_is_a_json_405(base_url: str, path: str, method: str) -> None:
+    response = httpx.request(method, f"{base_url}{path}")
+    error = assert_error(response, 405)
+    assert error["code"] == "method_not_allowed"
+    assert response.headers["content-type"] == "application/json"
+    assert set(response.headers["allow"].replace(" ", "").split(",")) == ROUTES[path]
+
+
+@pytest.mark.parametrize("path", ["/", "/v1", "/v1/chat", "/v1/embeddings", "/v2/chat/completions", "/health/x"])
+@pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
+def test_unknown_path_is_a_json_404(base_url: str, path: str, method: str) -> None:
+    response = httpx.request(method, f"{base_url}{path}")
+    assert assert_error(response, 404)["code"] == "not_found"
+    assert response.headers["content-type"] == "application/json"
+
+
+def test_malformed_http_is_a_json_400(base_url: str) -> None:
+    import socket
+
+    host, port = base_url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30.0) as sock:
+        sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ")
+    assert b"content-type: application/json" in head.lower()
+    assert assert_error(httpx.Response(400, content=body), 400)["code"] == "invalid_http"
 
 
 def test_unknown_fields_are_ignored(base_url: str) -> None:
@@ -138,3 +187,16 @@ def test_engine_failure_mid_stream_is_an_error_event() -> None:
         assert "".join(e["choices"][0]["delta"].get("content", "") for e in events[:-2]) == "Hel"
         failed = httpx.post(f"{url}/v1/chat/completions", json={"messages": MESSAGES})
         assert_error(failed, 500)
+
+
+def test_unexpected_failure_is_a_json_500() -> None:
+    class BrokenStats(FakeEngine):
+        def stats(self) -> Any:
+            if self.started:  # the app reads stats once when it is built
+                raise RuntimeError("stats are broken")
+            return super().stats()
+
+    with serve_in_thread(make_app(BrokenStats())) as url:
+        response = httpx.get(f"{url}/metrics")
+        assert assert_error(response, 500)["code"] == "internal_error"
+        assert "stats are broken" not in response.text  # the details go to the server's log only

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -98,3 +99,76 @@ def test_cli_help_has_examples() -> None:
     assert result.exit_code == 0
     assert "goodput serve --port 0" in result.output
     assert "127.0.0.1" in result.output
+
+
+def _invoke_without_binding(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Any, list[dict[str, Any]]]:
+    """`goodput serve ARGS` with everything but the bind: a test must not listen on the network."""
+    import typer
+
+    import refserver.api.serve as serve_module
+
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(serve_module, "run_server", lambda app, **kwargs: calls.append(kwargs))
+    app = typer.Typer()
+    app.command()(serve)
+    result = CliRunner().invoke(app, ["--device", "cpu", "--num-blocks", "16", *args])
+    return result, calls
+
+
+@pytest.mark.parametrize(
+    ("args", "warns"),
+    [
+        (["--host", "0.0.0.0"], True),
+        (["--host", "::"], True),
+        (["--host", "0.0.0.0", "--api-key", ""], True),
+        (["--host", "0.0.0.0", "--api-key", "k"], False),
+        (["--host", "127.0.0.1"], False),
+        (["--host", "localhost"], False),
+        (["--host", "::1"], False),
+    ],
+)
+def test_network_bind_without_api_key_warns(monkeypatch: pytest.MonkeyPatch, args: list[str], warns: bool) -> None:
+    monkeypatch.delenv("GOODPUT_API_KEY", raising=False)
+    result, calls = _invoke_without_binding(monkeypatch, *args)
+    assert result.exit_code == 0, result.output
+    assert calls and calls[0]["host"] == args[1]
+    warning = [line for line in result.stderr.splitlines() if "warning" in line]
+    if warns:
+        assert len(warning) == 1
+        assert f"--host {args[1]}" in warning[0]
+        assert "reachable from the network without authentication" in warning[0]
+        assert "--api-key" in warning[0]
+    else:
+        assert warning == []
+
+
+def test_connection_flags_reach_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    result, calls = _invoke_without_binding(
+        monkeypatch, "--header-timeout", "2s", "--body-timeout", "1500ms", "--max-connections", "7"
+    )
+    assert result.exit_code == 0, result.output
+    limits = calls[0]["limits"]
+    assert (limits.header_timeout_s, limits.body_timeout_s, limits.max_connections) == (2.0, 1.5, 7)
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [(["--header-timeout", "0s"], "--header-timeout"), (["--body-timeout", "soon"], "--body-timeout"),
+     (["--max-connections", "0"], "--max-connections")],
+)
+def test_bad_connection_flags_are_usage_errors(monkeypatch: pytest.MonkeyPatch, args: list[str], flag: str) -> None:
+    result, calls = _invoke_without_binding(monkeypatch, *args)
+    assert result.exit_code == 2
+    assert flag in result.output
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("[::1]", True), ("localhost", True),
+     ("0.0.0.0", False), ("::", False), ("192.0.2.1", False), ("no-such-host.invalid", False)],
+)
+def test_is_loopback(host: str, loopback: bool) -> None:
+    from refserver.api.serve import is_loopback
+
+    assert is_loopback(host) is loopback
