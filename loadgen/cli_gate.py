@@ -36,9 +36,11 @@ Examples:
       --threshold 'errors:rate<1%'
 """
 
-COMPARE_HELP = """Compare a candidate run with a baseline run: per metric and bucket, the change and a bootstrap
-confidence interval over requests (seeded). Only changes whose interval excludes zero are flagged, so a
-noisy run is not mistaken for a regression. Prints the table and writes it as Markdown.
+COMPARE_HELP = """Compare a candidate run with one baseline run, or with several runs of the baseline configuration:
+per metric and bucket, the change and a bootstrap confidence interval over requests (seeded). A change is
+flagged only when its interval excludes zero, it leaves the run-to-run spread of the baseline runs (given
+two or more), and it is at least --min-change of the baseline (and --min-change-abs for durations), so
+noise is not mistaken for a regression. Prints the table and writes it as Markdown.
 
 Examples:
 
@@ -46,10 +48,13 @@ Examples:
   goodput compare runs/main runs/cand            # writes runs/cand/compare.md
 
 \b
+  goodput compare runs/main-1 runs/main-2 runs/main-3 runs/cand   # three baseline runs, then the candidate
+
+\b
   goodput compare runs/main runs/cand --stat 'ttft:p(90)' --stat 'tpot:avg' --output compare.md
 
 \b
-  goodput compare runs/main runs/cand --fail-on-regression --min-change 5%   # exit 99 on a regression
+  goodput compare runs/main runs/cand --fail-on-regression --min-change 10%   # exit 99 on a regression
 """
 
 
@@ -108,15 +113,17 @@ def _fraction(text: str, name: str) -> float:
 
 
 def compare(
-    base_dir: Annotated[Path, typer.Argument(metavar="BASELINE", help="The baseline run directory.")],
+    base_dirs: Annotated[list[Path], typer.Argument(
+        metavar="BASELINE", help="One or more baseline run directories (repeated runs of one configuration).")],
     cand_dir: Annotated[Path, typer.Argument(metavar="CANDIDATE", help="The candidate run directory.")],
     stat: Annotated[list[str] | None, typer.Option(help="Statistic to compare, e.g. 'ttft:p(99)' (repeat; default: a standard set).")] = None,
     output: Annotated[Path | None, typer.Option(help="Markdown file to write (default CANDIDATE/compare.md).")] = None,
-    slo: Annotated[list[str] | None, typer.Option(help="Judge goodput of both runs with these SLOs.")] = None,
+    slo: Annotated[list[str] | None, typer.Option(help="Judge goodput of every run with these SLOs.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
-    confidence: Annotated[float, typer.Option(help="Family-wise confidence of the intervals (Bonferroni over rows).")] = 0.95,
-    min_change: Annotated[str, typer.Option(help="Also require this relative change to flag a row, e.g. 5%.")] = "0",
+    confidence: Annotated[float, typer.Option(help="Confidence: family-wise for the intervals (Bonferroni over rows), per row for the run-to-run band.")] = 0.95,
+    min_change: Annotated[str, typer.Option(help="Smallest change flagged, relative to the baseline, e.g. 10%; 0 turns it off.")] = "5%",
+    min_change_abs: Annotated[str, typer.Option(help="Smallest change flagged on a duration, e.g. 5ms; 0 turns it off.")] = "1ms",
     buckets: Annotated[bool, typer.Option("--buckets/--no-buckets", help="Compare per bucket too.")] = True,
     fail_on_regression: Annotated[bool, typer.Option(help="Exit 99 when a regression is flagged.")] = False,
 ) -> int:
@@ -126,35 +133,49 @@ def compare(
     from metrics.compare import DEFAULT_STATS, compare_runs, parse_stat
     from metrics.frame import frame_from_jsonl
     from metrics.run_samples import RunSamples
+    from metrics.units import parse_duration
 
+    run_dirs = [*base_dirs, cand_dir]
     stats = list(stat or DEFAULT_STATS)
     min_rel = _fraction(min_change, "--min-change")
+    try:
+        min_abs = parse_duration(min_change_abs)
+    except ValueError as exc:
+        raise _bad(f"--min-change-abs: {exc}") from None
     try:
         for s in stats:
             parse_stat(s)
         if slo:
             parse_slo(slo)
         runs = []
-        for d in (base_dir, cand_dir):
+        for d in run_dirs:
             if not (d / RECORDS_FILE).is_file():
                 raise ValueError(f"no {RECORDS_FILE} in {d}")
             settings = dict(read_run(d).get("settings", {}))
             if slo:
                 settings["slo"] = list(slo)
             runs.append((settings, RunSamples(frame_from_jsonl(d / RECORDS_FILE), summary_config(settings))))
-        rows = compare_runs(runs[0][1], runs[1][1], stats, resamples=resamples, confidence=confidence,
-                            min_change=min_rel, seed=seed, buckets=buckets)
+        rows = compare_runs([r for _, r in runs[:-1]], runs[-1][1], stats, resamples=resamples,
+                            confidence=confidence, min_change=min_rel, min_change_abs=min_abs, seed=seed,
+                            buckets=buckets)
     except ValueError as exc:
         raise _bad(str(exc)) from None
-    if not slo and runs[0][0].get("slo") != runs[1][0].get("slo"):
+    if not slo and any(settings.get("slo") != runs[0][0].get("slo") for settings, _ in runs):
         typer.echo("warning: the runs were judged with different SLOs; goodput rows compare unlike things "
-                   "(pass --slo to judge both alike)", err=True)
+                   "(pass --slo to judge them all alike)", err=True)
     table = [["scope", "metric", "n", "baseline", "candidate", "change", "interval", ""]]
     for r in rows:
         table.append([r.scope, r.query.describe(), f"{r.base_n}/{r.cand_n}", *change_cells(r)])
     print(render_table(table))
     path = output or cand_dir / "compare.md"
-    write_markdown(path, compare_markdown(rows, base=str(base_dir), cand=str(cand_dir), confidence=confidence, seed=seed))
+    write_markdown(path, compare_markdown(rows, base=[str(d) for d in base_dirs], cand=str(cand_dir),
+                                          confidence=confidence, seed=seed, min_change=min_rel,
+                                          min_change_abs_s=min_abs))
+    if len(base_dirs) == 1:
+        print("baseline: 1 run — run-to-run variance not measured, so a flag may be a whole run shifted by a busy "
+              "machine; pass 3-5 repeated baseline runs (BASELINE... CANDIDATE) to account for it")
+    else:
+        print(f"baseline: {len(base_dirs)} runs — a flag must also leave their run-to-run spread")
     regressions = [r for r in rows if r.flag == "regression"]
     print(f"{len(regressions)} regression(s) flagged; markdown: {path}")
     if regressions and fail_on_regression:

@@ -182,7 +182,8 @@ def abort_fields(plan: GatePlan | None) -> dict[str, Any]:
 
 
 def judge(plan: GatePlan, run: RunView, *, label: str) -> int:
-    """Evaluate, print one verdict line per threshold, write the CI files; 0 pass, 99 fail."""
+    """Evaluate, print one verdict line per threshold and the count on stdout, write the CI files;
+    0 pass, 99 fail. Errors that stop the evaluation are raised (the caller puts them on stderr)."""
     verdicts = evaluate(plan.thresholds, run, plan.baseline)
     for v in verdicts:
         print(v.line())
@@ -191,9 +192,11 @@ def judge(plan: GatePlan, run: RunView, *, label: str) -> int:
     if plan.markdown is not None:
         baseline = str(plan.baseline_dir) if plan.baseline_dir else None
         write_markdown(plan.markdown, gate_markdown(verdicts, run=label, baseline=baseline))
+    # The whole verdict goes to stdout, pass or fail: it is the command's result, and a CI log read
+    # from one stream must not lose the summary line exactly when the gate failed.
     bad = failed(verdicts)
     if bad:
-        print(f"thresholds: {len(bad)} of {len(verdicts)} failed", file=sys.stderr)
+        print(f"thresholds: {len(bad)} of {len(verdicts)} failed")
         return EXIT_THRESHOLDS_FAILED
     print(f"thresholds: all {len(verdicts)} passed")
     return 0
@@ -204,7 +207,7 @@ def finish_run_gate(plan: GatePlan | None, out_dir: Path, summary: dict[str, Any
     if plan is None:
         return 0
     if plan.abort_verdicts:
-        print(f"run aborted: {abort_fields(plan)['abort_reason']}", file=sys.stderr)
+        print(f"run aborted: {abort_fields(plan)['abort_reason']}")  # part of the verdict: stdout, as judge()
     settings = dict(summary.get("run", {}).get("settings", {}))
     config = summary_config(settings)
 

@@ -1,33 +1,44 @@
-"""`goodput compare`: candidate vs baseline, per metric and bucket, with bootstrap confidence intervals.
+"""`goodput compare`: candidate vs one or several baseline runs, per metric and bucket, with bootstrap
+confidence intervals and, given repeated baseline runs, their run-to-run spread.
 
 The question a compare answers is "did this change, or is it noise?". For each row (a statistic such as
 `ttft:p(99)` over the whole run or one bucket) it reports baseline, candidate, the change, and a
 confidence interval for the change from a bootstrap over *requests*: each resample draws the run's
 measured requests with replacement (a multinomial count per request) and recomputes the statistic over
 their samples — all of a request's ITL gaps travel with it, so pooled metrics keep their within-request
-correlation. Baseline and candidate are resampled independently; the interval is the percentile
-interval of candidate − baseline. Seeded: the same inputs give the same table.
+correlation. Every run is resampled independently; with several baseline runs (repeats of one
+configuration) the baseline is the mean of their statistics, in every resample too. The interval is the
+percentile interval of candidate − baseline. Seeded: the same inputs give the same table.
 
-A row is flagged only when its interval excludes zero (and the relative change is at least
-`min_change`). Rows get no interval (and are never flagged) where a bootstrap says nothing: min and max,
-fewer than MIN_REQUESTS requests, or a percentile with fewer than MIN_TAIL samples beyond it (p99 needs
-500 samples). With many rows, some intervals would exclude zero by chance alone, so the confidence is
-Bonferroni-adjusted: each of m rows gets 1 − (1 − confidence)/m, keeping the chance of any false flag
-in the whole table at most 1 − confidence. Rates over the window (goodput:rate, throughput) are not
-per-request statistics: they are shown without an interval and never flagged.
+That interval covers sampling noise within the runs, not a whole run shifted by a busy machine; the
+rule that decides a flag (metrics.compare_rule) adds the baselines' run-to-run spread and a minimum
+practical change. Rows get no interval (and are never flagged) where a bootstrap says nothing: min and
+max, fewer than MIN_REQUESTS requests, or a percentile with fewer than MIN_TAIL samples beyond it (p99
+needs 500 samples). With many rows, some intervals would exclude zero by chance alone, so the confidence
+is Bonferroni-adjusted: each of m rows gets 1 − (1 − confidence)/m, keeping the chance of any false
+flag from sampling noise in the whole table at most 1 − confidence. Rates over the window
+(goodput:rate, throughput) are not per-request statistics: they are shown without an interval and never
+flagged.
 
-Cost: O(resamples × samples) per row; ITL rows of very large runs are the expensive ones.
+Cost: O(resamples × samples) per row and run; ITL rows of very large runs are the expensive ones.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from metrics.compare_rule import (
+    DEFAULT_MIN_CHANGE,
+    DEFAULT_MIN_CHANGE_ABS_S,
+    Flag,
+    judge_change,
+    practical_floor,
+    run_spread_half_width,
+)
 from metrics.run_samples import RunSamples, Selection, latency_stat, query_percentiles
 from metrics.thresholds import LATENCY_METRICS, Query, parse_threshold
 
@@ -38,7 +49,6 @@ DEFAULT_STATS: tuple[str, ...] = (
     "ttft:p(50)", "ttft:p(99)", "itl:p(50)", "itl:p(99)", "tpot:p(50)", "tpot:p(99)", "e2e:p(99)",
     "goodput:attainment", "errors:rate", "throughput:output_tokens_per_s",
 )
-Flag = Literal["", "regression", "improvement"]
 MIN_REQUESTS = 10
 MIN_TAIL = 5
 
@@ -55,6 +65,9 @@ class Row:
     confidence: float | None  # the per-row (adjusted) confidence of `ci`
     flag: Flag
     note: str = ""  # why there is no interval
+    why: str = ""  # why a row with an interval is not flagged (metrics.compare_rule)
+    spread: float | None = None  # half-width of the baselines' run-to-run band (>= 2 baseline runs)
+    base_runs: tuple[float, ...] = ()  # the statistic of each baseline run (base is their mean)
 
     @property
     def delta(self) -> float | None:
@@ -171,76 +184,114 @@ def _point(run: RunSamples, query: Query, sel: Selection) -> tuple[float | None,
     return run.value(query), int(sel.measured.sum())
 
 
-def _scopes(base: RunSamples, cand: RunSamples) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
-    """The whole run, then every bucket measured in both runs that is not simply the whole run again."""
+def _scopes(runs: Sequence[RunSamples]) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+    """The whole run, then every bucket measured in every run that is not simply the whole run again."""
     scopes: list[tuple[str, tuple[tuple[str, str], ...]]] = [("all", ())]
-    for name, dim in base.dimensions.items():
-        other = cand.dimensions.get(name)
-        if other is None:
+    first = runs[0]
+    for name, dim in first.dimensions.items():
+        if any(name not in run.dimensions for run in runs[1:]):
             continue
         for label in dim.labels:
             flt = ((name, label),)
-            b, c = base.select(flt).measured, cand.select(flt).measured
-            if not b.any() or not c.any():
+            measured = [run.select(flt).measured for run in runs]
+            if not all(m.any() for m in measured):
                 continue
-            if np.array_equal(b, base.window.measured) and np.array_equal(c, cand.window.measured):
+            if all(np.array_equal(m, run.window.measured) for m, run in zip(measured, runs, strict=True)):
                 continue
             scopes.append((f"{name}={label}", flt))
     return scopes
 
 
+@dataclass(slots=True)
+class _Pending:
+    """A row before the Bonferroni adjustment is known (it depends on how many rows have intervals)."""
+
+    scope: str
+    query: Query
+    base_runs: list[float | None]
+    cand: float | None
+    base_n: int
+    cand_n: int
+    deltas: FloatArray | None
+    note: str
+
+    @property
+    def base(self) -> float | None:
+        if not self.base_runs or any(v is None for v in self.base_runs):
+            return None
+        return float(np.mean([v for v in self.base_runs if v is not None]))
+
+
 def compare_runs(
-    base: RunSamples,
+    base: RunSamples | Sequence[RunSamples],
     cand: RunSamples,
     stats: Sequence[str] = DEFAULT_STATS,
     *,
     resamples: int = 2000,
     confidence: float = 0.95,
-    min_change: float = 0.0,
+    min_change: float = DEFAULT_MIN_CHANGE,
+    min_change_abs: float = DEFAULT_MIN_CHANGE_ABS_S,
     seed: int = 0,
     buckets: bool = True,
 ) -> list[Row]:
-    """Every (scope, statistic) row; see the module docstring for the interval and the flags."""
+    """Every (scope, statistic) row; `base` is one baseline run or several runs of one configuration.
+    See the module docstring for the interval and metrics.compare_rule for the flags."""
+    bases = [base] if isinstance(base, RunSamples) else list(base)
+    if not bases:
+        raise ValueError("compare needs at least one baseline run")
     if resamples < 100:
         raise ValueError(f"resamples must be >= 100, got {resamples}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if min_change < 0 or min_change_abs < 0:
+        raise ValueError("the minimum change must not be negative")
     queries = [parse_stat(s) for s in stats]
     rng = np.random.default_rng(seed)
-    pending: list[tuple[str, Query, float | None, float | None, int, int, FloatArray | None, str]] = []
-    for scope, flt in _scopes(base, cand) if buckets else [("all", ())]:
+    pending: list[_Pending] = []
+    for scope, flt in _scopes([*bases, cand]) if buckets else [("all", ())]:
         for q in queries:
             if flt and q.metric == "throughput":
                 continue
             q = Query(q.metric, q.agg, q.percentile, flt, q.kind)
-            bs, cs = base.select(flt), cand.select(flt)
-            (b, b_samples), (c, c_samples) = _point(base, q, bs), _point(cand, q, cs)
-            bn, cn = int(bs.measured.sum()), int(cs.measured.sum())
+            bsels, csel = [b.select(flt) for b in bases], cand.select(flt)
+            bpoints = [_point(b, q, sel) for b, sel in zip(bases, bsels, strict=True)]
+            c, c_samples = _point(cand, q, csel)
+            bns = [int(sel.measured.sum()) for sel in bsels]
+            cn = int(csel.measured.sum())
             deltas, note = None, ""
             if not bootstrappable(q):
                 note = "no interval for this statistic"
-            elif not (enough_for_interval(q, b_samples, bn) and enough_for_interval(q, c_samples, cn)):
+            elif not (enough_for_interval(q, c_samples, cn)
+                      and all(enough_for_interval(q, bs, bn) for (_, bs), bn in zip(bpoints, bns, strict=True))):
                 note = "too few samples for an interval"
             else:
-                deltas = resample_stat(cand, q, cs, resamples, rng) - resample_stat(base, q, bs, resamples, rng)
-            pending.append((scope, q, b, c, bn, cn, deltas, note))
-    tests = sum(1 for p in pending if p[6] is not None)
+                resampled_cand = resample_stat(cand, q, csel, resamples, rng)
+                resampled_base = np.mean([resample_stat(b, q, sel, resamples, rng)
+                                          for b, sel in zip(bases, bsels, strict=True)], axis=0)
+                deltas = resampled_cand - resampled_base
+            pending.append(_Pending(scope, q, [v for v, _ in bpoints], c, sum(bns), cn, deltas, note))
+    tests = sum(1 for p in pending if p.deltas is not None)
     alpha = (1.0 - confidence) / max(tests, 1)
     rows = []
-    for scope, q, b, c, bn, cn, deltas, note in pending:
+    for p in pending:
         ci = None
-        if deltas is not None and np.count_nonzero(~np.isnan(deltas)) >= resamples // 2:
-            lo, hi = np.nanpercentile(deltas, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+        if p.deltas is not None and np.count_nonzero(~np.isnan(p.deltas)) >= resamples // 2:
+            lo, hi = np.nanpercentile(p.deltas, [100 * alpha / 2, 100 * (1 - alpha / 2)])
             ci = (float(lo), float(hi))
-        rows.append(_row(q, scope, b, c, bn, cn, ci, 1.0 - alpha if ci is not None else None, min_change, note))
+        rows.append(_row(p, ci, 1.0 - alpha if ci is not None else None, confidence, min_change, min_change_abs))
     return rows
 
 
-def _row(q: Query, scope: str, b: float | None, c: float | None, bn: int, cn: int,
-         ci: tuple[float, float] | None, conf: float | None, min_change: float, note: str) -> Row:
+def _row(p: _Pending, ci: tuple[float, float] | None, conf: float | None, confidence: float,
+         min_change: float, min_change_abs: float) -> Row:
+    b, c = p.base, p.cand
+    runs = tuple(v for v in p.base_runs if v is not None) if b is not None else ()
+    spread = run_spread_half_width(runs, confidence)
     flag: Flag = ""
-    if ci is not None and b is not None and c is not None and (ci[0] > 0 or ci[1] < 0):
-        rel = abs(c - b) / abs(b) if b else float("inf")
-        if rel >= min_change:
-            flag = "regression" if (c > b) == higher_is_worse(q) else "improvement"
-    return Row(q, scope, b, c, bn, cn, ci, conf, flag, note)
+    why = ""
+    note = p.note or ("" if b is not None else "no data in a baseline run")
+    if ci is not None and b is not None and c is not None:
+        floor = practical_floor(b, duration=p.query.kind == "duration", min_change=min_change,
+                                min_change_abs_s=min_change_abs)
+        flag, why = judge_change(c - b, ci, spread=spread, floor=floor, worse_when_higher=higher_is_worse(p.query))
+    return Row(p.query, p.scope, b, c, p.base_n, p.cand_n, ci, conf, flag, note, why, spread, runs)

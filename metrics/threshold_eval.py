@@ -54,17 +54,19 @@ class Verdict:
     note: str = ""
 
     def line(self) -> str:
-        """`PASS ttft:p(99)<500ms  measured 412.3 ms` — the console verdict."""
+        """The console verdict, one shape for every threshold: what was measured and what it was held to.
+
+        `PASS ttft:p(99)<500ms  measured 412.3 ms, limit 500 ms`
+        `FAIL ttft:p(99) < baseline * 1.10  measured 612.3 ms, limit 550 ms (baseline 500 ms)`
+        `FAIL ttft{cache:full}:p(95) < 200ms  measured no data, limit 200 ms  <why no data fails>`
+        """
         t = self.threshold
         kind = t.query.kind
-        head = f"{'PASS' if self.passed else 'FAIL'} {t.text}"
-        if self.value is None:
-            return f"{head}  {self.note}"
-        text = f"{head}  measured {format_value(kind, self.value)}"
+        measured = "no data" if self.value is None else format_value(kind, self.value)
+        limit = "-" if self.limit is None else format_value(kind, self.limit)
+        text = f"{'PASS' if self.passed else 'FAIL'} {t.text}  measured {measured}, limit {limit}"
         if t.needs_baseline:
-            limit = "-" if self.limit is None else format_value(kind, self.limit)
-            base = "-" if self.baseline is None else format_value(kind, self.baseline)
-            text += f", limit {limit} (baseline {base})"
+            text += f" (baseline {'no data' if self.baseline is None else format_value(kind, self.baseline)})"
         return text + (f"  {self.note}" if self.note else "")
 
 
@@ -94,7 +96,8 @@ def evaluate_one(t: Threshold, run: RunView, baseline: RunView | None) -> Verdic
     limit = t.limit(base_value)
     if value is None:
         return Verdict(t, t.nodata_pass, None, limit, base_value,
-                       "no data (nodata=pass)" if t.nodata_pass else "no data: nothing was measured for this metric")
+                       "no data (nodata=pass)" if t.nodata_pass
+                       else "no data: nothing was measured for this metric (append '| nodata=pass' to allow that)")
     if limit is None:
         return Verdict(t, t.nodata_pass, value, None, None,
                        "baseline has no data" + (" (nodata=pass)" if t.nodata_pass else ""))

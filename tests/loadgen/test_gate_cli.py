@@ -57,7 +57,9 @@ def test_gate_passes_and_fails(base: Path, tmp_path: Path, capsys: pytest.Captur
                     "--junit", str(junit), "--markdown", str(md)])
     captured = capsys.readouterr()
     assert code == 99
-    assert "FAIL ttft:p(50) < 10ms  measured" in captured.out and "1 of 2 failed" in captured.err
+    # every verdict line names its limit, and the whole summary is on stdout, failed or not
+    assert "FAIL ttft:p(50) < 10ms  measured 100.4 ms, limit 10 ms\n" in captured.out
+    assert "thresholds: 1 of 2 failed" in captured.out and captured.err == ""
     assert ET.parse(junit).getroot().get("failures") == "1"
     assert md.read_text().startswith("### goodput gate: FAILED")
 
@@ -169,3 +171,57 @@ def test_run_rejects_an_invalid_config_file(tmp_path: Path, capsys: pytest.Captu
     err = capsys.readouterr().err
     assert code == 2 and "thresholds[1]" in err and "unknown aggregation" in err
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def shifted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Four baseline runs of one configuration, each shifted as a whole by up to +55 % (a busy machine),
+    a twin of the same configuration shifted like the second, and three quiet baseline runs."""
+    root = tmp_path_factory.mktemp("shifted")
+    runs = {f"b{i}": _make_run(root / f"b{i}", seed=10 + i, ttft_scale=s)
+            for i, s in enumerate([1.0, 1.55, 1.15, 0.95])}
+    runs["twin"] = _make_run(root / "twin", seed=20, ttft_scale=1.55)
+    runs.update({f"q{i}": _make_run(root / f"q{i}", seed=30 + i, ttft_scale=s) for i, s in enumerate([1.0, 1.03, 0.98])})
+    runs["slow"] = _make_run(root / "slow", seed=40, ttft_scale=1.5)
+    return runs
+
+
+def test_compare_judges_against_the_spread_of_repeated_baselines(shifted: dict[str, Path], tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    md = tmp_path / "c.md"
+    opts = ["--output", str(md), "--fail-on-regression", "--resamples", "300", "--no-buckets"]
+    # One baseline: the shifted twin is flagged, and the output says that it may be run-to-run noise.
+    assert run_cli(["compare", str(shifted["b0"]), str(shifted["twin"]), *opts]) == 99
+    out = capsys.readouterr().out
+    assert "baseline: 1 run — run-to-run variance not measured" in out and "regression(s) flagged" in out
+    assert "One baseline run" in md.read_text()
+    # Four baselines: the same twin is inside their run-to-run spread.
+    bases = [str(shifted[f"b{i}"]) for i in range(4)]
+    assert run_cli(["compare", *bases, str(shifted["twin"]), *opts]) == 0
+    out = capsys.readouterr().out
+    assert "0 regression(s) flagged" in out and "baseline: 4 runs" in out
+    text = md.read_text()
+    assert "(4 runs, their mean)" in text and "`ttft:p(50)`" in text and "within run-to-run spread (±" in text
+    assert "| 240/60 |" in text
+    # Quiet baselines: a consistent +50 % is flagged.
+    quiet = [str(shifted[f"q{i}"]) for i in range(3)]
+    assert run_cli(["compare", *quiet, str(shifted["slow"]), *opts]) == 99
+    assert "❌ regression" in md.read_text()
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--min-change-abs", "soon"], "--min-change-abs"),
+    (["--min-change", "-5%"], "must not be negative"),
+])
+def test_compare_rejects_bad_minimum_changes(base: Path, args: list[str], needle: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(["compare", str(base), str(base), "--output", str(tmp_path / "c.md"), *args]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "c.md").exists()
+
+
+def test_compare_needs_a_baseline_and_a_candidate(base: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(["compare", str(base)]) == 2
+    assert "Missing argument" in capsys.readouterr().err

@@ -1,11 +1,12 @@
 """The deploy gate end to end against the reference server: a baseline, a candidate with an injected
-first-token delay that `gate` and `compare` flag, two identical-configuration runs that `compare` does
-not flag, and abort-on-fail stopping a run against a server that fails half its requests.
+first-token delay that `gate` and `compare` flag, and abort-on-fail stopping a run against a server that
+fails half its requests.
 
-The two identical-configuration runs run *at the same time* against one server (different seeds, so
-their prompts do not hit each other's prefix cache): on a shared 2-core machine, two runs made one after
-the other see different background load, which is a real difference between them, not the null
-hypothesis this test is about."""
+The injected delay (250 ms) is many times the run-to-run noise of a busy 2-core machine (a TTFT p50 of
+~14 ms moving by ~7 ms between identical runs), so these verdicts do not depend on the machine. That
+noise *not* being flagged is a statistical property of `compare`, tested on synthetic runs with known
+distributions (tests/metrics/test_compare_noise.py, tests/loadgen/test_gate_cli.py), not here: two real
+runs on a shared machine differ by whatever the machine did meanwhile."""
 
 from __future__ import annotations
 
@@ -43,32 +44,30 @@ def _wait(proc: subprocess.Popen[str]) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     root = tmp_path_factory.mktemp("gate_e2e")
-    dirs = {name: root / name for name in ("base", "twin", "cand")}
+    dirs = {name: root / name for name in ("base", "cand")}
     with embedded_server([]) as url:
-        a = _run(url, dirs["base"], seed=1, requests=38, extra=WARMUP)
-        b = _run(url, dirs["twin"], seed=2, requests=38, extra=WARMUP)
-        for proc in (a, b):
-            code, text = _wait(proc)
-            assert code == 0, text
+        code, text = _wait(_run(url, dirs["base"], seed=1, requests=38, extra=WARMUP))
+        assert code == 0, text
     with embedded_server([f"--fault-first-token-delay-s={FIRST_TOKEN_DELAY_S}"]) as slow_url:
         code, text = _wait(_run(slow_url, dirs["cand"], seed=1, requests=28, extra=WARMUP))
         assert code == 0, text
     yield dirs
 
 
-def test_gate_flags_the_delayed_candidate_and_passes_the_twin(runs: dict[str, Path], tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_gate_flags_the_delayed_candidate(runs: dict[str, Path], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
     conditions = ["--threshold", "ttft:p(50) < baseline + 100ms", "--threshold", "goodput:attainment >= baseline - 0.02",
                   "--threshold", "errors:rate == 0"]
     junit = tmp_path / "cand.xml"
     code = run_cli(["gate", str(runs["cand"]), "--baseline", str(runs["base"]), *conditions, "--junit", str(junit)])
     out = capsys.readouterr().out
     assert code == 99
-    assert "FAIL ttft:p(50) < baseline + 100ms" in out and "PASS errors:rate == 0" in out
+    assert "FAIL ttft:p(50) < baseline + 100ms  measured" in out and "PASS errors:rate == 0" in out
+    assert "thresholds: 1 of 3 failed" in out
     cases = ET.parse(junit).getroot().findall("./testsuite/testcase")
     assert [c.find("failure") is not None for c in cases] == [True, False, False]
 
-    assert run_cli(["gate", str(runs["twin"]), "--baseline", str(runs["base"]), *conditions]) == 0
+    assert run_cli(["gate", str(runs["base"]), "--baseline", str(runs["base"]), *conditions]) == 0
 
 
 def test_compare_flags_the_regression(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,16 +78,6 @@ def test_compare_flags_the_regression(runs: dict[str, Path], tmp_path: Path, cap
     ttft_row = next(line for line in text.splitlines() if line.startswith("| all | `ttft:p(50)`"))
     assert "regression" in ttft_row
     capsys.readouterr()
-
-
-def test_compare_does_not_flag_identical_configurations(runs: dict[str, Path], tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    md = tmp_path / "twins.md"
-    code = run_cli(["compare", str(runs["base"]), str(runs["twin"]), "--output", str(md), "--fail-on-regression"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "0 regression(s) flagged" in out
-    assert "n.s." in md.read_text()  # intervals were computed, and include zero
 
 
 def test_abort_on_fail_stops_early_with_complete_outputs(tmp_path: Path) -> None:
@@ -103,7 +92,7 @@ def test_abort_on_fail_stops_early_with_complete_outputs(tmp_path: Path) -> None
         capture_output=True, text=True, timeout=240,
     )
     assert proc.returncode == 99, proc.stdout + proc.stderr
-    assert "run aborted: threshold failed" in proc.stderr
+    assert "run aborted: threshold failed" in proc.stdout and "thresholds: " in proc.stdout
     for name in ("records.jsonl", "summary.json", "summary.csv", "records.parquet", "run.json"):
         assert (out / name).is_file(), name
     summary = json.loads((out / "summary.json").read_text())

@@ -63,3 +63,21 @@ def test_compare_refuses_a_filter_it_would_replace(tmp_path: Path, capsys: pytes
     a, b = make_run(tmp_path / "a"), make_run(tmp_path / "b")
     assert run_cli(["compare", str(a), str(b), "--stat", "ttft{cache:none}:p(50)"]) == 2
     assert "takes no {filter}" in capsys.readouterr().err
+
+
+def test_the_run_gate_summary_is_on_stdout_when_it_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`goodput run` with thresholds: the abort reason, the verdicts and the count all on stdout, as when it
+    passes — a CI log of stdout alone must still say why the job failed."""
+    out = make_run(tmp_path / "a", ttft_ms=40)
+    summary = json.loads((out / "summary.json").read_text())
+    threshold = parse_threshold("ttft:p(50) < 10ms")
+    plan = GatePlan(thresholds=[threshold], abort_thresholds=[threshold],
+                    abort_verdicts=[Verdict(threshold, passed=False, value=0.04, limit=0.01)], aborted_at_s=0.5)
+    assert finish_run_gate(plan, out, summary) == 99
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert captured.out.splitlines() == [
+        "run aborted: threshold failed at 0.5 s: FAIL ttft:p(50) < 10ms  measured 40 ms, limit 10 ms",
+        "FAIL ttft:p(50) < 10ms  measured 40 ms, limit 10 ms",
+        "thresholds: 1 of 1 failed",
+    ]
