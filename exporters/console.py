@@ -1,11 +1,22 @@
-"""The console summary of a run: a header of what was measured, then one row overall and one per bucket,
-latencies in milliseconds (p50 / p99)."""
+"""The console summary of a run: a header of what was measured, warnings and notes on what the figures
+are worth, then one row overall and one per bucket, latencies in milliseconds (p50 / p99)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-_COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
+from exporters.console_notes import (
+    content_warning,
+    error_warning,
+    estimate_notes,
+    estimated_marks,
+    goodput_line,
+    prompt_warning,
+    requests_line,
+)
+
+_COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL/chunk"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
+_SERVER_PHASES = (("queue_s", "queue"), ("prefill_s", "prefill"), ("decode_s", "decode"))
 
 
 def _ms(value: Any) -> str:
@@ -55,25 +66,27 @@ def format_summary(summary: dict[str, Any]) -> str:
     thr = summary.get("throughput", {})
     good = summary.get("goodput", {})
     window = run.get("window", {})
+    tokens = summary.get("tokens") or {}
+    out_mark, total_mark = estimated_marks(tokens)
     out = [
         f"target {run.get('target', '?')}  model {run.get('model', '?')}  load {run.get('load', '?')}"
         + _state(run),
-        f"requests: sent {req.get('sent', 0)}  ok {req.get('succeeded', 0)}  failed {req.get('failed', 0)}"
-        f"  cancelled {req.get('cancelled', 0)}"
-        + ("  errors: " + ", ".join(f"{k}={v}" for k, v in req.get("errors", {}).items()) if req.get("errors") else ""),
+        requests_line(req),
         f"window: {window.get('measured', 0)} requests over {_num(window.get('duration_s'), '{:.2f}')} s"
         f" (warm-up {window.get('warmup_s', 0)} s, cool-down {window.get('cooldown_s', 0)} s)",
-        f"throughput: {_num(thr.get('requests_per_s'))} req/s  {_num(thr.get('output_tokens_per_s'), '{:.1f}')} output tok/s"
-        f"  {_num(thr.get('total_tokens_per_s'), '{:.1f}')} total tok/s  (offered {_num(thr.get('offered_rps'))} req/s, dispatched {_num(thr.get('achieved_rps'))} req/s)",
+        f"throughput: {_num(thr.get('requests_per_s'))} req/s  {out_mark}{_num(thr.get('output_tokens_per_s'), '{:.1f}')}"
+        f" output tok/s  {total_mark}{_num(thr.get('total_tokens_per_s'), '{:.1f}')} total tok/s"
+        f"  (offered {_num(thr.get('offered_rps'))} req/s, dispatched {_num(thr.get('achieved_rps'))} req/s)",
     ]
-    if good.get("slo"):
-        slo = ", ".join(f"{k}={v}" for k, v in good["slo"].items() if v is not None)
-        out.append(f"goodput: {_num(good.get('requests_per_s'))} req/s  attainment {_pct(good.get('attainment'))}"
-                   f"  ({good.get('good', 0)}/{good.get('measured', 0)} good; SLO {slo})")
+    if good:
+        out.append(goodput_line(good, _num(good.get("requests_per_s")), _pct(good.get("attainment"))))
     sat = run.get("client_saturation")
     if isinstance(sat, dict) and sat.get("saturated"):
         out.append(f"WARNING: client saturated: dispatch lag p99 {_ms(sat.get('lag_p99_s'))} ms"
                    f" > {_ms(sat.get('threshold_s'))} ms; latencies may be understated")
+    warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run))
+    out += [w for w in warnings if w is not None]
+    out += estimate_notes(tokens)
     header = ["bucket", "n", "failed", *(f"{name} p50/p99 ms" for _, name in _COLUMNS), "SLO ok"]
     rows = [header, _row("all", {"measured": window.get("measured"), "failed": req.get("failed")},
                          summary.get("latency", {}), good)]
@@ -84,6 +97,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     if server.get("ttft_s") and server["ttft_s"].get("count"):
         out.append(f"server-side: TTFT p50/p99 {_pair(server.get('ttft_s'))} ms  ITL p50/p99 {_pair(server.get('itl_s'))} ms"
                    f"  client−server TTFT p50/p99 {_pair(server.get('ttft_client_minus_server_s'))} ms")
+    phases = [f"{name} p50/p99 {_pair(server.get(key))} ms" for key, name in _SERVER_PHASES
+              if isinstance(server.get(key), dict) and server[key].get("count")]
+    if phases:
+        out.append("server-side phases (the server's own per-request figures, exact): " + "  ".join(phases))
     roof = summary.get("roofline") or {}
     if roof.get("floors"):
         spec, fl = roof["spec"], roof["floors"]

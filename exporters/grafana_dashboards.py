@@ -35,9 +35,14 @@ def loadgen_dashboard() -> dict[str, Any]:
     lay.timeseries("Goodput vs offered vs dispatched", [
         target(good, "goodput (good req/s)"),
         target('sum(goodput_offered_rate_requests_per_second{job=~"$job"})', "offered (configured)"),
-        target(f'sum(rate(goodput_requests_sent_total{{job=~"$job"}}[{RATE}]))', "dispatched"),
+        target(f'sum(rate(goodput_requests_dispatched_total{{job=~"$job"}}[{RATE}]))', "dispatched"),
         target(_rate("goodput_requests_total", LG_STATUS), "finished"),
-    ], unit="reqps")
+        # finished − sent, not sent="false" alone: 0 rather than "no data" when every request was sent
+        # (and `or vector(0)` when none was)
+        target(_rate("goodput_requests_total", LG_STATUS) + " - ("
+               + _rate("goodput_requests_total", LG_STATUS + ', sent="true"') + " or vector(0))", "never sent"),
+    ], unit="reqps", description="Dispatched = finished + in flight; finished = sent + never sent (failed or "
+                                 "cancelled before the request was written).")
     lay.timeseries("SLO attainment by prompt bucket", [
         target(f"{_rate('goodput_good_requests_total', LG, 'prompt_bucket')} / "
                f"{_rate('goodput_evaluated_requests_total', LG, 'prompt_bucket')}", "{{prompt_bucket}}"),

@@ -7,14 +7,19 @@ vectorised formulas as summary.json (metrics.derive, metrics.slo), so a histogra
 describe the same samples: status "ok" requests inside the measurement window.
 
 Families (base units; `_total` counters; labels bounded: prompt bucket, cache-hit class, the
-`scenario` and `tenant` tags, status and error kind — never ids or prompts):
+`scenario` and `tenant` tags, status, error kind and whether sent — never ids or prompts):
 
     goodput_{ttft,ttft_from_schedule,itl,itl_per_token,tpot,e2e,dispatch_lag}_seconds   histograms
-    goodput_requests_total{status,error_kind,scenario,tenant}        every finished request
+    goodput_requests_total{status,error_kind,sent,scenario,tenant}   every finished request (one per record)
     goodput_evaluated_requests_total / goodput_good_requests_total   measured / good (SLO attainment = ratio)
     goodput_{prompt,cached_prompt,output}_tokens_total               ok measured requests
-    goodput_requests_sent_total, goodput_in_flight_requests, goodput_offered_rate_requests_per_second
+    goodput_requests_dispatched_total, goodput_in_flight_requests, goodput_offered_rate_requests_per_second
     goodput_slo_threshold_seconds{slo}, goodput_run_info{run_id,model,load}
+
+The request counters add up like summary.json's `requests`: `sent="true"` / `"false"` splits
+goodput_requests_total into requests whose bytes were written and requests that failed or were
+cancelled before that (summary `sent` / `never_sent`); its sum is summary `records`; and
+dispatched = finished (goodput_requests_total) + in flight.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from metrics.window import measurement_window
 
 TAG_LABELS: tuple[str, ...] = ("scenario", "tenant")
 BUCKET_LABELS: tuple[str, ...] = ("prompt_bucket", "cache", *TAG_LABELS)
-STATUS_LABELS: tuple[str, ...] = ("status", "error_kind", *TAG_LABELS)
+STATUS_LABELS: tuple[str, ...] = ("status", "error_kind", "sent", *TAG_LABELS)
 STATUSES: tuple[str, ...] = ("ok", "error", "cancelled")
 HISTOGRAMS: tuple[tuple[str, str], ...] = (
     ("ttft", "Time to first content chunk, from the actual send."),
@@ -56,7 +61,10 @@ HISTOGRAMS: tuple[tuple[str, str], ...] = (
 
 
 class LiveState(Protocol):
-    """What the exporter reads from the runner at scrape time (loadgen.runner.RunState satisfies it)."""
+    """What the exporter reads from the runner at scrape time (loadgen.runner.RunState satisfies it).
+
+    `sent` is the runner's count of requests it started (dispatched), whether or not they were then
+    written to the wire; it is exposed as goodput_requests_dispatched_total."""
 
     sent: int
     in_flight: int
@@ -100,8 +108,8 @@ class RunMetrics(Collector):
                                  lag_buckets([config.lag_threshold_s]) if name == "dispatch_lag" else lat)
             for name, doc in HISTOGRAMS
         }
-        self.requests = BatchCounter("goodput_requests", "Finished requests by status and error kind.",
-                                     STATUS_LABELS)
+        self.requests = BatchCounter("goodput_requests", "Finished requests by status and error kind; sent=false: "
+                                     "failed or cancelled before the request was written.", STATUS_LABELS)
         self.evaluated = BatchCounter("goodput_evaluated_requests",
                                       "Requests in the measurement window, whatever their outcome.", BUCKET_LABELS)
         self.good = BatchCounter("goodput_good_requests",
@@ -151,10 +159,11 @@ class RunMetrics(Collector):
         cache_labels = [CACHE_CLASSES[c] for c in cache.tolist()]
         status_labels = [STATUSES[c] for c in frame.status.tolist()]
         kinds = [k or "" for k in frame.error_kind]
+        sent = ["true" if s else "false" for s in frame.has_sent.tolist()]
         tag_values = [[v or "" for v in t] for t in tags]
         for i, key in enumerate(zip(prompt_labels, cache_labels, *tag_values, strict=True)):
             b_ids[i] = bucket_keys.setdefault(key, len(bucket_keys))
-        for i, key in enumerate(zip(status_labels, kinds, *tag_values, strict=True)):
+        for i, key in enumerate(zip(status_labels, kinds, sent, *tag_values, strict=True)):
             s_ids[i] = status_keys.setdefault(key, len(status_keys))
         return b_ids, list(bucket_keys), s_ids, list(status_keys)
 
@@ -216,10 +225,10 @@ class RunMetrics(Collector):
             yield GaugeMetricFamily("goodput_offered_rate_requests_per_second",
                                     "Configured arrival rate (requests/s).", value=cfg.offered_rps)
         if self.state is not None:
-            yield GaugeMetricFamily("goodput_in_flight_requests", "Requests sent and not yet finished.",
+            yield GaugeMetricFamily("goodput_in_flight_requests", "Requests dispatched and not yet finished.",
                                     value=float(self.state.in_flight))
-            yield CounterMetricFamily("goodput_requests_sent", "Requests dispatched so far.",
-                                      value=float(self.state.sent))
+            yield CounterMetricFamily("goodput_requests_dispatched", "Requests the run has started so far, sent "
+                                      "or not; each ends as one goodput_requests_total.", value=float(self.state.sent))
 
     def collect(self) -> Iterator[Metric]:
         self.flush()

@@ -1,10 +1,15 @@
-"""`summarize`: records → the whole `summary.json` (DESIGN §5), schema version 1.
+"""`summarize`: records → the whole `summary.json`, schema version SCHEMA_VERSION (2).
 
 Which samples count: only measured requests (see metrics.window) with status "ok" contribute latency
 samples; failed and cancelled ones are counted under `requests` and stay in the goodput denominator.
 Every latency block is `{count, mean, std, min, p50, p90, p95, p99, p999, max}` in seconds (numpy
 `linear` percentiles, population std); an empty one has count 0 and nulls. `fluidity` is the same
 block over the unitless per-request fluidity index, empty unless fluidity was asked for (SLO.fluidity_deadlines).
+
+`requests` counts every record: `records` (one per request the run started), split two ways —
+`sent` (its bytes were written) + `never_sent` (failed, e.g. a connect error, or cancelled before
+that), and `succeeded` + `failed` + `cancelled`; the `in_window_*` counts split the measured ones
+(REQUEST_IDENTITIES lists every identity). A request that succeeded was always sent.
 
 The client-saturation flag looks at dispatch lag of every measured request that was sent, whatever
 its outcome (lag happens before the server answers).
@@ -43,7 +48,14 @@ from metrics.stats import PERCENTILE_METHOD
 from metrics.tokens import tokens_section
 from metrics.window import Window, measurement_window, throughput
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: `requests.sent` counts only requests that were sent; `records` counts them all
+# How the `requests` counters add up; README and the console state the same.
+REQUEST_IDENTITIES: tuple[str, ...] = (
+    "records = sent + never_sent",
+    "records = succeeded + failed + cancelled",
+    "never_sent = failed_before_send + cancelled_before_send",
+    "in_window = in_window_ok + in_window_failed + in_window_cancelled",
+)
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
 
@@ -191,16 +203,21 @@ def _buckets(
 
 
 def _requests(frame: RequestFrame, window: Window) -> dict[str, Any]:
+    """Request counts that add up (REQUEST_IDENTITIES): one record per request the run started."""
     errors = Counter(
         kind or "unknown" for kind, status in zip(frame.error_kind, frame.status.tolist(), strict=True) if status != OK
     )
     m = window.measured
+    unsent = ~frame.has_sent
     return {
-        "sent": frame.n,
+        "records": frame.n,
+        "sent": int(frame.has_sent.sum()),
+        "never_sent": int(unsent.sum()),
         "succeeded": int((frame.status == OK).sum()),
         "failed": int((frame.status == ERROR).sum()),
         "cancelled": int((frame.status == CANCELLED).sum()),
-        "never_sent": int((~frame.has_sent).sum()),
+        "failed_before_send": int((unsent & (frame.status == ERROR)).sum()),
+        "cancelled_before_send": int((unsent & (frame.status == CANCELLED)).sum()),
         "errors": dict(sorted(errors.items())),
         "in_window": int(m.sum()),
         "in_window_ok": int((m & (frame.status == OK)).sum()),

@@ -76,6 +76,29 @@ def test_counters_add_up_like_the_summary(run: tuple[list[RequestRecord], dict, 
     assert 0 < good < evaluated < len(records)  # warm-up excluded some; the SLO failed some
 
 
+def test_request_counters_add_up_like_the_summary_with_requests_never_sent() -> None:
+    records = random_records(30, seed=4, error_every=5)
+    for r in records[:6]:  # failed before the request was written (e.g. connect errors): never sent
+        if r.status == "error":
+            r.sent_ns, r.error_kind = None, "connect_error"
+    records[7] = RequestRecord(id=7, intended_ns=records[7].intended_ns, sent_ns=None, status="cancelled",
+                               error_kind="client_cancelled")
+    req = summarize(records, SummaryConfig(), {})["requests"]
+    metrics = RunMetrics(LiveConfig(run_id="t"))
+    for r in records:
+        metrics.observe(r)
+    text = _exposition(metrics)
+    by: dict[tuple[str, str], float] = {}
+    for labels, value in _samples(text, "goodput_requests_total"):
+        key = (labels["sent"], labels["status"])
+        by[key] = by.get(key, 0.0) + value
+    assert sum(by.values()) == req["records"] == 30
+    assert sum(v for (sent, _), v in by.items() if sent == "true") == req["sent"]
+    assert sum(v for (sent, _), v in by.items() if sent == "false") == req["never_sent"] == 2
+    assert by[("false", "error")] == req["failed_before_send"] == 1
+    assert by[("false", "cancelled")] == req["cancelled_before_send"] == 1
+
+
 @pytest.mark.parametrize(("family", "key"), [
     ("goodput_ttft_seconds", "ttft_s"), ("goodput_itl_seconds", "itl_s"),
     ("goodput_itl_per_token_seconds", "itl_token_s"), ("goodput_tpot_seconds", "tpot_s"),
@@ -109,7 +132,7 @@ def test_every_run_has_its_own_registry() -> None:
 
 def test_labels_are_bounded_and_never_carry_ids(run: tuple[list[RequestRecord], dict, str]) -> None:
     _, _, text = run
-    allowed = {"prompt_bucket", "cache", "scenario", "tenant", "status", "error_kind", "le", "slo",
+    allowed = {"prompt_bucket", "cache", "scenario", "tenant", "status", "error_kind", "sent", "le", "slo",
                "run_id", "model", "load"}
     for family in text_string_to_metric_families(text):
         for s in family.samples:
@@ -132,7 +155,8 @@ def test_live_endpoint_serves_gauges_and_stops() -> None:
     finally:
         server.stop()
     assert _samples(text, "goodput_in_flight_requests") == [({}, 3.0)]
-    assert _samples(text, "goodput_requests_sent_total") == [({}, 7.0)]
+    assert _samples(text, "goodput_requests_dispatched_total") == [({}, 7.0)]
+    assert not _samples(text, "goodput_requests_sent_total")  # the old name counted requests never sent
     assert _samples(text, "goodput_offered_rate_requests_per_second") == [({}, 4.0)]
     assert _samples(text, "goodput_slo_threshold_seconds") == [({"slo": "ttft"}, 1.0)]
     with pytest.raises(httpx.ConnectError):  # nothing listens there any more

@@ -11,7 +11,7 @@ from _records import rec
 
 from metrics.record import RequestRecord
 from metrics.slo import parse_slo
-from metrics.summary import SummaryConfig, summarize
+from metrics.summary import REQUEST_IDENTITIES, SummaryConfig, summarize
 
 
 def _run() -> list[RequestRecord]:
@@ -54,10 +54,10 @@ def summary() -> dict[str, Any]:
 
 
 def test_requests_and_window(summary: dict[str, Any]) -> None:
-    assert summary["schema_version"] == 1
+    assert summary["schema_version"] == 2
     req = summary["requests"]
-    assert (req["sent"], req["succeeded"], req["failed"], req["cancelled"]) == (6, 5, 1, 0)
-    assert req["sent"] == req["succeeded"] + req["failed"] + req["cancelled"]
+    assert (req["records"], req["sent"], req["succeeded"], req["failed"], req["cancelled"]) == (6, 6, 5, 1, 0)
+    assert req["never_sent"] == req["failed_before_send"] == req["cancelled_before_send"] == 0
     assert req["errors"] == {"http_status": 1}
     assert req["in_window"] == 4  # intended 1000..4000 ms: after the 0.5 s warm-up, before 10 − 1 s
     run = summary["run"]
@@ -194,6 +194,30 @@ def test_saturation_flag() -> None:
     assert summary["run"]["client_saturated"] is True
 
 
+def _add_up(req: dict[str, Any]) -> None:
+    """Every identity of REQUEST_IDENTITIES, checked on the numbers."""
+    names = {k: v for k, v in req.items() if isinstance(v, int)}
+    for identity in REQUEST_IDENTITIES:
+        left, right = identity.split(" = ")
+        assert names[left] == sum(names[term] for term in right.split(" + ")), identity
+
+
+def test_sent_counts_only_requests_that_were_sent() -> None:
+    records = [
+        rec(0, a=0, d=1, chunks=[10], k=[1], closed=11),
+        rec(1, a=1, d=2, chunks=[], n=0, closed=3, status="error", error_kind="http_status"),
+        rec(2, a=2, d=None, chunks=[], n=0, closed=4, status="error", error_kind="connect_error"),
+        rec(3, a=3, d=None, chunks=[], n=0, status="cancelled", error_kind="client_cancelled"),
+        rec(4, a=4, d=None, chunks=[], n=0, status="cancelled", error_kind="client_cancelled"),
+        rec(5, a=5, d=6, chunks=[], n=0, closed=7, status="cancelled", error_kind="client_cancelled"),
+    ]
+    req = summarize(records, SummaryConfig(), {})["requests"]
+    assert (req["records"], req["sent"], req["never_sent"]) == (6, 3, 3)
+    assert (req["succeeded"], req["failed"], req["cancelled"]) == (1, 2, 3)
+    assert (req["failed_before_send"], req["cancelled_before_send"]) == (1, 2)
+    _add_up(req)
+
+
 def test_everything_failed_gives_nulls_not_zeros() -> None:
     records = [rec(i, a=1000 * i, d=1000 * i, chunks=[], n=0, status="error", error_kind="timeout_total",
                    closed=1000 * i + 500) for i in range(3)]
@@ -206,7 +230,8 @@ def test_everything_failed_gives_nulls_not_zeros() -> None:
 
 def test_empty_run() -> None:
     summary = summarize([], SummaryConfig(), {})
-    assert summary["requests"]["sent"] == 0
+    assert summary["requests"]["records"] == summary["requests"]["sent"] == 0
+    _add_up(summary["requests"])
     assert summary["goodput"]["attainment"] is None
     assert summary["throughput"]["requests_per_s"] is None
     assert summary["buckets"] == []
@@ -266,8 +291,9 @@ def test_invariants_on_a_random_run() -> None:
         start = 10.0 * i + float(rng.uniform(0, 3))
         chunks = list(start + 50 + np.cumsum(rng.gamma(2.0, 5.0, k)))
         status = str(rng.choice(["ok", "ok", "ok", "error", "cancelled"]))
+        sent = status == "ok" or i % 3 > 0
         records.append(rec(
-            i, a=10.0 * i, d=start, chunks=chunks, k=[int(x) for x in rng.integers(0, 3, k)],
+            i, a=10.0 * i, d=start if sent else None, chunks=chunks, k=[int(x) for x in rng.integers(0, 3, k)],
             status=status, error_kind=None if status == "ok" else "x", closed=(chunks[-1] if chunks else start) + 1,
             prompt_tokens=int(rng.integers(1, 20_000)), cached_tokens=[None, 0, 500][i % 3],
             tags={"tenant": f"t{i % 4}"},
@@ -275,7 +301,8 @@ def test_invariants_on_a_random_run() -> None:
     config = _config(warmup_s=0.2, cooldown_s=0.3, schedule_end_s=4.0)
     summary = summarize(records, config, {})
     req = summary["requests"]
-    assert req["sent"] == req["succeeded"] + req["failed"] + req["cancelled"] == 400
+    assert req["records"] == 400 and 0 < req["never_sent"] < req["records"] - req["succeeded"]
+    _add_up(req)
     measured = summary["goodput"]["measured"]
     assert measured == req["in_window"] == req["in_window_ok"] + req["in_window_failed"] + req["in_window_cancelled"]
     assert 0 <= summary["goodput"]["good"] <= req["in_window_ok"]
