@@ -8,15 +8,21 @@ rebuilt from `records.jsonl` is the same as the one the run wrote.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from exporters.files import write_json, write_records_parquet, write_summary_csv
 from loadgen.roofline_report import roofline_section
-from metrics.frame import RequestFrame, frame_from_jsonl
-from metrics.frame_arrow import frame_from_table, read_records_table
+from metrics.frame import RequestFrame
+from metrics.frame_arrow import frame_from_table, read_records_checked
+from metrics.jsonl import copy_records, read_jsonl_frame
+from metrics.record_check import InputReport
 from metrics.samples import Samples
 from metrics.slo import parse_slo
 from metrics.summary import SummaryConfig, summarize_frame
@@ -74,18 +80,30 @@ class Outputs:
     summary: dict[str, Any]
     frame: RequestFrame
     gap_samples: tuple[Samples, Samples]  # ITL, ITL per token
+    input: InputReport  # what reading records.jsonl found (also summary["input"])
 
 
 def write_outputs(out_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
     """Write summary.json, summary.csv and records.parquet from records.jsonl; return the summary.
 
     Always from the file (never from records held in memory), so `goodput report` rebuilds exactly
-    what the run wrote.
+    what the run wrote. Lines that are not records are left out of every output and accounted for in
+    summary["input"] (metrics.record_check), whichever reader read the file.
     """
     return build_outputs(out_dir, run).summary
 
 
-def _frame(records: Path, table: Any) -> RequestFrame:
+def _arrow_table(records: Path) -> tuple[Any, InputReport | None]:
+    """Arrow's parse of the records and its report; (None, None) when Arrow cannot read them."""
+    import pyarrow as pa
+
+    try:
+        return read_records_checked(records)
+    except pa.ArrowException:  # lines Arrow cannot type consistently: the line-by-line reader copes
+        return None, None
+
+
+def _frame(records: Path, table: Any) -> RequestFrame | None:
     import pyarrow as pa
 
     if table is not None:
@@ -93,7 +111,23 @@ def _frame(records: Path, table: Any) -> RequestFrame:
             return frame_from_table(table)
         except pa.ArrowException:  # a column Arrow typed in a way the frame cannot read: the line reader copes
             pass
-    return frame_from_jsonl(records)
+    return None
+
+
+@contextmanager
+def _records_only(records: Path, report: InputReport) -> Iterator[Path]:
+    """records.jsonl itself when nothing in it was skipped; else a temporary copy of its records alone, so
+    that records.parquet, whichever way it is written, holds exactly the records the summary counts."""
+    if not report.skipped:
+        yield records
+        return
+    fd, name = tempfile.mkstemp(dir=records.parent, prefix=f".{records.name}.", suffix=".records.tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            copy_records(records, report, out)
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
 
 
 def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
@@ -102,23 +136,30 @@ def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
 
     _tune_memory()
     records = out_dir / RECORDS_FILE
-    try:  # one parse (Arrow, every core) serves the frame and records.parquet
-        table = read_records_table(records)
-    except pa.ArrowException:  # lines Arrow cannot type consistently: the line-by-line reader copes
-        table = None
+    table, report = _arrow_table(records)  # one parse (Arrow, every core) serves the frame and records.parquet
     pa.default_memory_pool().release_unused()  # the parser's scratch memory, back before summarising
-    # records.parquet is written on a second thread (Arrow's writer releases the GIL) while this one
-    # summarises; the table is dropped as soon as both are done with it.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet") as pool:
-        parquet = pool.submit(write_records_parquet, out_dir / "records.parquet", records, table)
-        frame = _frame(records, table)
-        del table
-        summary, per = summarize_frame(frame, summary_config(run.get("settings", {})), dict(run))
-        parquet.result()
+    frame = None
+    if report is None:  # Arrow could not read the file: line by line, the same lines skipped for the same reasons
+        frame, report = read_jsonl_frame(records)
+    with _records_only(records, report) as source:
+        if table is None and source != records:  # the records alone may well be typable where the file was not
+            table, _ = _arrow_table(source)
+        # records.parquet is written on a second thread (Arrow's writer releases the GIL) while this one
+        # summarises; the table is dropped as soon as both are done with it.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet") as pool:
+            parquet = pool.submit(write_records_parquet, out_dir / "records.parquet", source, table)
+            if frame is None:
+                frame = _frame(records, table)
+            if frame is None:
+                frame, _ = read_jsonl_frame(records)
+            del table
+            summary, per = summarize_frame(frame, summary_config(run.get("settings", {})), dict(run))
+            parquet.result()
     pa.default_memory_pool().release_unused()
+    summary["input"] = report.to_json()
     spec = run.get("settings", {}).get("roofline")
     if spec:
         summary["roofline"] = roofline_section(summary, spec)
     write_json(out_dir / "summary.json", summary)
     write_summary_csv(out_dir / "summary.csv", summary)
-    return Outputs(summary, frame, (per.samples["itl_s"], per.samples["itl_token_s"]))
+    return Outputs(summary, frame, (per.samples["itl_s"], per.samples["itl_token_s"]), report)

@@ -92,3 +92,66 @@ def struct_fields(column: Any) -> dict[str, list[Any]]:
         for name, child in zip(out, chunk.flatten(), strict=True):
             out[name].append(child)
     return out
+
+
+def valid(column: Any) -> BoolArray:
+    """Which rows of a column are not null."""
+    return np.concatenate([validity(chunk) for chunk in column.chunks]) if column.num_chunks else np.zeros(0, np.bool_)
+
+
+def _offsets(chunk: Any) -> npt.NDArray[np.int32]:
+    buffer = chunk.buffers()[1]
+    if buffer is None:  # an empty array may have none
+        return np.zeros(1, dtype=np.int32)
+    return np.frombuffer(buffer, dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+
+
+def _rows_of(positions: npt.NDArray[Any], offsets: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
+    """The row owning each position of a list array's child."""
+    return (np.searchsorted(offsets, positions, side="right") - 1).astype(np.int64)
+
+
+def list_lengths(column: Any) -> tuple[npt.NDArray[np.int64], BoolArray]:
+    """(per-row lengths with null = 0, per-row validity) of a list column."""
+    lengths, ok = np.zeros(len(column), dtype=np.int64), valid(column)
+    at = 0
+    for chunk in column.chunks:
+        n = len(chunk)
+        lengths[at : at + n] = np.diff(_offsets(chunk))
+        at += n
+    lengths[~ok] = 0
+    return lengths, ok
+
+
+def rows_with_null_items(column: Any) -> BoolArray:
+    """Rows of a list column that hold a null item."""
+    out = np.zeros(len(column), dtype=np.bool_)
+    at = 0
+    for chunk in column.chunks:
+        n = len(chunk)
+        if n and chunk.values.null_count:
+            offsets = _offsets(chunk)
+            holes = np.flatnonzero(~validity(chunk.values)[offsets[0] : offsets[-1]]) + offsets[0]
+            out[at + _rows_of(holes, offsets)] = True
+            out[at : at + n] &= validity(chunk)
+        at += n
+    return out
+
+
+def rows_going_backwards(column: Any) -> BoolArray:
+    """Rows of a list column of numbers in which a value is smaller than the one before it."""
+    out = np.zeros(len(column), dtype=np.bool_)
+    at = 0
+    for chunk in column.chunks:
+        n = len(chunk)
+        offsets = _offsets(chunk)
+        if n and offsets[-1] - offsets[0] > 1:
+            values = _values(chunk.values)[offsets[0] : offsets[-1]]
+            drops = np.flatnonzero(values[1:] < values[:-1]) + offsets[0]  # the value after each is smaller
+            if drops.size:
+                rows = _rows_of(drops, offsets)
+                inside = drops + 1 < offsets[rows + 1]  # not the step from one row's last value to the next's first
+                out[at + rows[inside]] = True
+                out[at : at + n] &= validity(chunk)
+        at += n
+    return out

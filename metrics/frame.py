@@ -8,9 +8,10 @@ RequestRecord objects costs gigabytes and seconds, so everything downstream work
 - chunk columns of length Σ K_i, request i owning `chunk_ns[chunk_off[i]:chunk_off[i + 1]]`.
 
 Two builders feed it: `frame_from_records` (RequestRecord objects, e.g. a live run) and
-`frame_from_jsonl` (the fast path for `goodput report`, in metrics.jsonl: records.jsonl lines straight
-to columns, never materialising RequestRecord objects; the same torn-last-line tolerance as
-`read_records`). Both go through `Columns`, so they agree by construction.
+`frame_from_jsonl` (in metrics.jsonl: records.jsonl lines straight to columns, never materialising
+RequestRecord objects; lines that are not records, as metrics.record_check defines them, are skipped).
+Both go through `Columns`, so they agree by construction; metrics.frame_arrow builds the same frame from
+an Arrow table.
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ class Columns:
         chunk_off = np.concatenate(([0], np.cumsum(c["k"], dtype=np.int64))).astype(np.int64)
         check_chunk_order(self.chunk_ns[: self.used], chunk_off, c["ids"])
         tags: list[dict[str, str]] = [t or {} for t in c["tags"]]
-        keys = sorted({key for t in tags for key in t})
+        keys = sorted({key for t in tags for key, value in t.items() if value is not None})  # a tag never set is none
         no_phases = (np.nan,) * len(SERVER_PHASES)
         phases = np.array([p or no_phases for p in c["phases"]], dtype=np.float64).reshape(-1, len(SERVER_PHASES))
         return RequestFrame(
@@ -253,7 +254,8 @@ def frame_from_records(records: Iterable[RequestRecord]) -> RequestFrame:
 
 
 def frame_from_jsonl(path: str | Path) -> RequestFrame:
-    """Columns straight from a records.jsonl file (the fast path: no RequestRecord objects)."""
+    """Columns straight from a records.jsonl file (no RequestRecord objects); lines that are not records
+    are left out (metrics.jsonl.read_jsonl_frame also says which)."""
     from metrics.jsonl import read_jsonl_frame  # its parser is only needed by `report`
 
-    return read_jsonl_frame(path)
+    return read_jsonl_frame(path)[0]

@@ -3,12 +3,14 @@
 Arrow's JSON reader parses the file in C++ on every core, and its list columns already are the CSR
 layout the frame uses (flat values + offsets), so the 20 M chunk times of a 100k × 200 run never become
 Python objects. The same table then writes records.parquet, so the file is parsed once for both.
-The frame is identical to `frame_from_jsonl`'s (the tests hold them equal); records Arrow cannot type
-consistently make the reader fail, and callers fall back to that slower path.
+The frame is identical to `frame_from_jsonl`'s, and the lines left out are the same, for the same
+reasons (the tests hold them equal); records Arrow cannot type consistently make the reader fail, and
+callers fall back to that slower path.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,10 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics import arrow_columns as columns
+from metrics.arrow_check import check_decoded, damaged_rows
 from metrics.frame import SERVER_PHASES, STATUS_CODES, RequestFrame, check_chunk_order
+from metrics.line_index import LineIndex, index_lines
+from metrics.record_check import InputReport, line_problem
 
 IntArray = npt.NDArray[np.int64]
 
@@ -38,36 +43,71 @@ def record_schema() -> Any:
 
 
 def read_records_table(path: str | Path) -> Any:
-    """The records of a records.jsonl as an Arrow table; a torn last line is left out.
+    """The records of a records.jsonl as an Arrow table (`read_records_checked` without its report)."""
+    return read_records_checked(path)[0]
 
-    Raises pyarrow.ArrowException when the lines cannot be typed consistently.
+
+def read_records_checked(path: str | Path) -> tuple[Any, InputReport]:
+    """The records of a records.jsonl as an Arrow table, and what reading it found: lines that are not
+    records (metrics.record_check) are left out of the table and listed, as the line reader lists them.
+
+    Raises pyarrow.ArrowException when the lines cannot be typed consistently, or when Arrow's parse
+    cannot be matched line for line with the file (a line holding two objects, text that is not UTF-8):
+    the line reader (metrics.jsonl) then reads the file instead.
     """
     import pyarrow as pa
     import pyarrow.json as pj
 
     path = Path(path)
-    options = pj.ParseOptions(explicit_schema=record_schema(), unexpected_field_behavior="infer")
+    if _ends_with_newline(path):  # the usual case: numpy indexes the lines while Arrow parses the file itself
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="line-index") as pool:
+            indexing = pool.submit(index_lines, path)
+            table = pj.read_json(path, parse_options=_parse_options())
+            index = indexing.result()
+    else:  # empty, or no newline at the end: whether the last line is torn decides what Arrow is given
+        index = index_lines(path)
+        table = _parse_unterminated(path, index) if index.record_lines().size else record_schema().empty_table()
+    numbers = index.record_lines()  # the line each row comes from
+    if table.num_rows != numbers.size:
+        raise pa.ArrowInvalid(f"{table.num_rows} rows from {numbers.size} lines: a line holds more than one value")
+    check_decoded(table)
+    report = InputReport(path.name, lines=index.lines, blank=int(index.blank.sum()),
+                         torn_last_line=index.lines if index.torn else None)
+    bad = damaged_rows(table)
+    if bad.any():
+        for number, raw in zip(numbers[bad].tolist(), index.read(path, numbers[bad]), strict=True):
+            reason = line_problem(raw)
+            if reason is None:  # the column checks and the line check disagree: let the line reader decide
+                raise pa.ArrowInvalid(f"line {number}: refused by the column checks only")
+            report.skip(number, reason)
+        table = table.filter(pa.array(~bad))
+    report.records = table.num_rows
+    return table, report
+
+
+def _ends_with_newline(path: Path) -> bool:
     with path.open("rb") as f:
         size = f.seek(0, 2)
         f.seek(max(size - 1, 0))
-        whole_lines = f.read(1) == b"\n"
-    if whole_lines:  # Arrow reads the file itself, a block at a time (no copy of it in memory)
-        return pj.read_json(path, parse_options=options)
-    data = path.read_bytes()  # no newline at the end: keep a whole last record, leave a torn one out
-    cut = data.rfind(b"\n") + 1
-    data = data + b"\n" if _is_object(data[cut:]) else data[:cut]
-    if not data.strip():
-        return record_schema().empty_table()
-    return pj.read_json(pa.BufferReader(data), parse_options=options)
+        return f.read(1) == b"\n"
 
 
-def _is_object(line: bytes) -> bool:
-    import orjson
+def _parse_options() -> Any:
+    import pyarrow.json as pj
 
-    try:
-        return isinstance(orjson.loads(line), dict)
-    except orjson.JSONDecodeError:
-        return False
+    return pj.ParseOptions(explicit_schema=record_schema(), unexpected_field_behavior="infer")
+
+
+def _parse_unterminated(path: Path, index: LineIndex) -> Any:
+    """Keep a whole last line, leave a torn or blank one out (a copy of the file in memory: the case of a
+    killed run only)."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    data = path.read_bytes()
+    cut = int(index.starts[-1])
+    data = data[:cut] if index.torn or index.blank[-1] else data + b"\n"
+    return pj.read_json(pa.BufferReader(data), parse_options=_parse_options())
 
 
 def _ints(table: Any, name: str, fill: int) -> tuple[IntArray, npt.NDArray[np.bool_]]:
@@ -169,12 +209,14 @@ def _phases(column: Any, n: int) -> dict[str, npt.NDArray[np.float64]]:
 
 
 def _tags(column: Any) -> dict[str, list[str | None]]:
+    """Each tag's value per request; a tag no request sets is left out (as Columns leaves it out)."""
     import pyarrow as pa
 
     if column is None or not pa.types.is_struct(column.type):
         return {}
-    fields = columns.struct_fields(column)
-    return {
-        key: [None if v is None else str(v) for v in pa.chunked_array(fields[key], type=column.type.field(key).type).to_pylist()]
-        for key in sorted(fields)
-    }
+    out = {}
+    for key, chunks in sorted(columns.struct_fields(column).items()):
+        values = pa.chunked_array(chunks, type=column.type.field(key).type)
+        if values.null_count < len(values):
+            out[key] = [None if v is None else str(v) for v in values.to_pylist()]
+    return out

@@ -53,3 +53,21 @@ def test_struct_fields_carry_the_parents_nulls() -> None:
     fields = columns.struct_fields(col)
     assert pa.chunked_array(fields["a"]).to_pylist() == [1, None, None]
     assert pa.chunked_array(fields["b"]).to_pylist() == ["x", None, "y"]
+
+
+def test_list_shapes_null_items_and_backward_steps_row_by_row_over_sliced_chunks() -> None:
+    raw = [[1, 2], None, [], [3, None], [9, 5, 6], [1], [2, 2, 3], [None], [8, 7]]
+    col = _sliced_chunks(raw, pa.list_(pa.int64()))
+    lengths, valid = columns.list_lengths(col)
+    assert lengths.tolist() == [0 if r is None else len(r) for r in raw]
+    assert valid.tolist() == [r is not None for r in raw]
+    assert columns.rows_with_null_items(col).tolist() == [r is not None and None in r for r in raw]
+    # [9, 5, 6] and [8, 7] go backwards; the step from [9, 5, 6] down to [1] is between rows, not inside one.
+    backwards = columns.rows_going_backwards(col).tolist()
+    assert [i for i, b in enumerate(backwards) if b and None not in (raw[i] or [])] == [4, 8]
+
+
+def test_valid_and_shapes_of_empty_columns() -> None:
+    empty = pa.chunked_array([], type=pa.list_(pa.int64()))
+    assert columns.valid(empty).size == columns.list_lengths(empty)[0].size == 0
+    assert columns.rows_with_null_items(empty).size == columns.rows_going_backwards(empty).size == 0

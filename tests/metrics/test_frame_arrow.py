@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _frames import assert_same_frame
 from synthetic import write_synthetic
 
-from metrics.frame import RequestFrame, frame_from_jsonl
-from metrics.frame_arrow import frame_from_table, read_records_table
+from metrics.frame import frame_from_jsonl
+from metrics.frame_arrow import frame_from_table, read_records_checked, read_records_table, record_schema
+from metrics.jsonl import read_jsonl_frame
 from metrics.record import RequestRecord
 from metrics.summary import SummaryConfig, summarize
 
@@ -23,20 +24,6 @@ EDGE_CASES = [
                   prompt_tokens_estimated=False, prompt_tokens_target=10, tags={"scenario": "s"}),
     RequestRecord(id=3, intended_ns=9, sent_ns=9, status="error", error_kind="http_status", http_status=429),
 ]
-
-
-def assert_same_frame(a: RequestFrame, b: RequestFrame) -> None:
-    for f in fields(RequestFrame):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype or f.name == "status", f.name
-            np.testing.assert_array_equal(x, y, err_msg=f.name)
-        elif isinstance(x, dict):
-            assert x.keys() == y.keys(), f.name
-            for key in x:
-                np.testing.assert_array_equal(np.asarray(x[key]), np.asarray(y[key]), err_msg=f"{f.name}.{key}")
-        else:
-            assert x == y, f.name
 
 
 def test_same_frame_on_a_varied_run(tmp_path: Path) -> None:
@@ -63,20 +50,35 @@ def test_empty_file(tmp_path: Path) -> None:
     assert frame_from_table(read_records_table(path)).n == 0
 
 
+@pytest.mark.parametrize(("record", "reason"), [
+    ({"id": 4, "intended_ns": 0, "status": "weird"}, "status is not ok, error or cancelled"),
+    ({"id": 4, "intended_ns": 0, "status": "ok", "chunk_ns": [1, 2], "chunk_tokens": [1]},
+     "chunk_tokens and chunk_ns differ in length"),
+    ({"id": 4, "intended_ns": 0, "status": "ok", "chunk_ns": [5, 2]}, "chunk_ns goes backwards"),
+])
+def test_bad_records_are_skipped_by_both_readers_for_the_same_reason(tmp_path: Path, record: dict[str, object],
+                                                                      reason: str) -> None:
+    import orjson
+
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(EDGE_CASES[0].to_json() + orjson.dumps(record) + b"\n")
+    table, arrow = read_records_checked(path)
+    frame, lines = read_jsonl_frame(path)
+    assert arrow.skipped == lines.skipped == [(2, reason)]
+    assert_same_frame(frame_from_table(table), frame)
+    assert frame.ids.tolist() == [0]
+
+
 @pytest.mark.parametrize(("record", "message"), [
     ({"id": 4, "intended_ns": 0, "status": "weird"}, "unknown status"),
     ({"id": 4, "intended_ns": 0, "chunk_ns": [1, 2], "chunk_tokens": [1]}, "1 chunk_tokens for 2 chunk_ns"),
     ({"id": 4, "intended_ns": 0, "chunk_ns": [5, 2]}, "backwards"),
 ])
-def test_bad_records_are_refused_like_the_line_reader(tmp_path: Path, record: dict[str, object], message: str) -> None:
-    import orjson
+def test_the_frame_builder_still_refuses_a_table_nobody_checked(record: dict[str, object], message: str) -> None:
+    import pyarrow as pa
 
-    path = tmp_path / "records.jsonl"
-    path.write_bytes(orjson.dumps(record) + b"\n")
     with pytest.raises(ValueError, match=message):
-        frame_from_jsonl(path)
-    with pytest.raises(ValueError, match=message):
-        frame_from_table(read_records_table(path))
+        frame_from_table(pa.Table.from_pylist([record], schema=record_schema()))
 
 
 def test_a_whole_last_record_without_a_newline_is_kept(tmp_path: Path) -> None:
