@@ -1,5 +1,10 @@
 """Result files of a run: summary.json, summary.csv, records.parquet. Every write is atomic
-(temp file + rename), so a reader never sees half a file and an interrupted write leaves the old one."""
+(temp file + rename), so a reader never sees half a file and an interrupted write leaves the old one.
+
+Files get the mode the user's umask gives (0644 with the usual 022), like records.jsonl and
+metrics.prom: the temporary file is created with 0666 and the kernel applies the umask (mkstemp would
+make it 0600). A failed write raises OSError naming the file it was writing, never the temporary one.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import csv
 import io
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,14 +23,43 @@ from metrics.record import RequestRecord, read_records
 STAT_KEYS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max")
 
 
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    """A new file beside `path` (same filesystem, so the rename is atomic), mode 0666 minus the umask."""
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def _failed(path: Path, exc: OSError) -> OSError:
+    """The same error (same errno, so the same OSError subclass), naming the file the caller asked for."""
+    if exc.errno:
+        return OSError(exc.errno, exc.strerror or str(exc), str(path))
+    named = OSError(str(exc))
+    named.filename = str(path)
+    return named
+
+
 def write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = _create_temp(path)
+    except OSError as exc:
+        raise _failed(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise _failed(path, exc) from exc
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
@@ -105,11 +139,17 @@ _PARQUET_OPTIONS: dict[str, Any] = {
 def _write_parquet(path: Path, table: Any) -> None:
     import pyarrow.parquet as pq
 
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
     try:
-        pq.write_table(table, tmp, **_PARQUET_OPTIONS)
+        fd, tmp = _create_temp(path)  # Arrow then truncates and fills it, keeping its mode
+        os.close(fd)
+    except OSError as exc:
+        raise _failed(path, exc) from exc
+    try:
+        pq.write_table(table, str(tmp), **_PARQUET_OPTIONS)
         os.replace(tmp, path)
+    except OSError as exc:  # Arrow's I/O errors are OSErrors
+        tmp.unlink(missing_ok=True)
+        raise _failed(path, exc) from exc
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise

@@ -13,6 +13,7 @@ from loadgen.lengths import parse_length
 from loadgen.outputs import summary_config
 from loadgen.payload import endpoint_url
 from loadgen.prom_run import parse_prom_options
+from loadgen.run_dir import prepare_run_dir
 from loadgen.text import make_counter
 from loadgen.types import ClientConfig, Timeouts
 from loadgen.workload import DatasetWorkload, SyntheticWorkload, Workload, load_jsonl, load_sharegpt
@@ -22,6 +23,8 @@ from metrics.units import parse_duration
 RUN_HELP = """Run a load test against an OpenAI-compatible streaming server and write its results.
 
 With no --url, the bundled reference server is started on a free loopback port and stopped afterwards.
+The output directory is checked before anything is sent: one that already holds a run is refused unless
+--overwrite, and one that cannot be written is a usage error (exit 2).
 
 \b
 Examples:
@@ -190,7 +193,8 @@ def run(
     output_buckets: Annotated[str | None, typer.Option(help="Output-token bucket edges.")] = None,
     cache_full_ratio: Annotated[float, typer.Option(help="Cache-hit class 'full' when cached/prompt >= this.")] = 0.9,
     absent_cache_is_zero: Annotated[bool, typer.Option(help="Read a missing cached_tokens as 0 (vLLM omits it when 0).")] = False,
-    output: Annotated[Path | None, typer.Option(help="Output directory (default runs/<timestamp>).")] = None,
+    output: Annotated[Path | None, typer.Option(help="Output directory (default runs/<timestamp>, never shared by two runs). One that already holds a run is refused.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace the run already in --output: its result files are removed first (nothing else in the directory).")] = False,
     grace: Annotated[str, typer.Option(help="On SIGINT/SIGTERM, wait this long for in-flight requests.")] = "10s",
     quiet: Annotated[bool, typer.Option(help="No live progress (for CI).")] = False,
     server_arg: Annotated[list[str] | None, typer.Option(help="Extra argument for the embedded reference server, e.g. --server-arg=--max-num-seqs=64.")] = None,
@@ -235,8 +239,6 @@ def run(
             raise _fail(f"--endpoint must be chat or completions, got {endpoint!r}")
         if url is not None:
             endpoint_url(url, "chat" if endpoint == "chat" else "completions")  # ValueError: a usage error
-        if output is not None and output.exists() and not output.is_dir():
-            raise _fail(f"--output {output} exists and is not a directory")
         tags = _pairs(tag or [], "--tag", "=")
         headers = _pairs(header or [], "--header", ":")
         try:
@@ -294,15 +296,18 @@ def run(
             pushgateway_interval_s=_duration(pushgateway_interval, "--pushgateway-interval") or 0.0,
             pushgateway_delete=pushgateway_delete, server_metrics=server_metrics,
             server_metrics_interval_s=_duration(server_metrics_interval, "--server-metrics-interval") or 0.0)
+        client = ClientConfig(base_url=url or "", model=model or "", endpoint=endpoint,  # type: ignore[arg-type]
+                              api_key=api_key, timeouts=timeouts, max_connections=max_connections,
+                              include_usage=usage, continuous_usage_stats=continuous_usage,
+                              ignore_eos=ignore_eos if ignore_eos is not None else embedded,
+                              extra_body=extra, extra_headers=headers, temperature=temperature)
+        # Last: the directory is created only once everything else is known to be valid, and `execute`
+        # (which removes it again if nothing gets sent) takes it over at once.
+        run_dir = prepare_run_dir(output, overwrite=overwrite)
     except ValueError as exc:
         raise _fail(str(exc)) from None
-    client = ClientConfig(base_url=url or "", model=model or "", endpoint=endpoint,  # type: ignore[arg-type]
-                          api_key=api_key, timeouts=timeouts, max_connections=max_connections,
-                          include_usage=usage, continuous_usage_stats=continuous_usage,
-                          ignore_eos=ignore_eos if ignore_eos is not None else embedded,
-                          extra_body=extra, extra_headers=headers, temperature=temperature)
     setup = RunSetup(client=client, workload=workload, arrival=arr, duration_s=duration_s, count=requests,
-                     seed=seed, grace_s=grace_s, settings=settings, output=output, quiet=quiet,
+                     seed=seed, grace_s=grace_s, settings=settings, run_dir=run_dir, quiet=quiet,
                      embedded_args=list(server_arg or []), token_counter=counter_spec, prom=prom,
                      gate=gate_plan)
     code = execute(setup)

@@ -7,6 +7,10 @@ as their previous one ends (optionally capped in rate); the intended time is whe
 
 Stopping (`stop()`, wired to SIGINT/SIGTERM by the CLI): no new request is dispatched, in-flight requests
 get `grace_s` to finish, the rest are cancelled (each still ends as a record, status "cancelled").
+
+A record hook that raises (records.jsonl cannot be written: disk full) stops the run the same way, with
+`interrupted` false and the first such error in `RunState.failure`; every other hook still sees the
+record, and the error is never left in a task nobody awaits.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ class RunState:
     errors: int = 0
     stopping: bool = False
     interrupted: bool = False
+    failure: Exception | None = None  # the first error a record hook raised; it stopped dispatching
     records: list[RequestRecord] = field(default_factory=list)
 
     def elapsed_s(self) -> float:
@@ -189,7 +194,16 @@ class Runner:
             st.errors += 1
         st.records.append(record)
         for hook in self.hooks:
-            hook(record)
+            try:
+                hook(record)
+            except Exception as exc:
+                self._hook_failed(exc)
+
+    def _hook_failed(self, exc: Exception) -> None:
+        if self.state.failure is None:
+            self.state.failure = exc
+        if not self.state.stopping:
+            self.stop(interrupted=False)
 
     async def _grace_then_cancel(self, tasks: set[asyncio.Task[None]]) -> None:
         live = {t for t in tasks if not t.done()}

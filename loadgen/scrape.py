@@ -185,10 +185,12 @@ class ServerScraper:
         self._client.close()
 
     def save(self, out_dir: Path) -> Path:
+        """Write the gauge series atomically: a failed write (disk full) raises OSError naming the file
+        and leaves no cut line behind."""
+        from exporters.files import write_atomic
+
         path = out_dir / SERIES_FILE
-        with open(path, "w") as f:
-            for point in self.series:
-                f.write(json.dumps(point) + "\n")
+        write_atomic(path, "".join(json.dumps(point) + "\n" for point in self.series).encode())
         return path
 
     def section(self) -> dict[str, Any]:

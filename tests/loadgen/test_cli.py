@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -164,26 +165,76 @@ def test_sigkill_keeps_records_and_report_rebuilds(tmp_path: Path) -> None:
     assert summary["requests"]["sent"] == n and summary["run"]["complete"] is False
 
 
-def test_sigterm_during_start_up_exits_130_with_nothing_sent(tmp_path: Path) -> None:
-    """A target that accepts connections and never answers: the model probe hangs; SIGTERM ends it."""
+# Runs the installed console script, but first makes the import of MODULE announce itself (the marker
+# file) and then stall: the signal then lands at a known moment of start-up, not after a guessed sleep.
+_STALL_IMPORT = """
+import pathlib, runpy, sys, time
+module, marker, script = sys.argv[1:4]
+class Stall:
+    def find_spec(self, name, path=None, target=None):
+        if name == module:
+            sys.meta_path.remove(self)
+            pathlib.Path(marker).write_text(name)
+            time.sleep(120)
+        return None
+sys.meta_path.insert(0, Stall())
+sys.argv = [script, *sys.argv[4:]]
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+def _wait_for(ready: Callable[[], bool], proc: subprocess.Popen[str], what: str) -> None:
+    deadline = time.monotonic() + 120
+    while not ready():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"never reached: {what}"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("stage", ["import typer", "import httpx", "import numpy", "model probe"])
+def test_a_signal_at_any_moment_of_start_up_exits_130_with_nothing_sent(stage: str, sig: signal.Signals,
+                                                                        tmp_path: Path) -> None:
+    """The target accepts connections and never answers. The signal arrives either while the CLI's
+    modules are still being imported (the stalled import), or while the model probe hangs (the server
+    has accepted its connection); each time: exit 130, one line, no traceback, no output directory."""
     import socket
 
+    out, marker = tmp_path / "o", tmp_path / "importing"
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(16)
-        port = silent.getsockname()[1]
-        proc = subprocess.Popen([GOODPUT, "run", "--url", f"http://127.0.0.1:{port}", "--requests", "3", "--quiet",
-                                 "--output", str(tmp_path / "o")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        silent.settimeout(0.05)
+        args = ["run", "--url", f"http://127.0.0.1:{silent.getsockname()[1]}", "--requests", "3", "--quiet",
+                "--output", str(out)]
+        if stage == "model probe":
+            cmd = [GOODPUT, *args]
+        else:
+            cmd = [sys.executable, "-c", _STALL_IMPORT, stage.removeprefix("import "), str(marker), GOODPUT, *args]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        accepted: list[socket.socket] = []
+
+        def probe_connected() -> bool:
+            try:
+                accepted.append(silent.accept()[0])
+            except TimeoutError:
+                return False
+            return True
+
         try:
-            time.sleep(1.5)
-            proc.send_signal(signal.SIGTERM)
-            _, stderr = proc.communicate(timeout=30)
+            _wait_for(probe_connected if stage == "model probe" else marker.exists, proc, stage)
+            proc.send_signal(sig)
+            _, stderr = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
                 proc.kill()
+            for conn in accepted:
+                conn.close()
     assert proc.returncode == 130, stderr
-    assert "nothing was sent" in stderr and _count_lines(tmp_path / "o" / "records.jsonl") == 0
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] in ("goodput: interrupted",
+                                               "goodput: interrupted before the first request; nothing was sent")
+    assert not out.exists()
 
 
 def test_credentials_in_the_url_are_never_written(tmp_path: Path) -> None:
