@@ -9,8 +9,9 @@ Tokens per chunk k_j, best source first:
   a non-content event (e.g. a finish event whose text is empty) are carried to the next content
   chunk, or to the last one when none follows, so Σk_j equals the server's count;
 - `server`: the reference server's `"goodput": {"t": s, "n": k}` on every content chunk;
-- `final_only`: only the final usage is known, chunk_tokens is None;
-- `estimate`: one token per chunk.
+- otherwise inferred after the stream ended from each chunk's text, the empty token events and the
+  final usage if any (`loadgen.chunk_tokens`). While streaming, a content chunk only keeps a reference
+  to its text and an empty token event only its position: the per-event work stays a few list appends.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import Any
 
 import orjson
 
+from loadgen.chunk_tokens import infer_chunk_tokens
 from loadgen.errors import InvalidJSON, InvalidUTF8, MidStreamError, bounded
+from loadgen.text import TokenCounter
 from metrics.record import RequestRecord
 
 _DONE = b"[DONE]"
@@ -53,10 +56,12 @@ class ChunkAccumulator:
         "_pending_usage",
         "chunk_ns",
         "done",
+        "empty_at",
         "finish_reason",
         "goodput_final",
         "server_s",
         "server_tokens",
+        "texts",
         "timings",
         "usage",
         "usage_tokens",
@@ -64,6 +69,8 @@ class ChunkAccumulator:
 
     def __init__(self) -> None:
         self.chunk_ns: list[int] = []
+        self.texts: list[Any] = []  # each content chunk's text (None for a tool call), read after the stream
+        self.empty_at: list[int] = []  # per empty token event: the number of content chunks before it
         self.usage_tokens: list[int] = []  # Δ completion_tokens per content chunk that carried usage
         self.server_tokens: list[int] = []  # goodput.n per content chunk that carried it
         self.server_s: list[float] = []  # goodput.t per content chunk that carried it
@@ -107,19 +114,19 @@ class ChunkAccumulator:
             first = choices[0]
             delta = first.get("delta")
             if delta is not None:
-                content = bool(
-                    delta.get("content")
-                    or delta.get("reasoning_content")
-                    or delta.get("reasoning")
-                    or delta.get("tool_calls")
-                )
+                text = delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning")
+                content = bool(text or delta.get("tool_calls"))
             else:
-                content = bool(first.get("text"))
+                text = first.get("text")
+                content = bool(text)
             reason = first.get("finish_reason")
             if reason is not None:
                 self.finish_reason = str(reason)
-        if content:
-            self.chunk_ns.append(t_ns)
+            if content:
+                self.chunk_ns.append(t_ns)
+                self.texts.append(text)
+            elif reason is None and _empty_token_event(first, delta):
+                self.empty_at.append(len(self.chunk_ns))
         usage = obj.get("usage")
         if type(usage) is dict and usage:
             self.usage = usage
@@ -150,29 +157,30 @@ class ChunkAccumulator:
         if type(timings) is dict and timings:
             self.timings = timings
 
-    def fill(self, record: RequestRecord) -> None:
+    def fill(self, record: RequestRecord, counter: TokenCounter | None = None) -> None:
+        """The record's chunk and token fields; `counter` (the run's tokenizer, if any) is only used when
+        the server did not count tokens per chunk."""
         chunks = len(self.chunk_ns)
         record.chunk_ns = self.chunk_ns
         record.finish_reason = self.finish_reason
         usage = self.usage or {}
         final = usage.get("completion_tokens")
         final_tokens = final if type(final) is int else None
+        estimate: int | None = None
         if chunks and len(self.usage_tokens) == chunks and min(self.usage_tokens) >= 0:
             record.chunk_tokens = _with_trailing(self.usage_tokens, self._pending_usage)
             record.token_source = "usage_delta"
         elif chunks and len(self.server_tokens) == chunks:
             record.chunk_tokens = _with_trailing(self.server_tokens, self._pending_server)
             record.token_source = "server"
-        elif final_tokens is not None:
-            record.chunk_tokens = None
-            record.token_source = "final_only"
         else:
-            record.chunk_tokens = [1] * chunks
-            record.token_source = "estimate"
+            record.chunk_tokens, record.token_source, estimate = infer_chunk_tokens(
+                self.texts, self.empty_at, final_tokens, counter
+            )
         if final_tokens is not None:
             record.output_tokens, record.output_tokens_estimated = final_tokens, False
         else:
-            record.output_tokens = sum(record.chunk_tokens or ())
+            record.output_tokens = estimate if estimate is not None else sum(record.chunk_tokens or ())
             record.output_tokens_estimated = True
         prompt = usage.get("prompt_tokens")
         if type(prompt) is int:
@@ -195,6 +203,14 @@ class ChunkAccumulator:
         if self.goodput_final and type(self.goodput_final.get("cached_tokens")) is int:
             return int(self.goodput_final["cached_tokens"])
         return None
+
+
+def _empty_token_event(first: dict[str, Any], delta: Any) -> bool:
+    """An event for one token whose text the server holds back: `"content": ""` (or `"text": ""`), not
+    the role announcement and not the finish event (the caller checked finish_reason)."""
+    if delta is None:
+        return first.get("text") == ""
+    return type(delta) is dict and delta.get("content") == "" and "role" not in delta
 
 
 def _with_trailing(tokens: list[int], trailing: int) -> list[int]:

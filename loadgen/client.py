@@ -29,6 +29,7 @@ from loadgen.chunks import ChunkAccumulator, error_text
 from loadgen.deadlines import Watchdog
 from loadgen.payload import encode_body, endpoint_url
 from loadgen.sse import DEFAULT_MAX_EVENT_BYTES, SSEError, SSEEventTooLarge, SSEParser
+from loadgen.text import TokenCounter, make_counter
 from loadgen.transport import RECEIVE_CLOCK, FastTransport
 from loadgen.types import ClientConfig, WorkItem
 from metrics.record import RequestRecord
@@ -55,6 +56,8 @@ class StreamingClient:
         self.url = endpoint_url(config.base_url, config.endpoint)
         self._max_event_bytes = max_event_bytes
         self._max_response_bytes = max_response_bytes
+        # ValueError for a tokenizer path that cannot be read (the CLI checks it before the run).
+        self._counter: TokenCounter | None = make_counter(config.token_counter)[1] if config.token_counter else None
         headers = {
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
@@ -107,6 +110,7 @@ class StreamingClient:
             id=request_id,
             intended_ns=intended_ns,
             sent_ns=None,
+            prompt_tokens=self._prompt_count(item),  # replaced by usage.prompt_tokens when the server sends it
             prompt_tokens_target=item.prompt_tokens_target,
             output_tokens_target=item.max_tokens,
             tags=dict(item.tags),
@@ -145,16 +149,25 @@ class StreamingClient:
                 watchdog.stop()
         return self._finish(record, chunks, failure, anchor_ns)
 
-    @staticmethod
+    def _prompt_count(self, item: WorkItem) -> int | None:
+        """The client's count of the prompt it sends: the workload's count, plus the chat template's
+        estimated overhead on the chat endpoint; the target when the workload counted nothing."""
+        if item.prompt_tokens_counted is None:
+            return item.prompt_tokens_target
+        if self.config.endpoint == "chat" and item.template_tokens is not None:
+            return item.prompt_tokens_counted + item.template_tokens
+        return item.prompt_tokens_counted
+
     def _finish(
-        record: RequestRecord, chunks: ChunkAccumulator, failure: errors.RequestFailed | None, anchor_ns: int
+        self, record: RequestRecord, chunks: ChunkAccumulator, failure: errors.RequestFailed | None, anchor_ns: int
     ) -> RequestRecord:
         if record.closed_ns is None:
             record.closed_ns = perf_counter_ns() - anchor_ns
-        chunks.fill(record)
-        if record.prompt_tokens is None and record.prompt_tokens_target is not None:
-            # The server said nothing: the workload's own count stands in, marked as an estimate (DESIGN §4).
-            record.prompt_tokens, record.prompt_tokens_estimated = record.prompt_tokens_target, True
+        chunks.fill(record, self._counter)  # record.prompt_tokens stays the client's estimate unless usage came
+        if failure is None and chunks.finish_reason is None and not chunks.chunk_ns:
+            # Only [DONE] ends a stream without a finish_reason and without failing (a clean close raises
+            # StreamCutOff): the server dropped the request; its timings would pass for a fast answer.
+            failure = errors.EmptyStream("the stream ended ([DONE]) without content and without a finish_reason")
         if failure is not None:
             record.status = failure.status
             record.error_kind = failure.kind

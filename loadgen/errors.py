@@ -18,6 +18,10 @@ Prometheus label value) and whose `status` is the leaf's `status`.
     ├── StreamFailed                   (abstract: the response body broke the SSE / OpenAI contract)
     │   ├── StreamCutOff               stream_cut_off          connection closed or reset before a finish_reason or
     │   │                                                      [DONE] (a clean end after a finish_reason is a success)
+    │   ├── EmptyStream                empty_stream            [DONE] with neither content nor a finish_reason: the
+    │   │                                                      server ended the stream without answering (llama.cpp's
+    │   │                                                      server does so to in-flight streams when a new request
+    │   │                                                      arrives); a finish_reason without content is a success
     │   ├── NonSSEResponse             non_sse_response        2xx answer that is not text/event-stream (e.g. a JSON body)
     │   ├── MalformedSSE               malformed_sse           a line that is not an SSE field or comment
     │   ├── InvalidUTF8                invalid_utf8            an event's data is not UTF-8
@@ -102,6 +106,10 @@ class StreamFailed(RequestFailed):
 
 class StreamCutOff(StreamFailed):
     kind = "stream_cut_off"
+
+
+class EmptyStream(StreamFailed):
+    kind = "empty_stream"
 
 
 class NonSSEResponse(StreamFailed):

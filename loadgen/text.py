@@ -1,18 +1,20 @@
 """Prompt text of a target token count, and counting tokens on the client.
 
 The count that matters is the server's `usage.prompt_tokens` (what the model saw after its chat
-template); the client can only aim. Three counters:
+template); the client can only aim. Three counters (`--tokenizer`):
 - `words`: one token per word from a list of short, common English words, each of which is a single
-  token in the usual BPE vocabularies (Llama, Qwen, Mistral, GPT); no tokenizer needed.
-- `bytes`: one token per byte, as the bundled reference server's default byte-level tokenizer counts.
-- a local `tokenizer.json` path: exact, through the `tokenizers` library.
+  token in the usual BPE vocabularies (Llama, Qwen, Mistral, GPT); no tokenizer needed. Exact in words,
+  an approximation in tokens: it is no tokenizer, so it never estimates a server's output tokens.
+- `bytes`: one token per UTF-8 byte, as the bundled reference server's default byte-level tokenizer
+  counts; exact for that server, chat template included.
+- a local `tokenizer.json` path: exact, through the `tokenizers` library (`loadgen.tokenizer_counter`).
 How close each lands is measured on every run against the server's count (summary `tokens.prompt_accuracy`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +36,7 @@ WORDS = (
 ).split()
 
 Counter = Callable[[str], int]
+Messages = Sequence[dict[str, Any]]
 
 
 def count_words(text: str) -> int:
@@ -44,52 +47,135 @@ def count_bytes(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def hf_counter(path: str) -> Counter:
-    """Exact counts with a local Hugging Face `tokenizer.json` (special tokens not added)."""
-    try:
-        from tokenizers import Tokenizer
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ValueError("--tokenizer PATH needs the 'tokenizers' package (pip install 'goodput[server]')") from exc
-    if not Path(path).is_file():
-        raise ValueError(f"tokenizer file not found: {path}")
-    tok = Tokenizer.from_file(path)
-    return lambda text: len(tok.encode(text, add_special_tokens=False).ids)
-
-
-def make_counter(spec: str) -> tuple[str, Counter]:
-    """`words`, `bytes` or a path to tokenizer.json → (name, counter)."""
-    if spec == "words":
-        return "words", count_words
-    if spec == "bytes":
-        return "bytes", count_bytes
-    return f"tokenizer:{Path(spec).name}", hf_counter(spec)
-
-
 def random_words(n: int, rng: np.random.Generator) -> str:
     idx = rng.integers(0, len(WORDS), size=n)
     return " ".join(WORDS[i] for i in idx)
 
 
-def text_of_tokens(target: int, rng: np.random.Generator, counter_name: str, counter: Counter) -> str:
-    """Random text whose count under `counter` is `target` (or as close as the tokenizer allows)."""
-    if target <= 0:
-        return ""
-    if counter_name == "words":
-        return random_words(target, rng)
-    if counter_name == "bytes":
+class TokenCounter:
+    """The run's way of counting tokens. Callable as a `Counter`; the methods say what else it can do."""
+
+    name = "counter"
+    is_tokenizer = False  # counts as the server's tokenizer would, so fit to estimate its output tokens
+
+    def __call__(self, text: str) -> int:
+        raise NotImplementedError
+
+    def fit(self, target: int, rng: np.random.Generator) -> tuple[str, int]:
+        """Random text of `target` tokens (or as close as the counter allows) and its count."""
+        text = _fit_by_bisection(target, rng, self)
+        return text, self(text)
+
+    def piece_tokens(self, pieces: Sequence[str]) -> list[int] | None:
+        """Tokens of `"".join(pieces)` attributed to each piece (Σ = the whole text's count); None
+        when this counter is no tokenizer."""
+        return None
+
+    def template_tokens(self, messages: Messages) -> int | None:
+        """Tokens the server's chat template adds around these messages; None when unknown."""
+        return None
+
+
+class WordCounter(TokenCounter):
+    name = "words"
+
+    def __call__(self, text: str) -> int:
+        return count_words(text)
+
+    def fit(self, target: int, rng: np.random.Generator) -> tuple[str, int]:
+        return (random_words(target, rng), target) if target > 0 else ("", 0)
+
+
+class ByteCounter(TokenCounter):
+    """The reference server's default byte tokenizer: one token per byte; its chat template is known."""
+
+    name = "bytes"
+    is_tokenizer = True
+
+    def __init__(self) -> None:
+        self._overhead: dict[int, int | None] = {}
+
+    def __call__(self, text: str) -> int:
+        return count_bytes(text)
+
+    def fit(self, target: int, rng: np.random.Generator) -> tuple[str, int]:
+        if target <= 0:
+            return "", 0
         text = random_words(target // 3 + 2, rng)  # words average over 3 bytes with their space
         while len(text) < target:
             text += " " + random_words(target // 3 + 2, rng)
-        return text[:target]
-    # A real tokenizer: start from one word per token and correct by the measured difference.
+        return text[:target], target  # WORDS are ASCII: one byte per character
+
+    def piece_tokens(self, pieces: Sequence[str]) -> list[int] | None:
+        return [count_bytes(p) for p in pieces]
+
+    def template_tokens(self, messages: Messages) -> int | None:
+        # The byte template wraps each message in one role token whatever its content, so the
+        # overhead depends on the number of messages only; measured on the server's own code.
+        n = len(messages)
+        if n not in self._overhead:
+            self._overhead[n] = _byte_template_overhead(n)
+        return self._overhead[n]
+
+
+def _byte_template_overhead(n_messages: int) -> int | None:
+    try:
+        from refserver.chat_template import render_byte_chat
+        from refserver.tokenizer import ByteTokenizer
+    except ImportError:  # pragma: no cover - the package ships with loadgen
+        return None
+    content = "x"
+    rendered = render_byte_chat([{"role": "user", "content": content}] * n_messages)
+    return len(ByteTokenizer().encode(rendered, add_bos=False)) - n_messages * count_bytes(content)
+
+
+def make_counter(spec: str) -> tuple[str, TokenCounter]:
+    """`words`, `bytes` or a path to tokenizer.json → (name, counter). ValueError for a bad path."""
+    if spec == "words":
+        return "words", WordCounter()
+    if spec == "bytes":
+        return "bytes", ByteCounter()
+    from loadgen.tokenizer_counter import TokenizerCounter
+
+    counter = TokenizerCounter(spec)
+    return counter.name, counter
+
+
+def fit_text(target: int, rng: np.random.Generator, counter_name: str, counter: Counter) -> tuple[str, int]:
+    """Random text whose count under `counter` is `target` (or as close as it allows), and that count."""
+    if target <= 0:
+        return "", 0
+    if isinstance(counter, TokenCounter):
+        return counter.fit(target, rng)
+    if counter_name in ("words", "bytes"):
+        return (WordCounter() if counter_name == "words" else ByteCounter()).fit(target, rng)
+    text = _fit_by_bisection(target, rng, counter)
+    return text, counter(text)
+
+
+def text_of_tokens(target: int, rng: np.random.Generator, counter_name: str, counter: Counter) -> str:
+    """Random text whose count under `counter` is `target` (or as close as the counter allows)."""
+    return fit_text(target, rng, counter_name, counter)[0]
+
+
+def _fit_by_bisection(target: int, rng: np.random.Generator, counter: Counter) -> str:
+    """For a counter that can only count: the number of words whose text counts closest to `target`.
+
+    A count that is non-decreasing in the number of words (any tokenizer that splits at spaces) makes
+    the bisection find the best prefix; ties go to the shorter text.
+    """
+    if target <= 0:
+        return ""
     words = random_words(target, rng).split()
-    for _ in range(8):
-        text = " ".join(words)
-        diff = counter(text) - target
-        if diff == 0:
-            return text
-        if diff > 0:
-            words = words[: max(1, len(words) - diff)]
+    while counter(" ".join(words)) < target:
+        words += random_words(len(words), rng).split()
+    lo, hi = 0, len(words)  # count(words[:lo]) < target <= count(words[:hi])
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if counter(" ".join(words[:mid])) < target:
+            lo = mid
         else:
-            words += random_words(-diff, rng).split()
-    return " ".join(words)
+            hi = mid
+    below = " ".join(words[:lo])
+    above = " ".join(words[:hi])
+    return below if lo and target - counter(below) <= counter(above) - target else above

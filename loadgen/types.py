@@ -17,6 +17,12 @@ class WorkItem:
     max_tokens: int | None = None
     min_tokens: int | None = None
     prompt_tokens_target: int | None = None
+    # The run's token counter applied to the prompt as built (system prompt / shared prefix included),
+    # and the chat template's estimated overhead for these messages (None: unknown). When the server
+    # reports no usage, the client records their sum (chat; the count alone for completions) as the
+    # prompt tokens, marked as an estimate.
+    prompt_tokens_counted: int | None = None
+    template_tokens: int | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -44,3 +50,7 @@ class ClientConfig:
     extra_body: dict[str, Any] = field(default_factory=dict)
     extra_headers: dict[str, str] = field(default_factory=dict)
     temperature: float | None = None
+    # The run's token counter (`--tokenizer`: words | bytes | path to tokenizer.json): used only when the
+    # server does not count output tokens per chunk, to split or estimate them from the received text.
+    # None: no counter (output estimated one token per streamed event, final usage split by text length).
+    token_counter: str | None = None

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from loadgen.lengths import LengthDist
-from loadgen.text import Counter, text_of_tokens
+from loadgen.text import Counter, TokenCounter, fit_text
 from loadgen.types import WorkItem
 
 
@@ -34,6 +34,11 @@ def _flatten(messages: list[dict[str, Any]]) -> str:
     return "\n".join(str(m.get("content", "")) for m in messages)
 
 
+def template_tokens(counter: Counter, messages: list[dict[str, Any]]) -> int | None:
+    """The chat template's estimated overhead for these messages under the run's counter; None: unknown."""
+    return counter.template_tokens(messages) if isinstance(counter, TokenCounter) else None
+
+
 @dataclass(slots=True)
 class SyntheticWorkload:
     prompt: LengthDist
@@ -45,7 +50,7 @@ class SyntheticWorkload:
     prefix_tokens: int = 0
     prefix_weights: list[float] | None = None
     tags: dict[str, str] = field(default_factory=dict)
-    _prefixes: list[str] = field(default_factory=list)
+    _prefixes: list[tuple[str, int]] = field(default_factory=list)  # (text, its count) per group
 
     def __post_init__(self) -> None:
         if self.prefix_groups:
@@ -54,8 +59,8 @@ class SyntheticWorkload:
             if self.prefix_weights is not None and (min(self.prefix_weights) < 0 or sum(self.prefix_weights) <= 0):
                 raise ValueError("--prefix-weights must be non-negative with a positive sum")
             self._prefixes = [
-                text_of_tokens(self.prefix_tokens, np.random.default_rng([self.seed, 1_000_003, g]),
-                               self.counter_name, self.counter)
+                fit_text(self.prefix_tokens, np.random.default_rng([self.seed, 1_000_003, g]),
+                         self.counter_name, self.counter)
                 for g in range(self.prefix_groups)
             ]
 
@@ -65,23 +70,27 @@ class SyntheticWorkload:
         n_out = int(self.output.sample(1, rng)[0])
         tags = dict(self.tags)
         messages: list[dict[str, Any]] = []
-        target = n_prompt
+        target = counted = 0
         if self.prefix_groups:
             p = None
             if self.prefix_weights is not None:
                 w = np.asarray(self.prefix_weights, dtype=np.float64)
                 p = w / w.sum()
             group = int(rng.choice(self.prefix_groups, p=p))
-            messages.append({"role": "system", "content": self._prefixes[group]})
+            prefix, prefix_count = self._prefixes[group]
+            messages.append({"role": "system", "content": prefix})
             tags["prefix_group"] = str(group)
-            target += self.prefix_tokens
-        messages.append({"role": "user", "content": text_of_tokens(n_prompt, rng, self.counter_name, self.counter)})
+            target, counted = self.prefix_tokens, prefix_count
+        text, count = fit_text(n_prompt, rng, self.counter_name, self.counter)
+        messages.append({"role": "user", "content": text})
         return WorkItem(messages=messages, prompt=_flatten(messages), max_tokens=n_out,
-                        prompt_tokens_target=target, tags=tags)
+                        prompt_tokens_target=target + n_prompt, prompt_tokens_counted=counted + count,
+                        template_tokens=template_tokens(self.counter, messages), tags=tags)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "synthetic", "prompt_tokens": str(self.prompt),
-                               "output_tokens": str(self.output), "token_counter": self.counter_name}
+                               "output_tokens": str(self.output), "token_counter": self.counter_name,
+                               "chat_template_tokens": self.item(0).template_tokens}
         if self.prefix_groups:
             out["prefix"] = {"groups": self.prefix_groups, "tokens": self.prefix_tokens,
                              "weights": self.prefix_weights}
@@ -111,6 +120,7 @@ class DatasetWorkload:
             max_tokens = int(self.default_output.sample(1, np.random.default_rng([self.seed, index]))[0])
         return WorkItem(messages=base.messages, prompt=base.prompt, max_tokens=max_tokens,
                         min_tokens=base.min_tokens, prompt_tokens_target=base.prompt_tokens_target,
+                        prompt_tokens_counted=base.prompt_tokens_counted, template_tokens=base.template_tokens,
                         tags=dict(base.tags))
 
     def describe(self) -> dict[str, Any]:
@@ -149,8 +159,10 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
         if not isinstance(row_tags, dict):
             raise ValueError(f"{where}: 'tags' must be an object of strings")
         text = _flatten(messages)
+        count = counter(text)
         items.append(WorkItem(messages=messages, prompt=text, max_tokens=max_tokens,
-                              prompt_tokens_target=counter(text),
+                              prompt_tokens_target=count, prompt_tokens_counted=count,
+                              template_tokens=template_tokens(counter, messages),
                               tags={**tags, **{str(k): str(v) for k, v in row_tags.items()}}))
     return items
 
@@ -176,6 +188,8 @@ def load_sharegpt(path: str, counter: Counter, tags: dict[str, str]) -> list[Wor
         if not isinstance(prompt, str) or not prompt or not isinstance(answer, str) or not answer:
             continue
         messages = [{"role": "user", "content": prompt}]
+        count = counter(prompt)
         items.append(WorkItem(messages=messages, prompt=prompt, max_tokens=max(1, counter(answer)),
-                              prompt_tokens_target=counter(prompt), tags=dict(tags)))
+                              prompt_tokens_target=count, prompt_tokens_counted=count,
+                              template_tokens=template_tokens(counter, messages), tags=dict(tags)))
     return items

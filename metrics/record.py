@@ -20,12 +20,17 @@ RECORD_VERSION = 1
 
 Status = Literal["ok", "error", "cancelled"]
 
-# Where the per-chunk token counts k_j came from, best first (DESIGN §4).
+# Where the per-chunk token counts k_j (and N when the server gave no usage) came from, best first.
+# The client computes the split ones after the stream ends (loadgen.chunk_tokens).
 TokenSource = Literal[
     "usage_delta",  # running usage (continuous_usage_stats): k_j = Δ completion_tokens
     "server",  # the server's own per-chunk token count (reference server timing extension)
-    "final_only",  # final usage.completion_tokens known, per-chunk split unknown
-    "estimate",  # nothing from the server: one token per chunk
+    "final_split_by_tokenizer",  # final usage N, split by tokenizing each chunk's text with the run's tokenizer
+    "final_split_by_text_length",  # final usage N, split in proportion to each chunk's text length
+    "final_only",  # final usage N, no content chunk to split it over (older records: split unknown)
+    "estimate_tokenizer",  # no usage: N and k_j from tokenizing the received text (N estimated)
+    "estimate_token_events",  # no usage, no tokenizer: one token per event, empty-content ones included
+    "estimate",  # older records: nothing from the server, one token per content chunk
 ]
 
 
@@ -44,9 +49,9 @@ class RequestRecord:
     chunk_ns: list[int] = field(default_factory=list)
     chunk_tokens: list[int] | None = None  # k_j per content chunk; None when the split is unknown
     token_source: TokenSource = "estimate"
-    output_tokens: int | None = None  # N: final usage.completion_tokens, else sum(k_j)
+    output_tokens: int | None = None  # N: final usage.completion_tokens, else the estimate of token_source
     output_tokens_estimated: bool = True
-    prompt_tokens: int | None = None  # P: usage.prompt_tokens, else the client's estimate
+    prompt_tokens: int | None = None  # P: usage.prompt_tokens, else the client's count of what it sent
     prompt_tokens_estimated: bool = True
     prompt_tokens_target: int | None = None  # what the workload aimed for
     cached_tokens: int | None = None  # C: None means the server did not say (never read as zero)

@@ -18,14 +18,53 @@ BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
 
 
+# token_source → how the k_j behind ITL per token were obtained. A source not listed here that came
+# with per-chunk counts is taken as reported (records only ever held the sources of metrics.record).
+_ITL_BASIS: dict[str, str] = {
+    "usage_delta": "reported",
+    "server": "reported",
+    "final_split_by_tokenizer": "split_by_tokenizer",
+    "estimate_tokenizer": "split_by_tokenizer",
+    "final_split_by_text_length": "split_by_text_length",
+    "estimate_token_events": "one_token_per_event",
+    "estimate": "one_token_per_chunk",
+}
+# token_source → how N was estimated, for the requests whose output_tokens is an estimate.
+_OUTPUT_ESTIMATE_BASIS: dict[str, str] = {
+    "estimate_tokenizer": "tokenizer",
+    "estimate_token_events": "one_token_per_event",
+    "estimate": "one_token_per_chunk",
+    "server": "server_chunk_counts",
+}
+
+
+def itl_token_bases(frame: RequestFrame, include: BoolArray) -> dict[str, int]:
+    """Requests per basis of ITL per token: `reported` (the server counted each chunk), `split_by_tokenizer`,
+    `split_by_text_length`, `one_token_per_event` or `one_token_per_chunk` (then ITL per token is the
+    per-chunk ITL)."""
+    rows = zip(frame.token_source, frame.tokens_known.tolist(), include.tolist(), strict=True)
+    bases = Counter(
+        _ITL_BASIS.get(src, "reported") if known else "one_token_per_chunk" for src, known, keep in rows if keep
+    )
+    return dict(sorted(bases.items()))
+
+
 def itl_token_basis(frame: RequestFrame, include: BoolArray) -> str | None:
-    """Where ITL-per-token's k_j came from: `reported` per chunk, `one_token_per_chunk`, or `mixed`."""
-    known = frame.tokens_known[include]
-    if known.size == 0:
+    """The one basis of ITL per token (see `itl_token_bases`), `mixed` when requests differ, None when
+    there is no request."""
+    bases = itl_token_bases(frame, include)
+    if not bases:
         return None
-    if known.all():
-        return "reported"
-    return "one_token_per_chunk" if not known.any() else "mixed"
+    return next(iter(bases)) if len(bases) == 1 else "mixed"
+
+
+def output_estimate_bases(frame: RequestFrame, include: BoolArray) -> dict[str, int]:
+    """Requests whose N is an estimate, per estimate: `tokenizer` (the received text tokenized with the
+    run's tokenizer), `one_token_per_event` (empty token events included), `one_token_per_chunk` (older
+    records), `server_chunk_counts` (the server's per-chunk counts summed, no final usage)."""
+    rows = zip(frame.token_source, (include & frame.output_estimated).tolist(), strict=True)
+    bases = Counter(_OUTPUT_ESTIMATE_BASIS.get(src, src) for src, keep in rows if keep)
+    return dict(sorted(bases.items()))
 
 
 def _summary3(values: FloatArray) -> dict[str, float | None]:
@@ -67,6 +106,8 @@ def tokens_section(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
         "prompt_unknown": int(np.isnan(p).sum()),
         "cached_unknown": int(np.isnan(c).sum()),
         "token_source": dict(sorted(sources.items())),
+        "output_estimate_basis": output_estimate_bases(frame, include),
         "itl_token_basis": itl_token_basis(frame, include),
+        "itl_token_bases": itl_token_bases(frame, include),
         "prompt_accuracy": prompt_accuracy(frame, include),
     }

@@ -127,17 +127,18 @@ async def test_server_counts_and_server_timing() -> None:
     assert r.prompt_tokens is None
 
 
-async def test_final_usage_only() -> None:
+async def test_final_usage_only_is_split_by_text_length_without_a_tokenizer() -> None:
     r = await _send(final_only)
-    assert r.status == "ok" and r.token_source == "final_only"
-    assert r.chunk_tokens is None
+    assert r.status == "ok" and r.token_source == "final_split_by_text_length"
+    # Five chunks of equal text length share N = 8: largest remainders go to the earlier chunks.
+    assert r.chunk_tokens == [2, 2, 2, 1, 1]
     assert r.output_tokens == sum(TRUE_K) and not r.output_tokens_estimated
     assert r.cached_tokens is None  # absent is not zero
 
 
 async def test_estimate_when_the_server_says_nothing() -> None:
     r = await _send(nothing)
-    assert r.status == "ok" and r.token_source == "estimate"
+    assert r.status == "ok" and r.token_source == "estimate_token_events"
     assert r.chunk_tokens == [1] * len(TRUE_K)
     assert r.output_tokens == len(TRUE_K) and r.output_tokens_estimated
     assert r.prompt_tokens is None and r.cached_tokens is None
