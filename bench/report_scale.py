@@ -72,7 +72,7 @@ def timed(module, name):
         finally:
             print(f"  {name:24s} {time.perf_counter() - start:6.2f} s", flush=True)
     setattr(module, name, wrapper)
-for name in ("read_records_table", "frame_from_table", "summarize_frame", "write_records_parquet"):
+for name in ("read_records_checked", "frame_from_table", "summarize_frame", "write_records_parquet"):
     timed(outputs, name)
 print(f"  {'imports':24s} {time.perf_counter() - t0:6.2f} s")
 run = json.loads((run_dir / "run.json").read_text())

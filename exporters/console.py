@@ -57,6 +57,8 @@ def render_table(rows: list[list[str]]) -> str:
 def _state(run: dict[str, Any]) -> str:
     if run.get("aborted"):
         return f"  [ABORTED: {run.get('abort_reason') or 'a threshold failed'}]"
+    if run.get("write_error"):
+        return "  [INCOMPLETE: records could not be written]"
     return "" if run.get("complete", True) else "  [INCOMPLETE: interrupted]"
 
 

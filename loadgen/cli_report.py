@@ -72,6 +72,10 @@ def report(
         print(format_summary(summary))
     for line in input_lines(read, allow_damaged):
         print(line, file=sys.stderr)
+    unwritten = run.get("unwritten_records") or 0
+    if unwritten:
+        print(f"goodput report: the run could not write {unwritten} record(s) to {RECORDS_FILE}"
+              f" ({run.get('write_error') or 'write error'}); they are not in this summary", file=sys.stderr)
     return 1 if read.skipped and not allow_damaged else 0
 
 

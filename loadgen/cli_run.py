@@ -173,7 +173,7 @@ def run(
     prefix_tokens: Annotated[int, typer.Option(help="Shared-prefix mode: tokens in each group's system prompt.")] = 0,
     prefix_weights: Annotated[str | None, typer.Option(help="Shared-prefix mode: comma-separated group weights.")] = None,
     tag: Annotated[list[str] | None, typer.Option(help="KEY=VALUE tag on every request (scenario, tenant); becomes a bucket.")] = None,
-    tokenizer: Annotated[str, typer.Option(help="Counting prompt tokens: words | bytes | path to tokenizer.json. Default: bytes for the embedded server, else words.")] = "auto",
+    tokenizer: Annotated[str, typer.Option(help="Counting tokens: words | bytes | path to tokenizer.json. Sizes prompts, and splits or estimates output tokens when the server reports no per-chunk usage. Default: bytes for the embedded server, else words.")] = "auto",
     ignore_eos: Annotated[bool | None, typer.Option("--ignore-eos/--no-ignore-eos", help="Ask the server to generate exactly max_tokens (vLLM extension; default on for the embedded server).")] = None,
     min_tokens: Annotated[int | None, typer.Option(help="min_tokens on every request (vLLM extension).")] = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature on every request.")] = None,
@@ -300,7 +300,8 @@ def run(
                               api_key=api_key, timeouts=timeouts, max_connections=max_connections,
                               include_usage=usage, continuous_usage_stats=continuous_usage,
                               ignore_eos=ignore_eos if ignore_eos is not None else embedded,
-                              extra_body=extra, extra_headers=headers, temperature=temperature)
+                              extra_body=extra, extra_headers=headers, temperature=temperature,
+                              token_counter=counter_spec)
         # Last: the directory is created only once everything else is known to be valid, and `execute`
         # (which removes it again if nothing gets sent) takes it over at once.
         run_dir = prepare_run_dir(output, overwrite=overwrite)

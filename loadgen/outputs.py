@@ -154,7 +154,7 @@ def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
                 frame, _ = read_jsonl_frame(records)
             del table
             summary, per = summarize_frame(frame, summary_config(run.get("settings", {})), dict(run))
-            parquet.result()
+            parquet_error = parquet.exception()  # summary.json and summary.csv are written whatever happened
     pa.default_memory_pool().release_unused()
     summary["input"] = report.to_json()
     spec = run.get("settings", {}).get("roofline")
@@ -162,4 +162,6 @@ def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
         summary["roofline"] = roofline_section(summary, spec)
     write_json(out_dir / "summary.json", summary)
     write_summary_csv(out_dir / "summary.csv", summary)
+    if parquet_error is not None:
+        raise parquet_error
     return Outputs(summary, frame, (per.samples["itl_s"], per.samples["itl_token_s"]), report)

@@ -52,7 +52,7 @@ class Progress:
             remaining = f"{st.done}/{st.planned}"
         else:
             remaining = ""
-        return (f"sent {st.sent}  in-flight {st.in_flight}  done {st.done}  errors {st.errors}  "
+        return (f"dispatched {st.sent}  in-flight {st.in_flight}  done {st.done}  errors {st.errors}  "
                 f"TTFT p50/p99 {self._p(self._ttft)}  ITL p50/p99 {self._p(self._itl)}  "
                 f"{elapsed:.0f}s {remaining}").rstrip()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -151,6 +152,7 @@ class RunExporters:
 
         self.opts = opts
         self.metrics = RunMetrics(live)
+        self.write_errors: list[OSError] = []
         self.server: MetricsServer | None = None
         self.scraper: Any = None
         self.pusher: PushLoop | None = None
@@ -207,21 +209,31 @@ class RunExporters:
 
     def finish(self, out: Path) -> dict[str, Any] | None:
         """After the last request: the 'after' scrape, metrics.prom, the final push. Returns the
-        `server.prometheus` section (None when server metrics were off)."""
+        `server.prometheus` section (None when server metrics were off). A file that cannot be written
+        does not stop the others or the push: the errors are left in `write_errors`."""
         from exporters.pushgateway import delete, push
         from exporters.textfile import TEXTFILE, write_textfile
 
+        failed: list[OSError] = []
+
+        def best_effort(write: Callable[[], object]) -> None:  # a full disk must not skip the rest, nor the push
+            try:
+                write()
+            except OSError as exc:
+                failed.append(exc)
+
         if self.scraper is not None:
             self.scraper.stop()
-            self.scraper.save(out)
+            best_effort(lambda: self.scraper.save(out) if self.scraper is not None else None)
             self._server_section = self.scraper.section()
         if self._server_section is not None:
             from exporters.files import write_json
 
-            write_json(out / SECTION_FILE, self._server_section)
+            section = self._server_section
+            best_effort(lambda: write_json(out / SECTION_FILE, section))
         if self.pusher is not None:
             self.pusher.stop()
-        write_textfile(out / TEXTFILE, self.metrics.registry)
+        best_effort(lambda: write_textfile(out / TEXTFILE, self.metrics.registry))
         if self.push_target is not None:
             try:
                 if self.opts.pushgateway_delete:
@@ -230,6 +242,7 @@ class RunExporters:
                     push(self.push_target, self.metrics.registry)
             except RuntimeError as exc:
                 _warn(str(exc))
+        self.write_errors = failed
         return self._server_section
 
     def linger(self) -> None:

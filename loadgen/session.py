@@ -165,10 +165,8 @@ def execute(setup: RunSetup) -> int:
                                         arrival=setup.arrival, base_url=base_url)
             try:
                 _run_loop(setup, client, run, exporters)
-                try:
-                    run.server_prom = exporters.finish(out)
-                except OSError as exc:
-                    run.output_errors.append(exc)
+                run.server_prom = exporters.finish(out)
+                run.output_errors.extend(exporters.write_errors)
                 with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the linger, never the outputs
                     exporters.linger()
             finally:
@@ -220,7 +218,7 @@ def _conclude(setup: RunSetup, run: _Run, state: RunState) -> int:
         if run.server_prom is not None:
             from exporters.server_console import format_server_metrics
 
-            print(format_server_metrics(run.server_prom))
+            print(format_server_metrics(run.server_prom, summary.get("server")))
     print(f"results: {out}")
     gate_code = 0
     if summary is not None:

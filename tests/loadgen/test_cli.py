@@ -143,7 +143,7 @@ def test_sigint_writes_incomplete_outputs_and_exits_130(tmp_path: Path) -> None:
     summary = json.loads((out / "summary.json").read_text())
     assert summary["run"]["complete"] is False
     req = summary["requests"]
-    assert req["sent"] == req["succeeded"] + req["failed"] + req["cancelled"] == _count_lines(out / "records.jsonl")
+    assert req["records"] == req["succeeded"] + req["failed"] + req["cancelled"] == _count_lines(out / "records.jsonl")
     assert "INCOMPLETE" in stdout
 
 
@@ -162,7 +162,7 @@ def test_sigkill_keeps_records_and_report_rebuilds(tmp_path: Path) -> None:
     assert run_cli(["report", str(out), "--quiet"]) == 0
     assert (out / "metrics.prom").is_file() and (out / "records.parquet").is_file()
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["requests"]["sent"] == n and summary["run"]["complete"] is False
+    assert summary["requests"]["records"] == n and summary["run"]["complete"] is False
 
 
 # Runs the installed console script, but first makes the import of MODULE announce itself (the marker

@@ -99,9 +99,9 @@ def test_abort_on_fail_stops_early_with_complete_outputs(tmp_path: Path) -> None
     run, req = summary["run"], summary["requests"]
     assert run["aborted"] is True and run["complete"] is False and run["interrupted"] is False
     assert "errors:rate < 0.1" in run["abort_reason"]
-    assert req["sent"] < planned / 2
-    assert req["sent"] == req["succeeded"] + req["failed"] + req["cancelled"]
-    assert len((out / "records.jsonl").read_bytes().splitlines()) == req["sent"]
+    assert req["records"] < planned / 2
+    assert req["records"] == req["succeeded"] + req["failed"] + req["cancelled"]
+    assert len((out / "records.jsonl").read_bytes().splitlines()) == req["records"]
     assert json.loads((out / "run.json").read_text())["aborted"] is True
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     assert cases["errors:rate < 0.1"].find("failure") is not None
