@@ -38,7 +38,7 @@ import httpx
 import numpy as np
 import orjson
 
-from metrics.stats import stats_block
+from metrics.latency.stats import stats_block
 
 _LISTENING = re.compile(r"listening on (http://\S+)")
 

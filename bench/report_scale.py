@@ -61,7 +61,8 @@ BREAKDOWN = """
 import sys, time, json, resource
 from pathlib import Path
 t0 = time.perf_counter()
-from loadgen import outputs, prom_run
+from loadgen.run import outputs
+from loadgen.run import prometheus as prom_run
 run_dir = Path(sys.argv[1])
 def timed(module, name):
     inner = getattr(module, name)

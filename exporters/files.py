@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from metrics.frame_arrow import record_schema
-from metrics.record import RequestRecord, read_records
+from metrics.records.frame_arrow import record_schema
+from metrics.records.record import RequestRecord, read_records
 
 STAT_KEYS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max")
 
@@ -111,7 +111,7 @@ def _table_from_records(records: list[RequestRecord]) -> Any:
 def write_records_parquet(path: Path, records_jsonl: Path, table: Any = None) -> None:
     """records.jsonl → records.parquet: one row per request, chunk times and token counts as list columns,
     tags and server figures as struct columns. `table` is the file already parsed by
-    `metrics.frame_arrow.read_records_table`; None when Arrow could not type its lines, and then the
+    `metrics.records.frame_arrow.read_records_table`; None when Arrow could not type its lines, and then the
     records are written with tags and server figures as JSON text (no second Arrow parse).
 
     A torn last line (a run killed mid-write) is left out, as `goodput report` leaves it out.

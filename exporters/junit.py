@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from exporters.files import write_atomic
-from metrics.threshold_eval import Verdict
+from metrics.gate.evaluate import Verdict
 
 SUITE = "goodput thresholds"
 

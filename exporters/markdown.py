@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from exporters.files import write_atomic
-from metrics.compare import Row
-from metrics.compare_rule import (
+from metrics.gate.compare import Row
+from metrics.gate.compare_rule import (
     DEFAULT_MIN_CHANGE,
     DEFAULT_MIN_CHANGE_ABS_S,
     INCLUDES_ZERO,
     WITHIN_RUN_SPREAD,
 )
-from metrics.threshold_eval import Verdict, format_value
+from metrics.gate.evaluate import Verdict, format_value
 
 
 def _cell(text: str) -> str:

@@ -1,6 +1,6 @@
 """The `sim` model runner: the real scheduler and KV block manager, with a roofline clock instead of a model.
 
-Each step lasts what the roofline model (`metrics.roofline`, seed F7) says that step's batch would take
+Each step lasts what the roofline model (`metrics.model.roofline`, seed F7) says that step's batch would take
 on the chosen GPU — decode tokens and prefill chunks with their real context lengths — divided by an
 efficiency (the fraction of peak FLOP/s and bandwidth real kernels reach), plus a fixed per-step
 overhead (launches, sampling, scheduling on a real server). The runner then waits until that step's
@@ -11,7 +11,7 @@ which may follow idleness, starts from now. Tokens are deterministic printable f
 (byte ids of a fixed text), never eos unless `eos_after_tokens` asks for it.
 
 The KV pool is what the simulated GPU would hold: its memory × utilisation, less weights, an
-activation estimate and an overhead allowance (`metrics.capacity.plan_memory`), in blocks of the
+activation estimate and an overhead allowance (`metrics.model.capacity.plan_memory`), in blocks of the
 simulated model's size. Pacing statistics (`pacing`) let a benchmark check that steps end on plan.
 """
 
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from metrics.capacity import paged_kv_bytes_for_sequence, plan_memory
-from metrics.model_config import ModelConfig as SimModel
-from metrics.presets import GpuSpec, dtype_bytes, resolve_gpu, resolve_model
-from metrics.roofline import SeqWork, step_cost, time_bound
+from metrics.model.capacity import paged_kv_bytes_for_sequence, plan_memory
+from metrics.model.config import ModelConfig as SimModel
+from metrics.model.presets import GpuSpec, dtype_bytes, resolve_gpu, resolve_model
+from metrics.model.roofline import SeqWork, step_cost, time_bound
 from refserver.engine.runner_base import ScheduledBatch
 from refserver.engine.sequence import Sequence
 from refserver.model.config import ModelConfig, tiny_config
@@ -46,10 +46,10 @@ DEFAULT_SIM_MODEL = "Llama-3.1-8B"
 class SimOptions:
     """What the sim engine simulates. The HTTP CLI maps `--sim-*` flags onto these fields."""
 
-    # A metrics.presets model name, or a path to config.json / a model dir. None: the engine's model_dir
+    # A metrics.model.presets model name, or a path to config.json / a model dir. None: the engine's model_dir
     # when it has one (its config.json sets the timing as well as the vocabulary), else DEFAULT_SIM_MODEL.
     model: str | None = None
-    gpu: str = "H100-SXM"  # a metrics.presets GPU name
+    gpu: str = "H100-SXM"  # a metrics.model.presets GPU name
     tp: int = 1  # tensor-parallel size: step times and KV are per rank
     dtype: str = "bf16"  # weights
     kv_dtype: str | None = None  # KV cache; default: dtype

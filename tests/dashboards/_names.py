@@ -11,7 +11,7 @@ from typing import Any
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporters.prometheus_live import LiveConfig, RunMetrics
+from exporters.prometheus.live import LiveConfig, RunMetrics
 from metrics.slo import parse_slo
 from refserver.engine.types import EngineStats
 from refserver.server_metrics import ServerMetrics

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from exporters.dashboards_export import bundle
-from loadgen.cli_dashboards import dashboards_app
+from exporters.grafana.export import bundle
+from loadgen.cli.dashboards import dashboards_app
 from tests.dashboards._names import (
     DASHBOARDS,
     OLDER_VLLM,

@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
-from loadgen.embedded import embedded_server
-from metrics.record import read_records
+from loadgen.run.embedded import embedded_server
+from metrics.records.record import read_records
 from tests.dashboards._names import DASHBOARDS, Expr, dashboard_exprs, rule_exprs, variable_queries
 from tests.exporters._prom_procs import free_port, need, prometheus
 from tests.exporters._quantiles import check_quantile, latency_samples

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from metrics import derive
-from metrics.frame import OK, frame_from_records
-from metrics.record import RequestRecord
-from metrics.server_prom import bucket_of
-from metrics.window import measurement_window
+from metrics.latency import derive
+from metrics.records.frame import OK, frame_from_records
+from metrics.records.record import RequestRecord
+from metrics.server.histograms import bucket_of
+from metrics.summary.window import measurement_window
 
 
 def check_quantile(estimate: float, exact: float, samples: npt.ArrayLike, q: float, bounds: Sequence[float]) -> None:
@@ -34,7 +34,7 @@ def check_quantile(estimate: float, exact: float, samples: npt.ArrayLike, q: flo
 
 
 def latency_samples(records: Sequence[RequestRecord], key: str, *, warmup_s: float = 0.0) -> npt.NDArray[np.float64]:
-    """The samples behind summary["latency"][key]: status ok, measured requests, from metrics.derive."""
+    """The samples behind summary["latency"][key]: status ok, measured requests, from metrics.latency.derive."""
     frame = frame_from_records(records)
     sampled = measurement_window(frame, warmup_s=warmup_s, cooldown_s=0.0, schedule_end_s=None).measured
     sampled &= frame.status == OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics.record import RequestRecord
+from metrics.records.record import RequestRecord
 
 MS = 1_000_000
 

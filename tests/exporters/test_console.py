@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from exporters.console import format_summary
-from metrics.record import RequestRecord
+from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
-from metrics.summary import SummaryConfig, summarize
+from metrics.summary.build import SummaryConfig, summarize
 
 MS = 1_000_000
 

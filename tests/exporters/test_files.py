@@ -10,9 +10,9 @@ import pytest
 
 from exporters.console import format_summary
 from exporters.files import summary_csv_rows, write_json, write_records_parquet, write_summary_csv
-from metrics.frame_arrow import read_records_table
-from metrics.record import RequestRecord
-from metrics.summary import SummaryConfig, summarize
+from metrics.records.frame_arrow import read_records_table
+from metrics.records.record import RequestRecord
+from metrics.summary.build import SummaryConfig, summarize
 
 RECORDS = [
     RequestRecord(id=0, intended_ns=0, sent_ns=1_000, chunk_ns=[11_000_000, 21_000_000], chunk_tokens=[1, 2],

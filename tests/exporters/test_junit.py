@@ -8,9 +8,9 @@ from pathlib import Path
 
 from exporters.junit import junit_xml, write_junit
 from exporters.markdown import compare_markdown, gate_markdown
-from metrics.compare import Row
-from metrics.threshold_eval import RunView, evaluate
-from metrics.thresholds import parse_threshold
+from metrics.gate.compare import Row
+from metrics.gate.evaluate import RunView, evaluate
+from metrics.gate.thresholds import parse_threshold
 
 SUMMARY = {
     "latency": {"ttft_s": {"count": 3, "mean": 0.2, "std": 0.1, "min": 0.1, "p50": 0.2, "p90": 0.28, "p95": 0.29,

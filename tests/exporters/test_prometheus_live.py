@@ -10,14 +10,14 @@ import pytest
 from prometheus_client import REGISTRY, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporters.histogram_buckets import LATENCY_LADDER_S, lag_buckets, latency_buckets
-from exporters.prom_server import serve_metrics
-from exporters.prometheus_live import LiveConfig, RunMetrics
-from loadgen.scrape import parse_exposition
-from metrics.record import RequestRecord
-from metrics.server_prom import INF, histogram_quantile
+from exporters.prometheus.histogram_buckets import LATENCY_LADDER_S, lag_buckets, latency_buckets
+from exporters.prometheus.live import LiveConfig, RunMetrics
+from exporters.prometheus.server import serve_metrics
+from loadgen.run.scrape import parse_exposition
+from metrics.records.record import RequestRecord
+from metrics.server.histograms import INF, histogram_quantile
 from metrics.slo import parse_slo
-from metrics.summary import SummaryConfig, summarize
+from metrics.summary.build import SummaryConfig, summarize
 from tests.exporters._quantiles import check_quantile, latency_samples
 from tests.exporters._records import MS, random_records
 
@@ -191,8 +191,8 @@ def test_scrapes_while_records_arrive_lose_nothing() -> None:
 def test_folding_sorted_gap_samples_equals_folding_gap_by_gap(multi_token: bool) -> None:
     """`goodput report` folds ITL from the summary's sorted samples; the histograms must be the ones
     the gap-by-gap fold (the live path) gives."""
-    from metrics.frame import frame_from_records
-    from metrics.summary import summarize_frame
+    from metrics.records.frame import frame_from_records
+    from metrics.summary.build import summarize_frame
 
     records = random_records(300, seed=8, error_every=7)
     for i, r in enumerate(records):

@@ -12,9 +12,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from loadgen.cli import run_cli
-from loadgen.scrape import SERIES_FILE
-from metrics.record import RequestRecord, read_records
-from metrics.server_prom import bucket_of
+from loadgen.run.scrape import SERIES_FILE
+from metrics.records.record import RequestRecord, read_records
+from metrics.server.histograms import bucket_of
 from refserver.server_metrics import REQUEST_LATENCY_BUCKETS, TTFT_BUCKETS
 from tests.exporters._quantiles import check_quantile
 
@@ -92,8 +92,8 @@ def test_bad_prometheus_options_are_usage_errors(args: list[str], tmp_path: Path
 
 def test_report_helpers_rebuild_textfile_and_section(run: tuple[Path, dict[str, Any], list[RequestRecord]],
                                                      tmp_path: Path) -> None:
-    from loadgen.prom_run import SECTION_FILE, load_server_section, rebuild_textfile
-    from metrics.frame import frame_from_records
+    from loadgen.run.prometheus import SECTION_FILE, load_server_section, rebuild_textfile
+    from metrics.records.frame import frame_from_records
 
     out, summary, records = run
     assert load_server_section(out) == summary["server"]["prometheus"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from loadgen.scrape import SERIES_FILE, ServerScraper, metrics_url_for
+from loadgen.run.scrape import SERIES_FILE, ServerScraper, metrics_url_for
 
 PARTIAL = """\
 # TYPE vllm:time_to_first_token_seconds histogram

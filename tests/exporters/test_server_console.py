@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from exporters.server_console import format_server_metrics, quantile_text
-from loadgen.scrape import parse_exposition, prometheus_section
-from metrics.stats import stats_block
+from loadgen.run.scrape import parse_exposition, prometheus_section
+from metrics.latency.stats import stats_block
 
 # vLLM's queue-time buckets start at 0.3 s: every queue time under 300 ms lands in the first one.
 QUEUE_BOUNDS = ("0.3", "0.5", "0.8", "1.0", "1.5", "2.0", "+Inf")

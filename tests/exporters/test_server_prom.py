@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from loadgen.scrape import Snapshot, parse_exposition, prometheus_section
-from metrics.server_prom import (
+from loadgen.run.scrape import Snapshot, parse_exposition, prometheus_section
+from metrics.server.histograms import (
     INF,
     CumulativeHistogram,
     bucket_of,
@@ -107,7 +107,7 @@ def test_section_reports_deltas_series_and_absent_metrics() -> None:
 
 
 def test_rank_bucket_names_the_open_bucket_for_inf() -> None:
-    from metrics.server_prom import histogram_figures, rank_bucket
+    from metrics.server.histograms import histogram_figures, rank_bucket
 
     hist = CumulativeHistogram((0.1, 0.5, INF), (1.0, 2.0, 10.0), 50.0)
     assert rank_bucket(0.05, hist) == (0.0, 0.1)

@@ -9,10 +9,10 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporters.prometheus_live import LiveConfig, RunMetrics
-from exporters.pushgateway import PushTarget, delete, push, split_credentials
-from exporters.textfile import TEXTFILE, write_textfile
-from loadgen.prom_run import parse_prom_options
+from exporters.prometheus.live import LiveConfig, RunMetrics
+from exporters.prometheus.pushgateway import PushTarget, delete, push, split_credentials
+from exporters.prometheus.textfile import TEXTFILE, write_textfile
+from loadgen.run.prometheus import parse_prom_options
 from metrics.slo import parse_slo
 from tests.exporters._prom_procs import TEST_PASSWORD, TEST_USER, pushgateway
 from tests.exporters._records import random_records

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from loadgen.arrivals import Arrival, constant_offsets, parse_arrival, ramp_offsets, schedule
+from loadgen.workload.arrivals import Arrival, constant_offsets, parse_arrival, ramp_offsets, schedule
 
 
 def arrival(kind: str, **kw: float) -> Arrival:

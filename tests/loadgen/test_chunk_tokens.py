@@ -8,10 +8,10 @@ from typing import Any
 import orjson
 import pytest
 
-from loadgen.chunk_tokens import apportion, infer_chunk_tokens, token_events
-from loadgen.chunks import ChunkAccumulator
-from loadgen.text import ByteCounter, WordCounter
-from metrics.record import RequestRecord
+from loadgen.http.chunk_tokens import apportion, infer_chunk_tokens, token_events
+from loadgen.http.chunks import ChunkAccumulator
+from loadgen.workload.text import ByteCounter, WordCounter
+from metrics.records.record import RequestRecord
 from tests.servers.scripted import chat_chunk
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.arrivals import Arrival, parse_arrival
 from loadgen.cli import run_cli
-from loadgen.cli_run import _schedule_end
+from loadgen.cli.run import _schedule_end
+from loadgen.workload.arrivals import Arrival, parse_arrival
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
 UNREACHABLE = "http://127.0.0.1:9"  # discard port: nothing listens; a usage error must fire before any connect
@@ -238,7 +238,7 @@ def test_a_signal_at_any_moment_of_start_up_exits_130_with_nothing_sent(stage: s
 
 
 def test_credentials_in_the_url_are_never_written(tmp_path: Path) -> None:
-    from loadgen.embedded import embedded_server
+    from loadgen.run.embedded import embedded_server
 
     out = tmp_path / "run"
     with embedded_server([]) as url:

@@ -9,10 +9,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from loadgen.cli_plan import build_plan, plan
-from metrics.capacity import GIB, kv_bytes_per_token, plan_memory
-from metrics.presets import GPU_PRESETS, MODEL_PRESETS
-from metrics.roofline import floors
+from loadgen.cli.plan import build_plan, plan
+from metrics.model.capacity import GIB, kv_bytes_per_token, plan_memory
+from metrics.model.presets import GPU_PRESETS, MODEL_PRESETS
+from metrics.model.roofline import floors
 
 runner = CliRunner()
 

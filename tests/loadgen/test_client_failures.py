@@ -10,10 +10,10 @@ import httpx
 import orjson
 import pytest
 
-from loadgen.client import StreamingClient
-from loadgen.errors import ERROR_KINDS
+from loadgen.http.client import StreamingClient
+from loadgen.http.errors import ERROR_KINDS
 from loadgen.types import ClientConfig, Timeouts, WorkItem
-from metrics.record import RequestRecord
+from metrics.records.record import RequestRecord
 from tests.servers.scripted import (
     DONE,
     END,

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from loadgen.client import StreamingClient
+from loadgen.http.client import StreamingClient
 from loadgen.types import ClientConfig, Endpoint, WorkItem
-from metrics.record import RequestRecord
-from metrics.summary import SummaryConfig, summarize
+from metrics.records.record import RequestRecord
+from metrics.summary.build import SummaryConfig, summarize
 from tests.loadgen._tiny_tokenizer import byte_level_bpe
 from tests.servers.scripted import DONE, END, ReceivedRequest, ScriptedServer, Send, chunk, event, head, usage
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-import loadgen.errors as errors
-from loadgen.payload import encode_body, endpoint_url, merge_body, request_body
+import loadgen.http.errors as errors
+from loadgen.http.payload import encode_body, endpoint_url, merge_body, request_body
 from loadgen.types import ClientConfig, WorkItem
 
 

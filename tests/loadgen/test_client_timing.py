@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from loadgen.client import StreamingClient
+from loadgen.http.client import StreamingClient
 from loadgen.types import ClientConfig, WorkItem
 from tests.servers.scripted import (
     DONE,

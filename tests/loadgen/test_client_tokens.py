@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from loadgen.client import StreamingClient
+from loadgen.http.client import StreamingClient
 from loadgen.types import ClientConfig, Endpoint, WorkItem
-from metrics.record import RequestRecord
+from metrics.records.record import RequestRecord
 from tests.servers.scripted import (
     DONE,
     END,

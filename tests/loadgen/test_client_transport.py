@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from loadgen.client import StreamingClient
-from loadgen.http11 import Chunked, FixedLength, parse_head
-from loadgen.transport import FastTransport
+from loadgen.http.client import StreamingClient
+from loadgen.http.http11 import Chunked, FixedLength, parse_head
+from loadgen.http.transport import FastTransport
 from loadgen.types import ClientConfig, WorkItem
 from tests.servers.scripted import (
     DONE,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-from loadgen.gate_run import GatePlan, abort_fields, watch_for_abort
-from loadgen.runner import RunState
-from metrics.record import RequestRecord
-from metrics.summary import SummaryConfig
-from metrics.thresholds import parse_threshold
+from loadgen.run.gate import GatePlan, abort_fields, watch_for_abort
+from loadgen.run.runner import RunState
+from metrics.gate.thresholds import parse_threshold
+from metrics.records.record import RequestRecord
+from metrics.summary.build import SummaryConfig
 
 MS = 1_000_000
 

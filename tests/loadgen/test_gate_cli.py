@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from loadgen.cli import run_cli
-from metrics.record import RequestRecord
+from metrics.records.record import RequestRecord
 
 UNREACHABLE = "http://127.0.0.1:9"
 MS = 1_000_000

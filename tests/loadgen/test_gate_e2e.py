@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import run_cli
-from loadgen.embedded import embedded_server
+from loadgen.run.embedded import embedded_server
 
 pytestmark = pytest.mark.slow
 GOODPUT = str(Path(sys.executable).with_name("goodput"))

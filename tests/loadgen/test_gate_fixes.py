@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import run_cli
-from loadgen.gate_run import GatePlan, finish_run_gate
-from loadgen.outputs import RECORDS_FILE, RUN_FILE, write_outputs
-from metrics.record import RequestRecord
-from metrics.threshold_eval import Verdict
-from metrics.thresholds import parse_threshold
+from loadgen.run.gate import GatePlan, finish_run_gate
+from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, write_outputs
+from metrics.gate.evaluate import Verdict
+from metrics.gate.thresholds import parse_threshold
+from metrics.records.record import RequestRecord
 
 MS = 1_000_000
 

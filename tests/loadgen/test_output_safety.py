@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import run_cli
-from loadgen.run_dir import prepare_run_dir, run_files
+from loadgen.run.directory import prepare_run_dir, run_files
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
 UNREACHABLE = "http://127.0.0.1:9"  # discard port: nothing listens
@@ -29,7 +29,7 @@ SMALL = ["--rate", "50", "--prompt-tokens", "20", "--output-tokens", "4", "--qui
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    from loadgen.embedded import embedded_server
+    from loadgen.run.embedded import embedded_server
 
     with embedded_server([]) as url:
         yield url

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from loadgen.lengths import parse_length
-from loadgen.text import (
+from loadgen.workload.lengths import parse_length
+from loadgen.workload.sources import SyntheticWorkload, load_jsonl
+from loadgen.workload.text import (
     ByteCounter,
     WordCounter,
     count_bytes,
@@ -18,7 +19,6 @@ from loadgen.text import (
     make_counter,
     text_of_tokens,
 )
-from loadgen.workload import SyntheticWorkload, load_jsonl
 from tests.loadgen._tiny_tokenizer import CHAT_TEMPLATE, byte_level_bpe, metaspace_bpe
 
 

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from loadgen.arrivals import parse_arrival
-from loadgen.lengths import parse_length
-from loadgen.recorder import RecordWriteError, RecordWriter
-from loadgen.runner import Runner, RunPlan
-from loadgen.text import count_words
+from loadgen.run.recorder import RecordWriteError, RecordWriter
+from loadgen.run.runner import Runner, RunPlan
 from loadgen.types import WorkItem
-from loadgen.workload import SyntheticWorkload
-from metrics.record import RequestRecord, read_records
+from loadgen.workload.arrivals import parse_arrival
+from loadgen.workload.lengths import parse_length
+from loadgen.workload.sources import SyntheticWorkload
+from loadgen.workload.text import count_words
+from metrics.records.record import RequestRecord, read_records
 
 WORKLOAD = SyntheticWorkload(parse_length("4"), parse_length("2"), 0, "words", count_words)
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from loadgen.cli import run_cli
-from loadgen.outputs import build_outputs
+from loadgen.run.outputs import build_outputs
 
 RUN = {"target": "http://127.0.0.1:1", "model": "m", "load": "poisson@10.00", "complete": True, "settings": {}}
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import run_cli
-from loadgen.roofline_report import roofline_section, spec_from_models_entry
-from metrics.roofline import floors
+from loadgen.run.roofline import roofline_section, spec_from_models_entry
+from metrics.model.roofline import floors
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
 

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from loadgen.sse import SSEError, SSEEvent, SSEEventTooLarge, SSEParser
+from loadgen.http.sse import SSEError, SSEEvent, SSEEventTooLarge, SSEParser
 
 
 def parse(*reads: bytes, strict: bool = True) -> list[SSEEvent]:

@@ -9,7 +9,7 @@ pytest.importorskip("hypothesis")
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loadgen.sse import SSEEvent, SSEParser
+from loadgen.http.sse import SSEEvent, SSEParser
 
 
 def parse(*reads: bytes) -> list[SSEEvent]:

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from loadgen.lengths import parse_length
-from loadgen.text import count_bytes, count_words, text_of_tokens
-from loadgen.workload import DatasetWorkload, SyntheticWorkload, load_jsonl, load_sharegpt
+from loadgen.workload.lengths import parse_length
+from loadgen.workload.sources import DatasetWorkload, SyntheticWorkload, load_jsonl, load_sharegpt
+from loadgen.workload.text import count_bytes, count_words, text_of_tokens
 
 
 def synthetic(**kw: object) -> SyntheticWorkload:

@@ -6,7 +6,7 @@ from dataclasses import fields
 
 import numpy as np
 
-from metrics.frame import RequestFrame
+from metrics.records.frame import RequestFrame
 
 
 def assert_same_frame(a: RequestFrame, b: RequestFrame) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics.record import RequestRecord
+from metrics.records.record import RequestRecord
 
 MS = 1_000_000
 

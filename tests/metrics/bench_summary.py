@@ -3,8 +3,8 @@
     .venv/bin/python tests/metrics/bench_summary.py /tmp/big.jsonl --requests 100000 --chunks 200 --path frame
     .venv/bin/python tests/metrics/bench_summary.py /tmp/big.jsonl --path records
 
-`frame` reads records.jsonl straight into columns (metrics.frame.frame_from_jsonl); `records` builds
-RequestRecord objects first (metrics.record.read_records), as a caller holding records would. Run each
+`frame` reads records.jsonl straight into columns (metrics.records.frame.frame_from_jsonl); `records` builds
+RequestRecord objects first (metrics.records.record.read_records), as a caller holding records would. Run each
 path in its own process so that peak RSS is that path's alone. The file is generated once if missing.
 """
 
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from synthetic import write_synthetic
 
-from metrics.frame import frame_from_jsonl
-from metrics.record import read_records
+from metrics.records.frame import frame_from_jsonl
+from metrics.records.record import read_records
 from metrics.slo import parse_slo
-from metrics.summary import SummaryConfig, summarize
+from metrics.summary.build import SummaryConfig, summarize
 
 
 def main() -> None:

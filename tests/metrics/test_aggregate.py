@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics import aggregate
-from metrics.aggregate import block, blocks_by_label, selection_stats, stats_by_dimension
-from metrics.samples import Samples
-from metrics.stats import stats_block
+from metrics.latency import aggregate
+from metrics.latency.aggregate import block, blocks_by_label, selection_stats, stats_by_dimension
+from metrics.latency.samples import Samples
+from metrics.latency.stats import stats_block
 
 
 def _gaps(rng: np.random.Generator, n: int, high: int) -> tuple[np.ndarray, np.ndarray]:

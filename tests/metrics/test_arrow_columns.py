@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from metrics import arrow_columns as columns
+from metrics.records import arrow_columns as columns
 
 
 def _sliced_chunks(values: Sequence[object], kind: pa.DataType) -> pa.ChunkedArray:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metrics.buckets import (
+from metrics.summary.buckets import (
     DEFAULT_PROMPT_EDGES,
     cache_classes,
     check_edges,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from metrics.capacity import (
+from metrics.model.capacity import (
     GIB,
     activation_bytes,
     blocks_for_tokens,
@@ -23,8 +23,8 @@ from metrics.capacity import (
     usable_memory_bytes,
     weights_bytes,
 )
-from metrics.model_config import ModelConfig
-from metrics.presets import GPU_PRESETS, MODEL_PRESETS
+from metrics.model.config import ModelConfig
+from metrics.model.presets import GPU_PRESETS, MODEL_PRESETS
 
 
 def _tiny(**overrides: object) -> ModelConfig:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from _records import rec
 
-from metrics.compare import (
+from metrics.gate.compare import (
     Row,
     compare_runs,
     enough_for_interval,
@@ -16,11 +16,11 @@ from metrics.compare import (
     resample_stat,
     weighted_stat,
 )
-from metrics.frame import frame_from_records
-from metrics.record import RequestRecord
-from metrics.run_samples import RunSamples
+from metrics.records.frame import frame_from_records
+from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
-from metrics.summary import SummaryConfig
+from metrics.summary.build import SummaryConfig
+from metrics.summary.run_samples import RunSamples
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=300ms"]))
 

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from _records import rec
 
-from metrics.compare import Row, compare_runs
-from metrics.compare_rule import BELOW_MIN_CHANGE, WITHIN_RUN_SPREAD
-from metrics.frame import frame_from_records
-from metrics.run_samples import RunSamples
+from metrics.gate.compare import Row, compare_runs
+from metrics.gate.compare_rule import BELOW_MIN_CHANGE, WITHIN_RUN_SPREAD
+from metrics.records.frame import frame_from_records
 from metrics.slo import parse_slo
-from metrics.summary import SummaryConfig
+from metrics.summary.build import SummaryConfig
+from metrics.summary.run_samples import RunSamples
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=300ms"]))
 STATS = ["ttft:p(50)", "ttft:avg", "itl:p(50)"]

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from metrics.compare_rule import (
+from metrics.gate.compare_rule import (
     BELOW_MIN_CHANGE,
     INCLUDES_ZERO,
     WITHIN_RUN_SPREAD,

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from _records import rec
 
-from metrics import derive
-from metrics.frame import frame_from_records
+from metrics.latency import derive
+from metrics.records.frame import frame_from_records
 
 
 def test_one_stream_every_time_metric() -> None:

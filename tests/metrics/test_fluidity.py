@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from _records import rec
 
-from metrics.fluidity import deadline_miss_rate, fluidity_index, token_intervals
-from metrics.frame import frame_from_records
+from metrics.latency.fluidity import deadline_miss_rate, fluidity_index, token_intervals
+from metrics.records.frame import frame_from_records
 
 
 def test_reference_recurrence_by_hand() -> None:

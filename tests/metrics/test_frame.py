@@ -7,9 +7,9 @@ import pytest
 from _records import rec
 from synthetic import write_synthetic
 
-from metrics.frame import frame_from_jsonl, frame_from_records
-from metrics.record import RequestRecord, read_records
-from metrics.summary import SummaryConfig, summarize
+from metrics.records.frame import frame_from_jsonl, frame_from_records
+from metrics.records.record import RequestRecord, read_records
+from metrics.summary.build import SummaryConfig, summarize
 
 
 def test_columns_and_csr_layout() -> None:

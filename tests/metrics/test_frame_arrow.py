@@ -9,11 +9,16 @@ import pytest
 from _frames import assert_same_frame
 from synthetic import write_synthetic
 
-from metrics.frame import frame_from_jsonl
-from metrics.frame_arrow import frame_from_table, read_records_checked, read_records_table, record_schema
-from metrics.jsonl import read_jsonl_frame
-from metrics.record import RequestRecord
-from metrics.summary import SummaryConfig, summarize
+from metrics.records.frame import frame_from_jsonl
+from metrics.records.frame_arrow import (
+    frame_from_table,
+    read_records_checked,
+    read_records_table,
+    record_schema,
+)
+from metrics.records.jsonl import read_jsonl_frame
+from metrics.records.record import RequestRecord
+from metrics.summary.build import SummaryConfig, summarize
 
 EDGE_CASES = [
     RequestRecord(id=0, intended_ns=0, sent_ns=10, chunk_ns=[20, 30, 30], chunk_tokens=None, output_tokens=None,

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pytest
 from _frames import assert_same_frame
 
-from metrics.frame_arrow import frame_from_table, read_records_checked
-from metrics.jsonl import read_jsonl_frame
-from metrics.record_check import SHOWN_SKIPPED, InputReport
+from metrics.records.frame_arrow import frame_from_table, read_records_checked
+from metrics.records.jsonl import read_jsonl_frame
+from metrics.records.record_check import SHOWN_SKIPPED, InputReport
 
 
 def record(rid: int, **changes: Any) -> dict[str, Any]:
@@ -170,9 +170,15 @@ def test_whatever_a_field_holds_arrow_never_reads_it_differently(tmp_path: Path)
 
 
 def test_the_checks_cover_every_field_a_record_has() -> None:
-    from metrics.frame_arrow import record_schema
-    from metrics.record import RequestRecord
-    from metrics.record_check import BOOL_FIELDS, INT64_FIELDS, LIST_FIELDS, OBJECT_FIELDS, STRING_FIELDS
+    from metrics.records.frame_arrow import record_schema
+    from metrics.records.record import RequestRecord
+    from metrics.records.record_check import (
+        BOOL_FIELDS,
+        INT64_FIELDS,
+        LIST_FIELDS,
+        OBJECT_FIELDS,
+        STRING_FIELDS,
+    )
 
     typed = {*INT64_FIELDS, *STRING_FIELDS, *BOOL_FIELDS, *LIST_FIELDS}
     assert typed == set(record_schema().names)

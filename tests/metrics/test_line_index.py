@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from metrics import line_index
-from metrics.record_check import is_blank
+from metrics.records import line_index
+from metrics.records.record_check import is_blank
 
 PIECES = [b"{}", b'{"id": 1}', b"", b" ", b"\t", b"\r", b"  {}", b"garbage", b'{"id": 2, "in', b"null"]
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from metrics.capacity import param_breakdown
-from metrics.model_config import UnsupportedModelError, load_model_config, model_from_hf_config
-from metrics.presets import GPU_PRESETS, MODEL_PRESETS, dtype_bytes, resolve_gpu, resolve_model
+from metrics.model.capacity import param_breakdown
+from metrics.model.config import UnsupportedModelError, load_model_config, model_from_hf_config
+from metrics.model.presets import GPU_PRESETS, MODEL_PRESETS, dtype_bytes, resolve_gpu, resolve_model
 
 LLAMA31_8B_JSON: dict[str, Any] = {
     "architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,

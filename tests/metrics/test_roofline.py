@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from metrics.capacity import kv_bytes_per_token
-from metrics.model_config import ModelConfig
-from metrics.presets import GPU_PRESETS, MODEL_PRESETS, GpuSpec
-from metrics.roofline import (
+from metrics.model.capacity import kv_bytes_per_token
+from metrics.model.config import ModelConfig
+from metrics.model.presets import GPU_PRESETS, MODEL_PRESETS, GpuSpec
+from metrics.model.roofline import (
     SeqWork,
     StepCost,
     arithmetic_intensity,

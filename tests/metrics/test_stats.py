@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.stats import BLOCK_KEYS, quantiles_of_sorted, sort_samples, stats_block
+from metrics.latency.stats import BLOCK_KEYS, quantiles_of_sorted, sort_samples, stats_block
 
 
 def test_golden_block() -> None:

@@ -9,9 +9,9 @@ import orjson
 import pytest
 from _records import rec
 
-from metrics.record import RequestRecord
+from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
-from metrics.summary import REQUEST_IDENTITIES, SummaryConfig, summarize
+from metrics.summary.build import REQUEST_IDENTITIES, SummaryConfig, summarize
 
 
 def _run() -> list[RequestRecord]:

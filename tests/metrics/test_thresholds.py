@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from metrics.thresholds import (
+from metrics.gate.thresholds import (
     LATENCY_METRICS,
     REQUEST_METRICS,
     ThresholdError,

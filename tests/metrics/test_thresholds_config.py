@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from metrics.gate_config import GateConfigError, load_gate_config, parse_gate_config
+from metrics.gate.config import GateConfigError, load_gate_config, parse_gate_config
 
 YAML = """
 slo:

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from _records import rec
 
-from metrics import derive
-from metrics.frame import frame_from_records
-from metrics.record import RequestRecord
-from metrics.run_samples import RunSamples
+from metrics.gate.evaluate import NeedsRecords, RunView, evaluate, failed, summary_value
+from metrics.gate.thresholds import LATENCY_METRICS, parse_threshold
+from metrics.latency import derive
+from metrics.records.frame import frame_from_records
+from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
-from metrics.summary import SummaryConfig, summarize
-from metrics.threshold_eval import NeedsRecords, RunView, evaluate, failed, summary_value
-from metrics.thresholds import LATENCY_METRICS, parse_threshold
+from metrics.summary.build import SummaryConfig, summarize
+from metrics.summary.run_samples import RunSamples
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=150ms"]))
 

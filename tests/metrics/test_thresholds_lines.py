@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from metrics.threshold_eval import RunView, evaluate
-from metrics.thresholds import parse_threshold
+from metrics.gate.evaluate import RunView, evaluate
+from metrics.gate.thresholds import parse_threshold
 
 SUMMARY: dict[str, Any] = {
     "latency": {"ttft_s": {"count": 4, "mean": 0.5, "std": 0.1, "min": 0.4, "p50": 0.5, "p90": 0.6, "p95": 0.6,

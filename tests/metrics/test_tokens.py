@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics.frame import frame_from_records
-from metrics.tokens import itl_token_bases, itl_token_basis, output_estimate_bases, tokens_section
+from metrics.records.frame import frame_from_records
+from metrics.summary.tokens import itl_token_bases, itl_token_basis, output_estimate_bases, tokens_section
 from tests.metrics._records import rec
 
 

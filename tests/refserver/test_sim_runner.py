@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from metrics.presets import GPU_PRESETS, MODEL_PRESETS
-from metrics.roofline import decode_step_cost, prefill_cost, time_bound
+from metrics.model.presets import GPU_PRESETS, MODEL_PRESETS
+from metrics.model.roofline import decode_step_cost, prefill_cost, time_bound
 from refserver.engine import EngineConfig, SamplingParams, build_engine, build_llm_engine
 from refserver.engine.llm_engine import LLMEngine
 from refserver.engine.runner_base import ScheduledBatch, ScheduledSeq

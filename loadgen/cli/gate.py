@@ -1,0 +1,183 @@
+"""`goodput gate` (thresholds on a finished run) and `goodput compare` (candidate vs baseline with
+bootstrap intervals). Exit codes: 0 pass, 99 thresholds failed (or, with --fail-on-regression, a
+flagged regression), 2 invalid thresholds / config / run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from loadgen.run.outputs import RECORDS_FILE, read_run, summary_config
+from metrics.slo import parse_slo
+
+GATE_HELP = """Check a finished run against thresholds; exit 99 when any fails (k6's code), 2 when a threshold is invalid.
+
+A threshold is the pass condition METRIC[{FILTERS}]:AGGREGATION OP VALUE. Bare numbers on durations
+are seconds. An empty metric fails unless the threshold ends with '| nodata=pass'.
+
+Examples:
+
+\b
+  goodput gate runs/cand --threshold 'ttft:p(99)<500ms' --threshold 'goodput:attainment>=0.95'
+
+\b
+  goodput gate runs/cand --baseline runs/main \\
+      --threshold 'ttft:p(99) < baseline * 1.10' \\
+      --threshold 'goodput:attainment >= baseline - 0.02' \\
+      --junit gate.xml --markdown gate.md
+
+\b
+  goodput gate runs/cand --config gate.yaml      # SLOs, thresholds and outputs in one file
+
+\b
+  goodput gate runs/cand --threshold 'ttft{prompt_bucket:2k-8k,cache:none}:p(95)<2s' \\
+      --threshold 'errors:rate<1%'
+"""
+
+COMPARE_HELP = """Compare a candidate run with one baseline run, or with several runs of the baseline configuration:
+per metric and bucket, the change and a bootstrap confidence interval over requests (seeded). A change is
+flagged only when its interval excludes zero, it leaves the run-to-run spread of the baseline runs (given
+two or more), and it is at least --min-change of the baseline (and --min-change-abs for durations), so
+noise is not mistaken for a regression. Prints the table and writes it as Markdown.
+
+Examples:
+
+\b
+  goodput compare runs/main runs/cand            # writes runs/cand/compare.md
+
+\b
+  goodput compare runs/main-1 runs/main-2 runs/main-3 runs/cand   # three baseline runs, then the candidate
+
+\b
+  goodput compare runs/main runs/cand --stat 'ttft:p(90)' --stat 'tpot:avg' --output compare.md
+
+\b
+  goodput compare runs/main runs/cand --fail-on-regression --min-change 10%   # exit 99 on a regression
+"""
+
+
+def _bad(message: str) -> typer.BadParameter:
+    return typer.BadParameter(message)
+
+
+def gate(
+    run_dir: Annotated[Path, typer.Argument(help="A finished run's output directory.")],
+    threshold: Annotated[list[str] | None, typer.Option(help="Pass condition, e.g. 'ttft:p(99)<500ms' (repeat).")] = None,
+    config: Annotated[Path | None, typer.Option(envvar="GOODPUT_GATE_CONFIG", help="YAML or TOML file with slo, thresholds and options.")] = None,
+    baseline: Annotated[Path | None, typer.Option(help="Baseline run directory for 'baseline * 1.10' limits.")] = None,
+    slo: Annotated[list[str] | None, typer.Option(help="Re-judge goodput with these SLOs: ttft=500ms, tpot=50ms (repeat).")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here (one test case per threshold).")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY).")] = None,
+) -> int:
+    from loadgen.run.gate import build_gate_plan, judge, load_run_view  # here: `goodput --help` stays light
+
+    try:
+        settings = read_run(run_dir).get("settings", {}) if run_dir.is_dir() else {}
+        plan = build_gate_plan(thresholds=threshold or [], config=config, baseline=baseline, abort_on_fail=False,
+                               abort_delay_s=None, junit=junit, markdown=markdown,
+                               prompt_edges=settings.get("prompt_bucket_edges"),
+                               output_edges=settings.get("output_bucket_edges"),
+                               slo=list(slo) if slo else list(settings.get("slo", [])))
+        if plan is None:
+            raise _bad("no thresholds: give --threshold or --config")
+        slo_items = [*plan.slo, *(slo or [])]
+        if slo_items:
+            parse_slo(slo_items)
+        run = load_run_view(run_dir, slo=slo_items or None)
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
+    info = run.summary.get("run", {})
+    if info.get("complete") is False:
+        why = "aborted by a threshold" if info.get("aborted") else "interrupted"
+        typer.echo(f"warning: {run_dir} is an incomplete run ({why}); judging what it measured", err=True)
+    try:
+        code = judge(plan, run, label=str(run_dir))
+    except (LookupError, ValueError) as exc:
+        raise _bad(str(exc)) from None
+    if code:
+        raise typer.Exit(code)
+    return 0
+
+
+def _fraction(text: str, name: str) -> float:
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise _bad(f"{name} expects a number or a percentage, got {text!r}") from None
+    if value < 0:
+        raise _bad(f"{name} must not be negative")
+    return value
+
+
+def compare(
+    base_dirs: Annotated[list[Path], typer.Argument(
+        metavar="BASELINE", help="One or more baseline run directories (repeated runs of one configuration).")],
+    cand_dir: Annotated[Path, typer.Argument(metavar="CANDIDATE", help="The candidate run directory.")],
+    stat: Annotated[list[str] | None, typer.Option(help="Statistic to compare, e.g. 'ttft:p(99)' (repeat; default: a standard set).")] = None,
+    output: Annotated[Path | None, typer.Option(help="Markdown file to write (default CANDIDATE/compare.md).")] = None,
+    slo: Annotated[list[str] | None, typer.Option(help="Judge goodput of every run with these SLOs.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    confidence: Annotated[float, typer.Option(help="Confidence: family-wise for the intervals (Bonferroni over rows), per row for the run-to-run band.")] = 0.95,
+    min_change: Annotated[str, typer.Option(help="Smallest change flagged, relative to the baseline, e.g. 10%; 0 turns it off.")] = "5%",
+    min_change_abs: Annotated[str, typer.Option(help="Smallest change flagged on a duration, e.g. 5ms; 0 turns it off.")] = "1ms",
+    buckets: Annotated[bool, typer.Option("--buckets/--no-buckets", help="Compare per bucket too.")] = True,
+    fail_on_regression: Annotated[bool, typer.Option(help="Exit 99 when a regression is flagged.")] = False,
+) -> int:
+    from exporters.console import render_table
+    from exporters.markdown import change_cells, compare_markdown, write_markdown
+    from loadgen.run.gate import EXIT_THRESHOLDS_FAILED
+    from metrics.gate.compare import DEFAULT_STATS, compare_runs, parse_stat
+    from metrics.records.frame import frame_from_jsonl
+    from metrics.summary.run_samples import RunSamples
+    from metrics.units import parse_duration
+
+    run_dirs = [*base_dirs, cand_dir]
+    stats = list(stat or DEFAULT_STATS)
+    min_rel = _fraction(min_change, "--min-change")
+    try:
+        min_abs = parse_duration(min_change_abs)
+    except ValueError as exc:
+        raise _bad(f"--min-change-abs: {exc}") from None
+    try:
+        for s in stats:
+            parse_stat(s)
+        if slo:
+            parse_slo(slo)
+        runs = []
+        for d in run_dirs:
+            if not (d / RECORDS_FILE).is_file():
+                raise ValueError(f"no {RECORDS_FILE} in {d}")
+            settings = dict(read_run(d).get("settings", {}))
+            if slo:
+                settings["slo"] = list(slo)
+            runs.append((settings, RunSamples(frame_from_jsonl(d / RECORDS_FILE), summary_config(settings))))
+        rows = compare_runs([r for _, r in runs[:-1]], runs[-1][1], stats, resamples=resamples,
+                            confidence=confidence, min_change=min_rel, min_change_abs=min_abs, seed=seed,
+                            buckets=buckets)
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
+    if not slo and any(settings.get("slo") != runs[0][0].get("slo") for settings, _ in runs):
+        typer.echo("warning: the runs were judged with different SLOs; goodput rows compare unlike things "
+                   "(pass --slo to judge them all alike)", err=True)
+    table = [["scope", "metric", "n", "baseline", "candidate", "change", "interval", ""]]
+    for r in rows:
+        table.append([r.scope, r.query.describe(), f"{r.base_n}/{r.cand_n}", *change_cells(r)])
+    print(render_table(table))
+    path = output or cand_dir / "compare.md"
+    write_markdown(path, compare_markdown(rows, base=[str(d) for d in base_dirs], cand=str(cand_dir),
+                                          confidence=confidence, seed=seed, min_change=min_rel,
+                                          min_change_abs_s=min_abs))
+    if len(base_dirs) == 1:
+        print("baseline: 1 run — run-to-run variance not measured, so a flag may be a whole run shifted by a busy "
+              "machine; pass 3-5 repeated baseline runs (BASELINE... CANDIDATE) to account for it")
+    else:
+        print(f"baseline: {len(base_dirs)} runs — a flag must also leave their run-to-run spread")
+    regressions = [r for r in rows if r.flag == "regression"]
+    print(f"{len(regressions)} regression(s) flagged; markdown: {path}")
+    if regressions and fail_on_regression:
+        raise typer.Exit(EXIT_THRESHOLDS_FAILED)
+    return 0

@@ -1,0 +1,96 @@
+"""`goodput report DIR`: rebuild every output of a run from its `records.jsonl` (and `run.json` when
+present), for a finished run, an interrupted one, or one killed with SIGKILL."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from exporters.console import format_summary
+from exporters.prometheus.textfile import TEXTFILE
+from loadgen.run.outputs import RECORDS_FILE, build_outputs, read_run
+from loadgen.run.prometheus import add_server_section, load_server_section, rebuild_textfile
+from metrics.records.record_check import InputReport
+from metrics.slo import parse_slo
+
+SHOWN_ON_CONSOLE = 3
+
+REPORT_HELP = """Rebuild summary.json, summary.csv and records.parquet of a run directory from records.jsonl.
+
+\b
+Examples:
+  goodput report runs/20261202-101500
+  goodput report runs/c32 --slo ttft=300ms --slo tpot=40ms     # re-judge goodput with other SLOs
+
+metrics.prom is rebuilt when it is missing (a killed run), when --slo changes the SLOs, or with --textfile;
+otherwise the one the run wrote from the same records stands. Server figures scraped during the run
+(server_prometheus.json) are put back into summary.json.
+
+Lines of records.jsonl that are not records (not JSON, not an object, a required field missing, a field of
+the wrong type) are skipped, counted and listed in summary.json "input", and reported on stderr; the rest
+is summarised. Exit 1 when any was skipped, unless --allow-damaged. A last line cut short by a kill is
+left out and reported, and alone does not change the exit code.
+"""
+
+
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run's output directory (holds records.jsonl).")],
+    slo: Annotated[list[str] | None, typer.Option(help="Replace the run's SLOs: ttft=500ms, tpot=50ms, e2e=10s, itl_max=1s.")] = None,
+    quiet: Annotated[bool, typer.Option(help="Write the files without printing the summary.")] = False,
+    textfile: Annotated[bool | None, typer.Option("--textfile/--no-textfile", help="Rebuild metrics.prom (default: when it is missing, as after a kill, or when --slo changes the SLOs).")] = None,
+    allow_damaged: Annotated[bool, typer.Option("--allow-damaged", help="Exit 0 even when lines of records.jsonl that are not records were skipped (they are still counted and listed).")] = False,
+) -> int:
+    records_path = run_dir / RECORDS_FILE
+    if not records_path.is_file():
+        raise typer.BadParameter(f"no {RECORDS_FILE} in {run_dir}")
+    try:
+        run = read_run(run_dir)
+    except ValueError as exc:
+        raise typer.BadParameter(f"unreadable run.json in {run_dir}: {exc}") from None
+    settings = dict(run.get("settings", {}))
+    if slo:
+        try:
+            parse_slo(slo)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        settings["slo"] = list(slo)
+    run = {**run, "settings": settings, "complete": bool(run.get("complete", False)), "rebuilt": True}
+    try:
+        built = build_outputs(run_dir, run)
+        summary, read = built.summary, built.input
+        add_server_section(run_dir, summary, load_server_section(run_dir))
+        if textfile or (textfile is None and (slo or not (run_dir / TEXTFILE).exists())):
+            rebuild_textfile(run_dir, built.frame, run, built.gap_samples)
+    except OSError as exc:  # reading the records or writing an output
+        print(f"goodput report: error: {exc}", file=sys.stderr)
+        return 1
+    del built
+    if not quiet:
+        print(format_summary(summary))
+    for line in input_lines(read, allow_damaged):
+        print(line, file=sys.stderr)
+    unwritten = run.get("unwritten_records") or 0
+    if unwritten:
+        print(f"goodput report: the run could not write {unwritten} record(s) to {RECORDS_FILE}"
+              f" ({run.get('write_error') or 'write error'}); they are not in this summary", file=sys.stderr)
+    return 1 if read.skipped and not allow_damaged else 0
+
+
+def input_lines(read: InputReport, allow_damaged: bool) -> list[str]:
+    """What the console says about lines of records.jsonl that were left out (nothing when none was)."""
+    lines = []
+    if read.skipped:
+        shown = "; ".join(f"line {line}: {reason}" for line, reason in read.skipped[:SHOWN_ON_CONSOLE])
+        more = len(read.skipped) - SHOWN_ON_CONSOLE
+        listed = f"; {more} more in summary.json \"input\"" if more > 0 else ""
+        outcome = "" if allow_damaged else "; exit 1 (--allow-damaged: 0)"
+        lines.append(f"goodput report: {read.records_file}: {len(read.skipped)} of {read.lines} lines are not "
+                     f"records and were skipped ({shown}{listed}); the other {read.records} records are "
+                     f"summarised{outcome}")
+    if read.torn_last_line is not None:
+        lines.append(f"goodput report: {read.records_file}: last line {read.torn_last_line} is cut short "
+                     "(the run was killed while writing it) and was left out")
+    return lines

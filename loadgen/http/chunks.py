@@ -1,0 +1,219 @@
+"""From the JSON of each SSE event to the per-chunk truth of a `RequestRecord` (DESIGN §4).
+
+A content chunk is an event whose `choices[0].delta` (chat) or `choices[0].text` (completions)
+carries output: `content`, `reasoning_content`, `reasoning` or `tool_calls`. Role-only, empty and
+usage-only events are not chunks: they never get a timestamp.
+
+Tokens per chunk k_j, best source first:
+- `usage_delta`: running usage on every content chunk; k_j = Δ completion_tokens. Tokens counted on
+  a non-content event (e.g. a finish event whose text is empty) are carried to the next content
+  chunk, or to the last one when none follows, so Σk_j equals the server's count;
+- `server`: the reference server's `"goodput": {"t": s, "n": k}` on every content chunk;
+- otherwise inferred after the stream ended from each chunk's text, the empty token events and the
+  final usage if any (`loadgen.http.chunk_tokens`). While streaming, a content chunk only keeps a reference
+  to its text and an empty token event only its position: the per-event work stays a few list appends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from loadgen.http.chunk_tokens import infer_chunk_tokens
+from loadgen.http.errors import InvalidJSON, InvalidUTF8, MidStreamError, bounded
+from loadgen.workload.text import TokenCounter
+from metrics.records.record import RequestRecord
+
+_DONE = b"[DONE]"
+_GOODPUT_PER_CHUNK = frozenset({"t", "n"})
+
+
+def _decode_error(data: bytes, exc: Exception) -> InvalidJSON | InvalidUTF8:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as utf:
+        return InvalidUTF8(f"event data is not UTF-8 ({utf.reason} at byte {utf.start})")
+    return InvalidJSON(f"event data is not JSON ({exc}): {text[:80]!r}")
+
+
+def error_text(error: Any) -> str:
+    """A readable message from an OpenAI-style error object (or anything else a server sends)."""
+    if isinstance(error, dict):
+        message = error.get("message") or error.get("detail") or error.get("error")
+        code = error.get("code") or error.get("type")
+        text = str(message) if message is not None else orjson.dumps(error).decode()
+        return bounded(f"{code}: {text}" if code else text)
+    return bounded(str(error))
+
+
+class ChunkAccumulator:
+    """Feed it each event's data with the time it was read; `fill` writes the record's chunk fields."""
+
+    __slots__ = (
+        "_last_completion",
+        "_pending_server",
+        "_pending_usage",
+        "chunk_ns",
+        "done",
+        "empty_at",
+        "finish_reason",
+        "goodput_final",
+        "server_s",
+        "server_tokens",
+        "texts",
+        "timings",
+        "usage",
+        "usage_tokens",
+    )
+
+    def __init__(self) -> None:
+        self.chunk_ns: list[int] = []
+        self.texts: list[Any] = []  # each content chunk's text (None for a tool call), read after the stream
+        self.empty_at: list[int] = []  # per empty token event: the number of content chunks before it
+        self.usage_tokens: list[int] = []  # Δ completion_tokens per content chunk that carried usage
+        self.server_tokens: list[int] = []  # goodput.n per content chunk that carried it
+        self.server_s: list[float] = []  # goodput.t per content chunk that carried it
+        self._last_completion = 0
+        self._pending_usage = 0
+        self._pending_server = 0
+        self.usage: dict[str, Any] | None = None  # the latest usage object (the final one at the end)
+        self.goodput_final: dict[str, Any] | None = None
+        self.timings: dict[str, Any] | None = None
+        self.finish_reason: str | None = None
+        self.done = False
+
+    def feed(self, data: bytes, t_ns: int) -> bool:
+        """One event's data read at `t_ns`. Returns True on `[DONE]`. Raises a StreamFailed leaf."""
+        if data == _DONE:
+            self.done = True
+            return True
+        try:
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise _decode_error(data, exc) from None
+        if type(obj) is not dict:
+            raise InvalidJSON(f"event data is not a JSON object: {data[:80]!r}")
+        try:
+            self._event(obj, t_ns)
+        except (AttributeError, TypeError, IndexError, KeyError, ValueError) as exc:
+            raise InvalidJSON(
+                f"unexpected chunk shape ({type(exc).__name__}: {exc}): {data[:80]!r}"
+            ) from None
+        return False
+
+    def _event(self, obj: dict[str, Any], t_ns: int) -> None:
+        error = obj.get("error")
+        if error is not None:
+            raise MidStreamError(error_text(error))
+        if obj.get("object") == "error":
+            raise MidStreamError(error_text(obj))
+        content = False
+        choices = obj.get("choices")
+        if choices:
+            first = choices[0]
+            delta = first.get("delta")
+            if delta is not None:
+                text = delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning")
+                content = bool(text or delta.get("tool_calls"))
+            else:
+                text = first.get("text")
+                content = bool(text)
+            reason = first.get("finish_reason")
+            if reason is not None:
+                self.finish_reason = str(reason)
+            if content:
+                self.chunk_ns.append(t_ns)
+                self.texts.append(text)
+            elif reason is None and _empty_token_event(first, delta):
+                self.empty_at.append(len(self.chunk_ns))
+        usage = obj.get("usage")
+        if type(usage) is dict and usage:
+            self.usage = usage
+            completion = usage.get("completion_tokens")
+            if type(completion) is int:
+                step = completion - self._last_completion
+                self._last_completion = completion
+                if content:
+                    self.usage_tokens.append(step + self._pending_usage)
+                    self._pending_usage = 0
+                else:
+                    self._pending_usage += step
+        goodput = obj.get("goodput")
+        if type(goodput) is dict and goodput:
+            n = goodput.get("n")
+            if content:
+                t = goodput.get("t")
+                if t is not None:
+                    self.server_s.append(float(t))
+                if type(n) is int:
+                    self.server_tokens.append(n + self._pending_server)
+                    self._pending_server = 0
+            elif type(n) is int:
+                self._pending_server += n
+            if len(goodput) > 2 or not _GOODPUT_PER_CHUNK.issuperset(goodput):
+                self.goodput_final = goodput
+        timings = obj.get("timings")
+        if type(timings) is dict and timings:
+            self.timings = timings
+
+    def fill(self, record: RequestRecord, counter: TokenCounter | None = None) -> None:
+        """The record's chunk and token fields; `counter` (the run's tokenizer, if any) is only used when
+        the server did not count tokens per chunk."""
+        chunks = len(self.chunk_ns)
+        record.chunk_ns = self.chunk_ns
+        record.finish_reason = self.finish_reason
+        usage = self.usage or {}
+        final = usage.get("completion_tokens")
+        final_tokens = final if type(final) is int else None
+        estimate: int | None = None
+        if chunks and len(self.usage_tokens) == chunks and min(self.usage_tokens) >= 0:
+            record.chunk_tokens = _with_trailing(self.usage_tokens, self._pending_usage)
+            record.token_source = "usage_delta"
+        elif chunks and len(self.server_tokens) == chunks:
+            record.chunk_tokens = _with_trailing(self.server_tokens, self._pending_server)
+            record.token_source = "server"
+        else:
+            record.chunk_tokens, record.token_source, estimate = infer_chunk_tokens(
+                self.texts, self.empty_at, final_tokens, counter
+            )
+        if final_tokens is not None:
+            record.output_tokens, record.output_tokens_estimated = final_tokens, False
+        else:
+            record.output_tokens = estimate if estimate is not None else sum(record.chunk_tokens or ())
+            record.output_tokens_estimated = True
+        prompt = usage.get("prompt_tokens")
+        if type(prompt) is int:
+            record.prompt_tokens, record.prompt_tokens_estimated = prompt, False
+        record.cached_tokens = self._cached(usage)
+        record.server_chunk_s = self.server_s if chunks and len(self.server_s) == chunks else None
+        server: dict[str, Any] = {}
+        if self.goodput_final:
+            server.update((k, v) for k, v in self.goodput_final.items() if k not in _GOODPUT_PER_CHUNK)
+        if self.timings:
+            server["timings"] = self.timings
+        record.server = server or None
+
+    def _cached(self, usage: dict[str, Any]) -> int | None:
+        details = usage.get("prompt_tokens_details")
+        if isinstance(details, dict) and type(details.get("cached_tokens")) is int:
+            return int(details["cached_tokens"])
+        if self.timings and type(self.timings.get("cache_n")) is int:
+            return int(self.timings["cache_n"])
+        if self.goodput_final and type(self.goodput_final.get("cached_tokens")) is int:
+            return int(self.goodput_final["cached_tokens"])
+        return None
+
+
+def _empty_token_event(first: dict[str, Any], delta: Any) -> bool:
+    """An event for one token whose text the server holds back: `"content": ""` (or `"text": ""`), not
+    the role announcement and not the finish event (the caller checked finish_reason)."""
+    if delta is None:
+        return first.get("text") == ""
+    return type(delta) is dict and delta.get("content") == "" and "role" not in delta
+
+
+def _with_trailing(tokens: list[int], trailing: int) -> list[int]:
+    if trailing:
+        tokens = [*tokens[:-1], tokens[-1] + trailing]
+    return tokens

@@ -1,0 +1,319 @@
+"""The streaming client: one request in, exactly one `RequestRecord` out, whatever the server does.
+
+`StreamingClient.send` never raises. Every outcome (success, each failure of `loadgen.http.errors`,
+cancellation) is one record with one status. Cancelling the task that runs `send` yields a record
+with status "cancelled" / error_kind "client_cancelled" that is *returned*, not re-raised: a
+cancelled load test still wants the partial record written. The task's cancel request stays counted
+(`Task.cancelling()`), so a caller that must stop can check that, or the record's status.
+
+Times in the record are `perf_counter_ns() - anchor_ns`: `sent_ns` just before the request headers
+are written (the transport's `trace` hook, which FastTransport and httpcore both call, so pool waits
+and connects count as dispatch lag, not TTFT),
+`first_byte_ns` when the response head arrived, and one `chunk_ns` per content chunk: the time the
+event loop handed over the bytes that completed it (`FastTransport`'s receive clock; with another
+transport, the time the read returned). Events completed by one read share its time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from time import perf_counter_ns
+from typing import Any
+
+import httpx
+import orjson
+
+from loadgen.http import errors
+from loadgen.http.chunks import ChunkAccumulator, error_text
+from loadgen.http.deadlines import Watchdog
+from loadgen.http.payload import encode_body, endpoint_url
+from loadgen.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEError, SSEEventTooLarge, SSEParser
+from loadgen.http.transport import RECEIVE_CLOCK, FastTransport
+from loadgen.types import ClientConfig, WorkItem
+from loadgen.workload.text import TokenCounter, make_counter
+from metrics.records.record import RequestRecord
+
+DEFAULT_MAX_RESPONSE_BYTES = 1 << 30
+ERROR_BODY_BYTES = 16 * 1024  # enough of an error body to quote its message
+ERROR_BODY_S = 2.0  # an error status is final; its body is only read for the message, briefly
+KEEPALIVE_EXPIRY_S = 4.0  # below uvicorn's 5 s idle close, so a reused connection is never half-closed
+DRAIN_S = 0.5  # after [DONE]: time allowed for the chunked terminator, to keep the connection pooled
+
+
+class StreamingClient:
+    """Owns one `httpx.AsyncClient`; use as `async with StreamingClient(config) as client:`."""
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
+        self.config = config
+        self.url = endpoint_url(config.base_url, config.endpoint)
+        self._max_event_bytes = max_event_bytes
+        self._max_response_bytes = max_response_bytes
+        # ValueError for a tokenizer path that cannot be read (the CLI checks it before the run).
+        self._counter: TokenCounter | None = make_counter(config.token_counter)[1] if config.token_counter else None
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream",
+            "Accept-Encoding": "identity",  # a compressed event stream would be buffered by the server
+            **config.extra_headers,
+        }
+        if config.api_key:
+            headers["Authorization"] = f"Bearer {config.api_key}"
+        t = config.timeouts
+        limits = httpx.Limits(
+            max_connections=config.max_connections,
+            max_keepalive_connections=config.max_connections,
+            keepalive_expiry=KEEPALIVE_EXPIRY_S,
+        )
+        # Only connect is left to httpx; first byte, between chunks and total are the watchdog's.
+        timeout = httpx.Timeout(connect=t.connect_s, read=None, write=None, pool=None)
+        if transport is None:
+            transport = FastTransport(limits=limits)
+        self._http = httpx.AsyncClient(
+            headers=headers,
+            timeout=timeout,
+            limits=limits,
+            transport=transport,
+            follow_redirects=False,
+            trust_env=False,  # no proxy or netrc from the environment silently inside the measurement
+        )
+        # Built once: httpx's build_request re-parses the URL and re-merges headers on every call.
+        self._url = httpx.URL(self.url)
+        self._headers = httpx.Headers(self._http.headers)
+        self._timeouts = timeout.as_dict()
+
+    def __repr__(self) -> str:
+        shown = self._url.copy_with(username=None, password=None, query=None)
+        return f"StreamingClient(url={str(shown)!r}, model={self.config.model!r})"
+
+    async def __aenter__(self) -> StreamingClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def send(
+        self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int
+    ) -> RequestRecord:
+        """Stream one request; always returns its one record (see the module docstring), never raises."""
+        record = RequestRecord(
+            id=request_id,
+            intended_ns=intended_ns,
+            sent_ns=None,
+            prompt_tokens=self._prompt_count(item),  # replaced by usage.prompt_tokens when the server sends it
+            prompt_tokens_target=item.prompt_tokens_target,
+            output_tokens_target=item.max_tokens,
+            tags=dict(item.tags),
+        )
+        chunks = ChunkAccumulator()
+        failure: errors.RequestFailed | None = None
+        task = asyncio.current_task()
+        watchdog: Watchdog | None = None
+        try:
+            body = encode_body(item, self.config)
+        except (ValueError, TypeError) as exc:
+            failure = errors.InvalidRequest(f"cannot build the request: {exc}")
+            return self._finish(record, chunks, failure, anchor_ns)
+        try:
+            assert task is not None, "send() must run inside an asyncio task"
+            watchdog = Watchdog(self.config.timeouts, task=task, start_ns=perf_counter_ns())
+            await self._exchange(body, record, chunks, watchdog, anchor_ns)
+        except asyncio.CancelledError:
+            expired = watchdog.expired if watchdog is not None else None
+            if expired is not None and task is not None:
+                task.uncancel()
+            if chunks.done:
+                pass  # cancelled while draining after [DONE]: the request itself completed
+            elif task is not None and task.cancelling() > 0:
+                failure = errors.ClientCancelled("cancelled by the caller")
+            elif expired is not None:
+                failure = expired(_timeout_message(expired, self.config))
+            else:
+                failure = errors.ClientInternalError("cancelled from inside the client")
+        except errors.RequestFailed as exc:
+            failure = exc
+        except Exception as exc:
+            failure = _from_httpx(exc, record.first_byte_ns is not None)
+        finally:
+            if watchdog is not None:
+                watchdog.stop()
+        return self._finish(record, chunks, failure, anchor_ns)
+
+    def _prompt_count(self, item: WorkItem) -> int | None:
+        """The client's count of the prompt it sends: the workload's count, plus the chat template's
+        estimated overhead on the chat endpoint; the target when the workload counted nothing."""
+        if item.prompt_tokens_counted is None:
+            return item.prompt_tokens_target
+        if self.config.endpoint == "chat" and item.template_tokens is not None:
+            return item.prompt_tokens_counted + item.template_tokens
+        return item.prompt_tokens_counted
+
+    def _finish(
+        self, record: RequestRecord, chunks: ChunkAccumulator, failure: errors.RequestFailed | None, anchor_ns: int
+    ) -> RequestRecord:
+        if record.closed_ns is None:
+            record.closed_ns = perf_counter_ns() - anchor_ns
+        chunks.fill(record, self._counter)  # record.prompt_tokens stays the client's estimate unless usage came
+        if failure is None and chunks.finish_reason is None and not chunks.chunk_ns:
+            # Only [DONE] ends a stream without a finish_reason and without failing (a clean close raises
+            # StreamCutOff): the server dropped the request; its timings would pass for a fast answer.
+            failure = errors.EmptyStream("the stream ended ([DONE]) without content and without a finish_reason")
+        if failure is not None:
+            record.status = failure.status
+            record.error_kind = failure.kind
+            record.error_message = failure.message
+            if isinstance(failure, errors.HTTPStatusFailed):
+                record.http_status = failure.status_code
+        return record
+
+    async def _exchange(
+        self, body: bytes, record: RequestRecord, chunks: ChunkAccumulator, watchdog: Watchdog, anchor_ns: int
+    ) -> None:
+        async def trace(event: str, info: dict[str, Any]) -> None:
+            if event == "http11.send_request_headers.started":
+                now = perf_counter_ns()
+                record.sent_ns = now - anchor_ns
+                watchdog.request_written(now)
+
+        request = httpx.Request(
+            "POST",
+            self._url,
+            headers=self._headers,
+            content=body,
+            extensions={"timeout": self._timeouts, "trace": trace},
+        )
+        before = perf_counter_ns()
+        response = await self._http.send(request, stream=True)
+        try:
+            clock = response.extensions.get(RECEIVE_CLOCK)
+            now = clock.received_ns if clock is not None else perf_counter_ns()
+            if record.sent_ns is None:  # a transport without httpcore's trace hook (tests' MockTransport)
+                record.sent_ns = before - anchor_ns
+            record.first_byte_ns = now - anchor_ns
+            record.http_status = response.status_code
+            watchdog.headers_received(now)
+            if not 200 <= response.status_code < 300:
+                watchdog.stop()  # the status decides the outcome; reading its message is best effort
+                raise errors.HTTPStatusFailed(response.status_code, await _error_body(response))
+            content_type = response.headers.get("content-type", "")
+            if not content_type.lower().startswith("text/event-stream"):
+                watchdog.stop()
+                shown = await _error_body(response)
+                raise errors.NonSSEResponse(f"content-type {content_type or 'missing'!r}: {shown}")
+            await self._read_stream(response, record, chunks, watchdog, anchor_ns)
+        finally:
+            await response.aclose()
+
+    async def _read_stream(
+        self,
+        response: httpx.Response,
+        record: RequestRecord,
+        chunks: ChunkAccumulator,
+        watchdog: Watchdog,
+        anchor_ns: int,
+    ) -> None:
+        parser = SSEParser(max_event_bytes=self._max_event_bytes)
+        limit = self._max_response_bytes
+        received = 0
+        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
+        reads = response.aiter_bytes() if encoded else response.aiter_raw()
+        clock = response.extensions.get(RECEIVE_CLOCK)
+        try:
+            async for raw in reads:
+                now = clock.received_ns if clock is not None else perf_counter_ns()
+                watchdog.last_read_ns = now
+                received += len(raw)
+                if received > limit:
+                    raise errors.ResponseTooLarge(f"response body exceeds {limit} bytes")
+                for event in parser.feed(raw):
+                    if chunks.feed(event.data, now - anchor_ns):
+                        record.closed_ns = now - anchor_ns
+                        watchdog.stop()
+                        await _drain(reads)
+                        return
+                if parser.error is not None:  # after the events that preceded it in this read
+                    raise parser.error
+            end = perf_counter_ns()
+            record.closed_ns = end - anchor_ns
+            for event in parser.close():
+                if chunks.feed(event.data, end - anchor_ns):
+                    return
+        except SSEEventTooLarge as exc:
+            raise errors.ChunkTooLarge(str(exc)) from None
+        except SSEError as exc:
+            raise errors.MalformedSSE(str(exc)) from None
+        if chunks.finish_reason is None:
+            raise errors.StreamCutOff("stream ended before a finish_reason or [DONE]")
+
+
+async def _drain(reads: Any) -> None:
+    """Read the chunked terminator after [DONE] so the connection can be reused; never an error."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(DRAIN_S):
+            async for _ in reads:
+                pass
+
+
+async def _error_body(response: httpx.Response) -> str:
+    """A short message from an error (or non-SSE) body: the OpenAI error message when there is one."""
+    data = b""
+    with contextlib.suppress(httpx.HTTPError, TimeoutError):
+        async with asyncio.timeout(ERROR_BODY_S):
+            async for raw in response.aiter_raw():
+                data += raw
+                if len(data) >= ERROR_BODY_BYTES:
+                    break
+    data = data[:ERROR_BODY_BYTES]
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return errors.bounded(data.decode("utf-8", "replace"))
+    if isinstance(obj, dict):
+        if "error" in obj:
+            return error_text(obj["error"])
+        if "message" in obj or "detail" in obj:
+            return error_text(obj)
+    return errors.bounded(data.decode("utf-8", "replace"))
+
+
+def _timeout_message(kind: type[errors.RequestTimedOut], config: ClientConfig) -> str:
+    t = config.timeouts
+    limits = {
+        errors.FirstByteTimedOut: ("no response headers within", t.first_byte_s),
+        errors.BetweenChunksTimedOut: ("no data from the server within", t.between_chunks_s),
+        errors.TotalTimedOut: ("stream still open after", t.total_s),
+    }
+    what, seconds = limits.get(kind, ("timed out after", None))
+    return f"{what} {seconds} s"
+
+
+def _from_httpx(exc: Exception, got_headers: bool) -> errors.RequestFailed:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+        return errors.ConnectTimedOut(text)
+    if isinstance(exc, httpx.ConnectError):
+        return errors.ConnectFailed(text)
+    if isinstance(exc, httpx.ReadTimeout):
+        return (errors.BetweenChunksTimedOut if got_headers else errors.FirstByteTimedOut)(text)
+    if isinstance(exc, httpx.WriteTimeout):
+        return errors.FirstByteTimedOut(text)
+    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.CloseError):
+        return errors.StreamCutOff(f"connection lost: {text}")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        lowered = text.lower()
+        if "disconnected" in lowered or "peer closed" in lowered or "incomplete" in lowered:
+            return errors.StreamCutOff(f"connection closed: {text}")
+        return errors.HTTPProtocolFailed(text)
+    if isinstance(exc, httpx.DecodingError):
+        return errors.HTTPProtocolFailed(f"undecodable body: {text}")
+    return errors.ClientInternalError(f"{type(exc).__name__}: {text}")

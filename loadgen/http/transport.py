@@ -1,0 +1,222 @@
+"""`FastTransport`: an `httpx.AsyncBaseTransport` for streaming HTTP/1.1 at load-test rates.
+
+It plugs into `httpx.AsyncClient(transport=...)`, so requests, responses, headers and exceptions are
+httpx's own; only the wire work is replaced (see `loadgen.http.http11` for why). What it keeps of
+httpcore's contract: `extensions["timeout"]` (connect, read, pool), the `extensions["trace"]` hook
+for `http11.send_request_headers.started` (the client's "request written" time), keep-alive reuse,
+and `httpx.Limits`. Connections per origin are reused last-in first-out; `max_connections` bounds
+requests in flight, and a request waiting for a slot waits *before* it is written, so that wait shows
+up as dispatch lag rather than as latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+
+from loadgen.http.http11 import BodyDecoder, Connection, ResponseHead, UntilClose, body_decoder, read_head
+
+RECEIVE_CLOCK = "goodput.receive_clock"  # response extension: an object with `received_ns`
+
+_Origin = tuple[str, str, int]
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class FastTransport(httpx.AsyncBaseTransport):
+    def __init__(self, *, limits: httpx.Limits, ssl_context: ssl.SSLContext | None = None) -> None:
+        if limits.max_connections is None:
+            raise ValueError("FastTransport needs an explicit max_connections")
+        self._max_connections = limits.max_connections
+        self._max_idle = limits.max_keepalive_connections or 0
+        self._expiry = limits.keepalive_expiry
+        self._ssl = ssl_context
+        self._idle: dict[_Origin, list[Connection]] = {}
+        self._slots: asyncio.Semaphore | None = None
+        self._closed = False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self._closed:
+            raise RuntimeError("FastTransport is closed")
+        url = request.url
+        if url.scheme not in _DEFAULT_PORTS:
+            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {url.scheme!r}", request=request)
+        origin = (url.scheme, url.host, url.port or _DEFAULT_PORTS[url.scheme])
+        timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
+        trace = request.extensions.get("trace")
+        await self._acquire(timeouts.get("pool"), request)
+        conn: Connection | None = None
+        try:
+            conn = self._checkout(origin) or await self._connect(origin, timeouts.get("connect"), request)
+            head = _request_head(request)
+            body = await _request_body(request)
+            if trace is not None:
+                await trace("http11.send_request_headers.started", {"request": request})
+            conn.write(head + body if len(body) < 65536 else head)
+            if len(body) >= 65536:
+                conn.write(body)
+            read_timeout = timeouts.get("read")
+            if read_timeout is None:
+                response_head = await read_head(conn)
+            else:
+                try:
+                    async with asyncio.timeout(read_timeout):
+                        response_head = await read_head(conn)
+                except TimeoutError:
+                    raise httpx.ReadTimeout(
+                        "no response headers within the read timeout", request=request
+                    ) from None
+            if trace is not None:
+                await trace("http11.receive_response_headers.complete", {"request": request})
+            decoder = body_decoder(response_head, request.method.encode())
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            self._release()
+            raise
+        stream = _ResponseBody(self, origin, conn, response_head, decoder, read_timeout)
+        return httpx.Response(
+            response_head.status,
+            headers=response_head.headers,
+            stream=stream,
+            extensions={
+                "http_version": response_head.http_version,
+                "reason_phrase": response_head.reason,
+                RECEIVE_CLOCK: conn,  # `.received_ns`: when the loop handed over the latest bytes
+            },
+        )
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for conns in self._idle.values():
+            for conn in conns:
+                conn.close()
+        self._idle.clear()
+
+    async def _acquire(self, limit_s: float | None, request: httpx.Request) -> None:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._max_connections)
+        if limit_s is None:
+            await self._slots.acquire()
+            return
+        try:
+            async with asyncio.timeout(limit_s):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise httpx.PoolTimeout(
+                "no free connection slot within the pool timeout", request=request
+            ) from None
+
+    def _release(self) -> None:
+        assert self._slots is not None
+        self._slots.release()
+
+    def _checkout(self, origin: _Origin) -> Connection | None:
+        idle = self._idle.get(origin)
+        now = time.monotonic()
+        while idle:
+            conn = idle.pop()
+            if conn.reusable and (self._expiry is None or now - conn.idle_since < self._expiry):
+                return conn
+            conn.close()
+        return None
+
+    def checkin(self, origin: _Origin, conn: Connection, reusable: bool) -> None:
+        self._release()
+        idle = self._idle.setdefault(origin, [])
+        if reusable and conn.reusable and not self._closed and len(idle) < self._max_idle:
+            conn.idle_since = time.monotonic()
+            idle.append(conn)
+        else:
+            conn.close()
+
+    async def _connect(self, origin: _Origin, limit_s: float | None, request: httpx.Request) -> Connection:
+        scheme, host, port = origin
+        loop = asyncio.get_running_loop()
+        context: ssl.SSLContext | None = None
+        if scheme == "https":
+            context = self._ssl or ssl.create_default_context()
+        try:
+            async with asyncio.timeout(limit_s):
+                _, conn = await loop.create_connection(
+                    lambda: Connection(loop),
+                    host,
+                    port,
+                    ssl=context,
+                    server_hostname=host if context else None,
+                )
+        except TimeoutError:
+            raise httpx.ConnectTimeout(
+                f"no connection to {host}:{port} within {limit_s} s", request=request
+            ) from None
+        except OSError as exc:
+            raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc}", request=request) from None
+        return conn
+
+
+async def _request_body(request: httpx.Request) -> bytes:
+    body = request.content if isinstance(request.stream, httpx.ByteStream) else await request.aread()
+    if "transfer-encoding" in request.headers:  # httpx announced chunked for a streamed body
+        return (b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)) if body else b"0\r\n\r\n"
+    return body
+
+
+def _request_head(request: httpx.Request) -> bytes:
+    lines = [b"%s %s HTTP/1.1" % (request.method.encode(), request.url.raw_path)]
+    for name, value in request.headers.raw:
+        if b"\r" in value or b"\n" in value or b"\r" in name or b"\n" in name:
+            raise httpx.LocalProtocolError("header name or value contains a line break", request=request)
+        lines.append(name + b": " + value)
+    lines.append(b"\r\n")
+    return b"\r\n".join(lines)
+
+
+class _ResponseBody(httpx.AsyncByteStream):
+    def __init__(
+        self,
+        pool: FastTransport,
+        origin: _Origin,
+        conn: Connection,
+        head: ResponseHead,
+        decoder: BodyDecoder,
+        read_timeout: float | None,
+    ) -> None:
+        self._pool = pool
+        self._origin = origin
+        self._conn = conn
+        self._head = head
+        self._decoder = decoder
+        self._read_timeout = read_timeout
+        self._released = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        decoder, conn = self._decoder, self._conn
+        while not decoder.done:
+            data = await (conn.read() if self._read_timeout is None else self._timed_read())
+            if not data:
+                if isinstance(decoder, UntilClose):
+                    break
+                raise httpx.RemoteProtocolError(
+                    "peer closed connection without sending complete message body"
+                )
+            body = decoder.feed(data)
+            if body:
+                yield body
+            if decoder.error is not None:
+                raise decoder.error
+
+    async def _timed_read(self) -> bytes:
+        try:
+            async with asyncio.timeout(self._read_timeout):
+                return await self._conn.read()
+        except TimeoutError:
+            raise httpx.ReadTimeout("no data within the read timeout") from None
+
+    async def aclose(self) -> None:
+        if not self._released:
+            self._released = True
+            reusable = self._decoder.done and self._decoder.reusable and self._head.keep_alive
+            self._pool.checkin(self._origin, self._conn, reusable)

@@ -1,0 +1,167 @@
+"""Turning records into every output of a run. `goodput run` and `goodput report` share this, so a report
+rebuilt from `records.jsonl` is the same as the one the run wrote.
+
+`run.json` is written when a run starts (settings, target, anchor wall time) and again when it ends;
+`records.jsonl` grows as requests finish. Together they are enough to rebuild everything else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from exporters.files import write_json, write_records_parquet, write_summary_csv
+from loadgen.run.roofline import roofline_section
+from metrics.latency.samples import Samples
+from metrics.records.frame import RequestFrame
+from metrics.records.frame_arrow import frame_from_table, read_records_checked
+from metrics.records.jsonl import copy_records, read_jsonl_frame
+from metrics.records.record_check import InputReport
+from metrics.slo import parse_slo
+from metrics.summary.build import SummaryConfig, summarize_frame
+
+RUN_FILE = "run.json"
+RECORDS_FILE = "records.jsonl"
+
+
+def summary_config(settings: dict[str, Any]) -> SummaryConfig:
+    """The metric settings a run was made with (or defaults), as the metrics package wants them."""
+    kwargs: dict[str, Any] = {"slo": parse_slo(list(settings.get("slo", [])))}
+    for key in ("warmup_s", "cooldown_s", "schedule_end_s", "cache_full_ratio", "absent_cache_is_zero",
+                "stall_threshold_s", "lag_threshold_s"):
+        if settings.get(key) is not None:
+            kwargs[key] = settings[key]
+    for key in ("prompt_bucket_edges", "output_bucket_edges"):
+        if settings.get(key):
+            kwargs[key] = tuple(settings[key])
+    return SummaryConfig(**kwargs)
+
+
+def read_run(out_dir: Path) -> dict[str, Any]:
+    path = out_dir / RUN_FILE
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    return data if isinstance(data, dict) else {}
+
+
+def _tune_memory() -> None:
+    """Keep numpy and Arrow off transparent huge pages for the few large arrays of a report.
+
+    Summarising a large run allocates and frees 100 MB-scale arrays in turn. Backed by huge pages, a fresh
+    one can stall in the kernel (compaction, or in a VM that hands free pages back to its host,
+    refaulting them): measured here (bench/README.md), numpy's huge-page advice cost up to 0.4 s per
+    160 MB array, and Arrow's default mimalloc pool, which uses huge pages, spent 0.2–3.1 s of system
+    time parsing a 327 MiB records.jsonl where the system allocator spent 0.4–0.7 s. The TLB savings are
+    small for a few linear passes. numpy: its documented NUMPY_MADVISE_HUGEPAGE=0, set at run time;
+    Arrow: the system memory pool. Process-wide; it runs for a report or at the end of a run.
+    """
+    import numpy._core.multiarray as multiarray
+    import pyarrow as pa
+
+    setter = getattr(multiarray, "_set_madvise_hugepage", None)
+    if setter is not None:
+        setter(False)
+    pa.set_memory_pool(pa.system_memory_pool())
+
+
+@dataclass(slots=True)
+class Outputs:
+    """What writing a run's outputs produced: the summary, and the frame and sorted gap samples behind
+    it (so metrics.prom can be rebuilt without deriving them again)."""
+
+    summary: dict[str, Any]
+    frame: RequestFrame
+    gap_samples: tuple[Samples, Samples]  # ITL, ITL per token
+    input: InputReport  # what reading records.jsonl found (also summary["input"])
+
+
+def write_outputs(out_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
+    """Write summary.json, summary.csv and records.parquet from records.jsonl; return the summary.
+
+    Always from the file (never from records held in memory), so `goodput report` rebuilds exactly
+    what the run wrote. Lines that are not records are left out of every output and accounted for in
+    summary["input"] (metrics.records.record_check), whichever reader read the file.
+    """
+    return build_outputs(out_dir, run).summary
+
+
+def _arrow_table(records: Path) -> tuple[Any, InputReport | None]:
+    """Arrow's parse of the records and its report; (None, None) when Arrow cannot read them."""
+    import pyarrow as pa
+
+    try:
+        return read_records_checked(records)
+    except pa.ArrowException:  # lines Arrow cannot type consistently: the line-by-line reader copes
+        return None, None
+
+
+def _frame(records: Path, table: Any) -> RequestFrame | None:
+    import pyarrow as pa
+
+    if table is not None:
+        try:
+            return frame_from_table(table)
+        except pa.ArrowException:  # a column Arrow typed in a way the frame cannot read: the line reader copes
+            pass
+    return None
+
+
+@contextmanager
+def _records_only(records: Path, report: InputReport) -> Iterator[Path]:
+    """records.jsonl itself when nothing in it was skipped; else a temporary copy of its records alone, so
+    that records.parquet, whichever way it is written, holds exactly the records the summary counts."""
+    if not report.skipped:
+        yield records
+        return
+    fd, name = tempfile.mkstemp(dir=records.parent, prefix=f".{records.name}.", suffix=".records.tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            copy_records(records, report, out)
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
+def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
+    """`write_outputs`, keeping what the summary was derived from."""
+    import pyarrow as pa
+
+    _tune_memory()
+    records = out_dir / RECORDS_FILE
+    table, report = _arrow_table(records)  # one parse (Arrow, every core) serves the frame and records.parquet
+    pa.default_memory_pool().release_unused()  # the parser's scratch memory, back before summarising
+    frame = None
+    if report is None:  # Arrow could not read the file: line by line, the same lines skipped for the same reasons
+        frame, report = read_jsonl_frame(records)
+    with _records_only(records, report) as source:
+        if table is None and source != records:  # the records alone may well be typable where the file was not
+            table, _ = _arrow_table(source)
+        # records.parquet is written on a second thread (Arrow's writer releases the GIL) while this one
+        # summarises; the table is dropped as soon as both are done with it.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet") as pool:
+            parquet = pool.submit(write_records_parquet, out_dir / "records.parquet", source, table)
+            if frame is None:
+                frame = _frame(records, table)
+            if frame is None:
+                frame, _ = read_jsonl_frame(records)
+            del table
+            summary, per = summarize_frame(frame, summary_config(run.get("settings", {})), dict(run))
+            parquet_error = parquet.exception()  # summary.json and summary.csv are written whatever happened
+    pa.default_memory_pool().release_unused()
+    summary["input"] = report.to_json()
+    spec = run.get("settings", {}).get("roofline")
+    if spec:
+        summary["roofline"] = roofline_section(summary, spec)
+    write_json(out_dir / "summary.json", summary)
+    write_summary_csv(out_dir / "summary.csv", summary)
+    if parquet_error is not None:
+        raise parquet_error
+    return Outputs(summary, frame, (per.samples["itl_s"], per.samples["itl_token_s"]), report)

@@ -1,0 +1,74 @@
+"""Live progress on stderr: sent, in flight, done, errors, running TTFT/ITL p50/p99, elapsed, remaining.
+
+Latency figures come from the most recent requests only (a bounded window), so the display costs the
+same at minute 1 and hour 10. On a terminal it redraws one line; otherwise it prints a line every 10 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+from collections import deque
+from typing import TextIO
+
+import numpy as np
+
+from loadgen.run.runner import RunState
+from metrics.records.record import RequestRecord
+
+
+class Progress:
+    def __init__(self, state: RunState, *, duration_s: float | None, stream: TextIO | None = None,
+                 window: int = 2000):
+        self.state = state
+        self.duration_s = duration_s
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self._ttft: deque[int] = deque(maxlen=window)
+        self._itl: deque[int] = deque(maxlen=window * 8)
+
+    def __call__(self, record: RequestRecord) -> None:
+        """Record hook: keep the latest samples."""
+        if record.status != "ok" or not record.chunk_ns or record.sent_ns is None:
+            return
+        self._ttft.append(record.chunk_ns[0] - record.sent_ns)
+        chunks = record.chunk_ns
+        self._itl.extend(b - a for a, b in itertools.pairwise(chunks))
+
+    @staticmethod
+    def _p(samples: deque[int]) -> str:
+        if not samples:
+            return "-/-"
+        p50, p99 = np.percentile(np.fromiter(samples, dtype=np.int64), [50, 99])
+        return f"{p50 / 1e6:.1f}/{p99 / 1e6:.1f}ms"
+
+    def line(self) -> str:
+        st = self.state
+        elapsed = st.elapsed_s()
+        if self.duration_s is not None:
+            remaining = f"{max(0.0, self.duration_s - elapsed):.0f}s left"
+        elif st.planned:
+            remaining = f"{st.done}/{st.planned}"
+        else:
+            remaining = ""
+        return (f"dispatched {st.sent}  in-flight {st.in_flight}  done {st.done}  errors {st.errors}  "
+                f"TTFT p50/p99 {self._p(self._ttft)}  ITL p50/p99 {self._p(self._itl)}  "
+                f"{elapsed:.0f}s {remaining}").rstrip()
+
+    async def loop(self) -> None:
+        period = 0.5 if self.tty else 10.0
+        try:
+            while True:
+                await asyncio.sleep(period)
+                self.draw()
+        except asyncio.CancelledError:
+            self.draw(final=True)
+            raise
+
+    def draw(self, *, final: bool = False) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + self.line() + ("\n" if final else ""))
+        else:
+            self.stream.write(self.line() + "\n")
+        self.stream.flush()

@@ -1,0 +1,265 @@
+"""Everything Prometheus around one `goodput run`: the live endpoint, the server scraper, the final push
+and `metrics.prom`. `session` calls `RunExporters.start` before dispatch, `attach` once the runner exists,
+and `finish` after the last request; each step is a no-op for the parts the user did not ask for.
+`metrics.prom` is always written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real imports happen when a run starts, so `goodput --help` stays fast
+    from exporters.prometheus.live import LiveConfig
+    from exporters.prometheus.pushgateway import PushLoop
+    from loadgen.run.runner import Runner
+    from loadgen.workload.arrivals import Arrival
+    from metrics.latency.samples import Samples
+    from metrics.records.frame import RequestFrame
+    from metrics.summary.build import SummaryConfig
+
+AUTO, NONE = "auto", "none"
+SECTION_FILE = "server_prometheus.json"
+
+
+@dataclass(frozen=True, slots=True)
+class PromOptions:
+    """The run's Prometheus options, validated by the CLI (see `parse_prom_options`)."""
+
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
+    metrics_linger_s: float = 0.0  # keep serving the final values this long, for a last scrape
+    pushgateway: str | None = None
+    pushgateway_job: str = "goodput"
+    pushgateway_user: str | None = None
+    pushgateway_password: str | None = field(default=None, repr=False)  # never shown
+    pushgateway_interval_s: float = 0.0  # 0: push once, at the end
+    pushgateway_delete: bool = False
+    server_metrics: str = AUTO  # auto | none | URL
+    server_metrics_interval_s: float = 5.0
+
+
+def parse_prom_options(**kwargs: Any) -> PromOptions:
+    """Build and check the options; ValueError with a CLI-ready message when something is off."""
+    opts = _credentials_out_of_url(PromOptions(**kwargs))
+    if opts.metrics_port is not None and not 0 <= opts.metrics_port <= 65535:
+        raise ValueError(f"--metrics-port must be in 0..65535, got {opts.metrics_port}")
+    if opts.metrics_linger_s < 0:
+        raise ValueError("--metrics-linger must not be negative")
+    if opts.pushgateway is not None:
+        from exporters.prometheus.pushgateway import PushTarget
+
+        PushTarget(url=opts.pushgateway, job=opts.pushgateway_job, username=opts.pushgateway_user,
+                   password=opts.pushgateway_password)
+    elif opts.pushgateway_delete or opts.pushgateway_interval_s:
+        raise ValueError("--pushgateway-delete and --pushgateway-interval need --pushgateway URL")
+    if opts.pushgateway_interval_s < 0:
+        raise ValueError("--pushgateway-interval must not be negative")
+    if opts.server_metrics not in (AUTO, NONE) and not opts.server_metrics.startswith(("http://", "https://")):
+        raise ValueError(f"--server-metrics must be auto, none or an http(s) URL, got {opts.server_metrics!r}")
+    if opts.server_metrics_interval_s <= 0:
+        raise ValueError("--server-metrics-interval must be > 0")
+    return opts
+
+
+def _credentials_out_of_url(opts: PromOptions) -> PromOptions:
+    """Credentials in `--pushgateway http://user:pass@host` become the basic-auth user and password, and
+    the URL used everywhere else (pushes, messages, anything written) is the one without them."""
+    from exporters.prometheus.pushgateway import split_credentials
+
+    if opts.pushgateway is None:
+        return opts
+    url, user, password = split_credentials(opts.pushgateway)
+    if user is None:
+        return opts
+    if opts.pushgateway_user is not None or opts.pushgateway_password is not None:
+        raise ValueError(f"--pushgateway {url}: credentials in the URL and --pushgateway-user/--pushgateway-password "
+                         "both given; use one of them")
+    return replace(opts, pushgateway=url, pushgateway_user=user, pushgateway_password=password)
+
+
+def _warn(message: str) -> None:
+    print(f"goodput: warning: {message}", file=sys.stderr)
+
+
+def start_exporters(opts: PromOptions, settings: dict[str, Any], *, run_id: str, model: str, arrival: Arrival,
+                    base_url: str) -> RunExporters:
+    """The run's exporters, started against `base_url` (call before the first request)."""
+    open_loop_rate = arrival.rate if arrival.open_loop and arrival.kind != "ramp" else None
+    exporters = RunExporters.create(opts, _config(settings), run_id=run_id, model=model, load=str(arrival),
+                                    offered_rps=open_loop_rate,
+                                    # The summary's own window end, so both count the same requests.
+                                    schedule_end_s=settings.get("schedule_end_s"))
+    exporters.start(base_url)
+    return exporters
+
+
+def add_server_section(out: Path, summary: dict[str, Any], section: dict[str, Any] | None) -> None:
+    """Put the scraped server figures under summary["server"]["prometheus"] and rewrite summary.json.
+
+    `goodput report` can call it with `load_server_section(out)`: the section is kept in its own file
+    because the scrapes cannot be rebuilt from records.jsonl.
+    """
+    from exporters.files import write_json
+
+    if section is None:
+        return
+    summary.setdefault("server", {})["prometheus"] = section
+    write_json(out / "summary.json", summary)
+
+
+def load_server_section(out: Path) -> dict[str, Any] | None:
+    """The `server.prometheus` section a run saved, or None."""
+    import json
+
+    path = out / SECTION_FILE
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    return data if isinstance(data, dict) else None
+
+
+def rebuild_textfile(out: Path, frame: RequestFrame, run: dict[str, Any],
+                     gap_samples: tuple[Samples, Samples] | None = None) -> Path:
+    """metrics.prom from a run's records (for `goodput report`, given the frame and, if at hand, the
+    sorted ITL samples it already built): the same families as the run wrote, without the live-only
+    in-flight and sent series."""
+    from exporters.prometheus.textfile import TEXTFILE, write_textfile
+
+    settings = run.get("settings", {})
+    exporters = RunExporters.create(PromOptions(server_metrics=NONE), _config(settings), run_id=out.name,
+                                    model=str(run.get("model", "")), load=str(run.get("load", "")),
+                                    offered_rps=None, schedule_end_s=settings.get("schedule_end_s"))
+    exporters.metrics.fold(frame, gap_samples)
+    return write_textfile(out / TEXTFILE, exporters.metrics.registry)
+
+
+def _config(settings: dict[str, Any]) -> SummaryConfig:
+    from loadgen.run.outputs import summary_config
+
+    return summary_config(settings)
+
+
+class RunExporters:
+    def __init__(self, opts: PromOptions, live: LiveConfig) -> None:
+        from exporters.prometheus.live import RunMetrics
+        from exporters.prometheus.pushgateway import PushTarget
+        from exporters.prometheus.server import MetricsServer
+
+        self.opts = opts
+        self.metrics = RunMetrics(live)
+        self.write_errors: list[OSError] = []
+        self.server: MetricsServer | None = None
+        self.scraper: Any = None
+        self.pusher: PushLoop | None = None
+        self.push_target = None if opts.pushgateway is None else PushTarget(
+            url=opts.pushgateway, job=opts.pushgateway_job, run_id=live.run_id,
+            username=opts.pushgateway_user, password=opts.pushgateway_password)
+        self._server_section: dict[str, Any] | None = None
+
+    @classmethod
+    def create(cls, opts: PromOptions, config: SummaryConfig, *, run_id: str, model: str, load: str,
+               offered_rps: float | None, schedule_end_s: float | None) -> RunExporters:
+        from exporters.prometheus.live import LiveConfig
+
+        slo = config.slo
+        live = LiveConfig(run_id=run_id, slo=slo, prompt_bucket_edges=tuple(config.prompt_bucket_edges),
+                          cache_full_ratio=config.cache_full_ratio, absent_cache_is_zero=config.absent_cache_is_zero,
+                          warmup_s=config.warmup_s, cooldown_s=config.cooldown_s, schedule_end_s=schedule_end_s,
+                          lag_threshold_s=config.lag_threshold_s, offered_rps=offered_rps, model=model, load=load)
+        return cls(opts, live)
+
+    def start(self, base_url: str) -> None:
+        """Before the first request: the server's 'before' scrape and the live endpoint."""
+        import httpx
+
+        from exporters.prometheus.pushgateway import PushLoop
+        from exporters.prometheus.server import serve_metrics
+        from loadgen.http.payload import public_url, scrub_userinfo
+        from loadgen.run.scrape import ServerScraper, metrics_url_for
+
+        opts = self.opts
+        if opts.server_metrics != NONE:
+            url = metrics_url_for(base_url) if opts.server_metrics == AUTO else opts.server_metrics
+            scraper = ServerScraper(url, interval_s=opts.server_metrics_interval_s)
+            try:
+                scraper.start()
+                self.scraper = scraper
+            except (httpx.HTTPError, ValueError, OSError) as exc:  # no server metrics, never a failed run
+                scraper.abort()
+                scraper.failures.append(f"{type(exc).__name__}: {exc}")
+                self._server_section = scraper.section()
+                if opts.server_metrics != AUTO:
+                    _warn(scrub_userinfo(f"cannot scrape server metrics at {public_url(url)}: {exc}"))
+        if opts.metrics_port is not None:
+            self.server = serve_metrics(self.metrics.registry, port=opts.metrics_port, host=opts.metrics_host)
+            print(f"live metrics: {self.server.url}", file=sys.stderr)
+        if self.push_target is not None and opts.pushgateway_interval_s > 0:
+            self.pusher = PushLoop(self.push_target, self.metrics.registry, opts.pushgateway_interval_s)
+            self.pusher.start()
+
+    def attach(self, runner: Runner) -> None:
+        """Feed the instruments from the runner: every finished record, and its live counters."""
+        runner.hooks.append(self.metrics.observe)
+        self.metrics.state = runner.state
+
+    def finish(self, out: Path) -> dict[str, Any] | None:
+        """After the last request: the 'after' scrape, metrics.prom, the final push. Returns the
+        `server.prometheus` section (None when server metrics were off). A file that cannot be written
+        does not stop the others or the push: the errors are left in `write_errors`."""
+        from exporters.prometheus.pushgateway import delete, push
+        from exporters.prometheus.textfile import TEXTFILE, write_textfile
+
+        failed: list[OSError] = []
+
+        def best_effort(write: Callable[[], object]) -> None:  # a full disk must not skip the rest, nor the push
+            try:
+                write()
+            except OSError as exc:
+                failed.append(exc)
+
+        if self.scraper is not None:
+            self.scraper.stop()
+            best_effort(lambda: self.scraper.save(out) if self.scraper is not None else None)
+            self._server_section = self.scraper.section()
+        if self._server_section is not None:
+            from exporters.files import write_json
+
+            section = self._server_section
+            best_effort(lambda: write_json(out / SECTION_FILE, section))
+        if self.pusher is not None:
+            self.pusher.stop()
+        best_effort(lambda: write_textfile(out / TEXTFILE, self.metrics.registry))
+        if self.push_target is not None:
+            try:
+                if self.opts.pushgateway_delete:
+                    delete(self.push_target)
+                else:
+                    push(self.push_target, self.metrics.registry)
+            except RuntimeError as exc:
+                _warn(str(exc))
+        self.write_errors = failed
+        return self._server_section
+
+    def linger(self) -> None:
+        """Keep the live endpoint up with the final values for `metrics_linger_s` (Ctrl-C ends it)."""
+        import time
+
+        if self.server is not None and self.opts.metrics_linger_s > 0:
+            print(f"live metrics: serving final values for {self.opts.metrics_linger_s:g} s", file=sys.stderr)
+            with contextlib.suppress(KeyboardInterrupt):
+                time.sleep(self.opts.metrics_linger_s)
+
+    def close(self) -> None:
+        """Stop whatever still runs (also after a failure); safe to call twice."""
+        if self.scraper is not None:
+            self.scraper.abort()
+        if self.pusher is not None:
+            self.pusher.stop()
+        if self.server is not None:
+            self.server.stop()
+            self.server = None

@@ -1,0 +1,195 @@
+"""Workloads: what each request asks. Item i is a pure function of (seed, i), so runs are reproducible
+and any number of requests can be drawn without building them all up front.
+
+- synthetic: prompt and output token lengths from distributions (`loadgen.workload.lengths`), random text of that
+  length (`loadgen.workload.text`), optionally a shared-prefix mode: G groups, each with a common system prompt of
+  L tokens, the group drawn with given weights (exercises prefix caching; the group becomes a tag).
+- jsonl: one chat request per line: `{"messages": [...], "max_tokens"?: int, "tags"?: {str: str}}`
+  (or `"prompt": str`).
+- sharegpt: ShareGPT JSON: the first human turn is the prompt, the answer's length the target output.
+Datasets are drawn in a seeded shuffled order, wrapping around when more requests are sent than it holds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from loadgen.types import WorkItem
+from loadgen.workload.lengths import LengthDist
+from loadgen.workload.text import Counter, TokenCounter, fit_text
+
+
+class Workload(Protocol):
+    def item(self, index: int) -> WorkItem: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+def _flatten(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(str(m.get("content", "")) for m in messages)
+
+
+def template_tokens(counter: Counter, messages: list[dict[str, Any]]) -> int | None:
+    """The chat template's estimated overhead for these messages under the run's counter; None: unknown."""
+    return counter.template_tokens(messages) if isinstance(counter, TokenCounter) else None
+
+
+@dataclass(slots=True)
+class SyntheticWorkload:
+    prompt: LengthDist
+    output: LengthDist
+    seed: int
+    counter_name: str
+    counter: Counter
+    prefix_groups: int = 0
+    prefix_tokens: int = 0
+    prefix_weights: list[float] | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    _prefixes: list[tuple[str, int]] = field(default_factory=list)  # (text, its count) per group
+
+    def __post_init__(self) -> None:
+        if self.prefix_groups:
+            if self.prefix_weights is not None and len(self.prefix_weights) != self.prefix_groups:
+                raise ValueError(f"--prefix-weights needs {self.prefix_groups} numbers, got {len(self.prefix_weights)}")
+            if self.prefix_weights is not None and (min(self.prefix_weights) < 0 or sum(self.prefix_weights) <= 0):
+                raise ValueError("--prefix-weights must be non-negative with a positive sum")
+            self._prefixes = [
+                fit_text(self.prefix_tokens, np.random.default_rng([self.seed, 1_000_003, g]),
+                         self.counter_name, self.counter)
+                for g in range(self.prefix_groups)
+            ]
+
+    def item(self, index: int) -> WorkItem:
+        rng = np.random.default_rng([self.seed, index])
+        n_prompt = int(self.prompt.sample(1, rng)[0])
+        n_out = int(self.output.sample(1, rng)[0])
+        tags = dict(self.tags)
+        messages: list[dict[str, Any]] = []
+        target = counted = 0
+        if self.prefix_groups:
+            p = None
+            if self.prefix_weights is not None:
+                w = np.asarray(self.prefix_weights, dtype=np.float64)
+                p = w / w.sum()
+            group = int(rng.choice(self.prefix_groups, p=p))
+            prefix, prefix_count = self._prefixes[group]
+            messages.append({"role": "system", "content": prefix})
+            tags["prefix_group"] = str(group)
+            target, counted = self.prefix_tokens, prefix_count
+        text, count = fit_text(n_prompt, rng, self.counter_name, self.counter)
+        messages.append({"role": "user", "content": text})
+        return WorkItem(messages=messages, prompt=_flatten(messages), max_tokens=n_out,
+                        prompt_tokens_target=target + n_prompt, prompt_tokens_counted=counted + count,
+                        template_tokens=template_tokens(self.counter, messages), tags=tags)
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "synthetic", "prompt_tokens": str(self.prompt),
+                               "output_tokens": str(self.output), "token_counter": self.counter_name,
+                               "chat_template_tokens": self.item(0).template_tokens}
+        if self.prefix_groups:
+            out["prefix"] = {"groups": self.prefix_groups, "tokens": self.prefix_tokens,
+                             "weights": self.prefix_weights}
+        return out
+
+
+@dataclass(slots=True)
+class DatasetWorkload:
+    """Requests taken from a file, in a seeded shuffled order."""
+
+    kind: str
+    path: str
+    entries: list[WorkItem]
+    seed: int
+    default_output: LengthDist
+    _order: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not self.entries:
+            raise ValueError(f"{self.path}: no usable requests in the file")
+        self._order = np.random.default_rng(self.seed).permutation(len(self.entries))
+
+    def item(self, index: int) -> WorkItem:
+        base = self.entries[int(self._order[index % len(self.entries)])]
+        max_tokens = base.max_tokens
+        if max_tokens is None:
+            max_tokens = int(self.default_output.sample(1, np.random.default_rng([self.seed, index]))[0])
+        return WorkItem(messages=base.messages, prompt=base.prompt, max_tokens=max_tokens,
+                        min_tokens=base.min_tokens, prompt_tokens_target=base.prompt_tokens_target,
+                        prompt_tokens_counted=base.prompt_tokens_counted, template_tokens=base.template_tokens,
+                        tags=dict(base.tags))
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path, "requests_in_file": len(self.entries)}
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read dataset {path}: {exc}") from None
+
+
+def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkItem]:
+    items: list[WorkItem] = []
+    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: each line must be a JSON object")
+        messages = row.get("messages")
+        if messages is None and isinstance(row.get("prompt"), str):
+            messages = [{"role": "user", "content": row["prompt"]}]
+        if not isinstance(messages, list) or not messages or not all(
+                isinstance(m, dict) and "role" in m for m in messages):
+            raise ValueError(f"{where}: needs 'messages' (a non-empty list of {{role, content}}) or 'prompt'")
+        max_tokens = row.get("max_tokens")
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+            raise ValueError(f"{where}: 'max_tokens' must be a positive integer")
+        row_tags = row.get("tags", {})
+        if not isinstance(row_tags, dict):
+            raise ValueError(f"{where}: 'tags' must be an object of strings")
+        text = _flatten(messages)
+        count = counter(text)
+        items.append(WorkItem(messages=messages, prompt=text, max_tokens=max_tokens,
+                              prompt_tokens_target=count, prompt_tokens_counted=count,
+                              template_tokens=template_tokens(counter, messages),
+                              tags={**tags, **{str(k): str(v) for k, v in row_tags.items()}}))
+    return items
+
+
+def load_sharegpt(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkItem]:
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: ShareGPT data must be a JSON list of conversations")
+    items: list[WorkItem] = []
+    for entry in data:
+        turns = entry.get("conversations") if isinstance(entry, dict) else None
+        if not isinstance(turns, list):
+            continue
+        turns = [t for t in turns if isinstance(t, dict)]
+        first = next((i for i, t in enumerate(turns) if t.get("from") == "human"), None)
+        if first is None:
+            continue
+        prompt = turns[first].get("value")
+        answer = next((t.get("value") for t in turns[first + 1:] if t.get("from") in ("gpt", "assistant")), None)
+        if not isinstance(prompt, str) or not prompt or not isinstance(answer, str) or not answer:
+            continue
+        messages = [{"role": "user", "content": prompt}]
+        count = counter(prompt)
+        items.append(WorkItem(messages=messages, prompt=prompt, max_tokens=max(1, counter(answer)),
+                              prompt_tokens_target=count, prompt_tokens_counted=count,
+                              template_tokens=template_tokens(counter, messages), tags=dict(tags)))
+    return items

@@ -1,0 +1,94 @@
+"""One request's raw truth, as the load generator saw it: the `records.jsonl` line format.
+
+Every time is an integer number of nanoseconds on one monotonic clock (`time.perf_counter_ns`),
+relative to the run's anchor (the `anchor` of the run header), so records from one run compare
+exactly and a record never depends on wall time. The wall-clock time of the anchor is kept once per run
+in `summary.json` (`run.start_unix_s`) for correlating with servers.
+
+Symbols follow DESIGN §4: `a` = `intended_ns`, `d` = `sent_ns`, `c_j` = `chunk_ns[j]`,
+`k_j` = `chunk_tokens[j]`, `N` = `output_tokens`, `P` = `prompt_tokens`, `C` = `cached_tokens`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+RECORD_VERSION = 1
+
+Status = Literal["ok", "error", "cancelled"]
+
+# Where the per-chunk token counts k_j (and N when the server gave no usage) came from, best first.
+# The client computes the split ones after the stream ends (loadgen.http.chunk_tokens).
+TokenSource = Literal[
+    "usage_delta",  # running usage (continuous_usage_stats): k_j = Δ completion_tokens
+    "server",  # the server's own per-chunk token count (reference server timing extension)
+    "final_split_by_tokenizer",  # final usage N, split by tokenizing each chunk's text with the run's tokenizer
+    "final_split_by_text_length",  # final usage N, split in proportion to each chunk's text length
+    "final_only",  # final usage N, no content chunk to split it over (older records: split unknown)
+    "estimate_tokenizer",  # no usage: N and k_j from tokenizing the received text (N estimated)
+    "estimate_token_events",  # no usage, no tokenizer: one token per event, empty-content ones included
+    "estimate",  # older records: nothing from the server, one token per content chunk
+]
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """Everything DESIGN §4 needs about one request. Exactly one record per request sent."""
+
+    id: int
+    intended_ns: int  # a: scheduled send time (closed loop: the time the slot became free)
+    sent_ns: int | None  # d: just before the request was written; None if it never left the client
+    status: Status = "ok"
+    error_kind: str | None = None  # a leaf name from loadgen.http.errors, e.g. "http_status", "timeout_between_chunks"
+    error_message: str | None = None
+    http_status: int | None = None
+    # Content chunks only: deltas carrying content / reasoning_content / reasoning / tool_calls.
+    chunk_ns: list[int] = field(default_factory=list)
+    chunk_tokens: list[int] | None = None  # k_j per content chunk; None when the split is unknown
+    token_source: TokenSource = "estimate"
+    output_tokens: int | None = None  # N: final usage.completion_tokens, else the estimate of token_source
+    output_tokens_estimated: bool = True
+    prompt_tokens: int | None = None  # P: usage.prompt_tokens, else the client's count of what it sent
+    prompt_tokens_estimated: bool = True
+    prompt_tokens_target: int | None = None  # what the workload aimed for
+    cached_tokens: int | None = None  # C: None means the server did not say (never read as zero)
+    finish_reason: str | None = None
+    first_byte_ns: int | None = None  # response headers received
+    closed_ns: int | None = None  # stream closed ([DONE], clean end, or failure)
+    output_tokens_target: int | None = None  # max_tokens asked for
+    tags: dict[str, str] = field(default_factory=dict)  # scenario, tenant, ...
+    # Server-reported timing, when the server sends it (reference server extension, llama.cpp timings).
+    server_chunk_s: list[float] | None = None  # server seconds since arrival, per content chunk
+    server: dict[str, Any] | None = None  # final-chunk figures: queue_s, prefill_s, decode_s, timings
+    worker: int = 0
+
+    def to_json(self) -> bytes:
+        """One `records.jsonl` line, newline included."""
+        return orjson.dumps(asdict(self), option=orjson.OPT_APPEND_NEWLINE)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RequestRecord:
+        known = {k: v for k, v in data.items() if k in _FIELDS}
+        return cls(**known)
+
+
+_FIELDS = frozenset(RequestRecord.__dataclass_fields__)
+
+
+def read_records(path: str) -> list[RequestRecord]:
+    """Read a `records.jsonl`, skipping a torn last line (a run killed mid-write loses only that)."""
+    records: list[RequestRecord] = []
+    with open(path, "rb") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                data = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(data, dict) and "id" in data:
+                records.append(RequestRecord.from_dict(data))
+    return records

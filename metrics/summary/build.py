@@ -1,0 +1,281 @@
+"""`summarize`: records → the whole `summary.json`, schema version SCHEMA_VERSION (2).
+
+Which samples count: only measured requests (see metrics.summary.window) with status "ok" contribute latency
+samples; failed and cancelled ones are counted under `requests` and stay in the goodput denominator.
+Every latency block is `{count, mean, std, min, p50, p90, p95, p99, p999, max}` in seconds (numpy
+`linear` percentiles, population std); an empty one has count 0 and nulls. `fluidity` is the same
+block over the unitless per-request fluidity index, empty unless fluidity was asked for (SLO.fluidity_deadlines).
+
+`requests` counts every record: `records` (one per request the run started), split two ways —
+`sent` (its bytes were written) + `never_sent` (failed, e.g. a connect error, or cancelled before
+that), and `succeeded` + `failed` + `cancelled`; the `in_window_*` counts split the measured ones
+(REQUEST_IDENTITIES lists every identity). A request that succeeded was always sent.
+
+The client-saturation flag looks at dispatch lag of every measured request that was sent, whatever
+its outcome (lag happens before the server answers).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from metrics.latency import derive
+from metrics.latency.aggregate import stats_by_dimension
+from metrics.latency.fluidity import fluidity_index
+from metrics.latency.samples import Samples
+from metrics.latency.stats import PERCENTILE_METHOD
+from metrics.records.frame import CANCELLED, ERROR, OK, RequestFrame, frame_from_records
+from metrics.records.record import RequestRecord
+from metrics.slo import SLO, good_requests, slo_summary
+from metrics.summary.buckets import (
+    DEFAULT_OUTPUT_EDGES,
+    DEFAULT_PROMPT_EDGES,
+    Dimension,
+    cache_dimension,
+    check_edges,
+    output_dimension,
+    prompt_dimension,
+    tag_dimensions,
+)
+from metrics.summary.server_side import server_section
+from metrics.summary.tokens import tokens_section
+from metrics.summary.window import Window, measurement_window, throughput
+
+SCHEMA_VERSION = 2  # 2: `requests.sent` counts only requests that were sent; `records` counts them all
+# How the `requests` counters add up; README and the console state the same.
+REQUEST_IDENTITIES: tuple[str, ...] = (
+    "records = sent + never_sent",
+    "records = succeeded + failed + cancelled",
+    "never_sent = failed_before_send + cancelled_before_send",
+    "in_window = in_window_ok + in_window_failed + in_window_cancelled",
+)
+BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(slots=True)
+class SummaryConfig:
+    slo: SLO = field(default_factory=SLO)
+    warmup_s: float = 0.0
+    cooldown_s: float = 0.0
+    schedule_end_s: float | None = None
+    prompt_bucket_edges: Sequence[int] = DEFAULT_PROMPT_EDGES
+    output_bucket_edges: Sequence[int] = DEFAULT_OUTPUT_EDGES
+    cache_full_ratio: float = 0.9
+    absent_cache_is_zero: bool = False
+    stall_threshold_s: float = 1.0
+    lag_threshold_s: float = 0.010  # client saturated when dispatch-lag p99 exceeds this
+
+    def __post_init__(self) -> None:
+        """Reject bad settings before any work, with messages fit for the CLI."""
+        for name in ("warmup_s", "cooldown_s", "lag_threshold_s"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.stall_threshold_s <= 0:
+            raise ValueError(f"stall_threshold_s must be > 0, got {self.stall_threshold_s}")
+        if not 0.0 < self.cache_full_ratio <= 1.0:
+            raise ValueError(f"cache_full_ratio must be in (0, 1], got {self.cache_full_ratio}")
+        self.prompt_bucket_edges = check_edges(self.prompt_bucket_edges, "prompt")
+        self.output_bucket_edges = check_edges(self.output_bucket_edges, "output")
+
+
+@dataclass(slots=True)
+class PerRequest:
+    """Everything derived once per run; blocks for any request subset are read from it."""
+
+    samples: dict[str, Samples]
+    ttft: FloatArray
+    good: BoolArray
+    stall_count: npt.NDArray[np.int64]
+    stall_total_s: FloatArray
+
+
+def _gap_samples(gaps: derive.Gaps) -> tuple[Samples, Samples]:
+    """ITL and ITL per token. Per token is identical to ITL when every chunk carries one token: the
+    same object then, so its blocks are reused; otherwise the two sorts run on two threads (numpy's
+    sort and arithmetic release the GIL)."""
+    if gaps.one_token_each:
+        itl = Samples.from_gaps(gaps.ns, gaps.off, reuse=True)  # sorts in the gaps' memory: done with
+        return itl, itl
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="itl") as pool:
+        per_token = pool.submit(Samples.from_gaps, gaps.ns, gaps.off, gaps.tokens)
+        itl = Samples.from_gaps(gaps.ns, gaps.off)
+        return itl, per_token.result()
+
+
+def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: BoolArray) -> PerRequest:
+    gaps = derive.chunk_gaps(frame)
+    ttft = derive.ttft_s(frame)
+    tpot = derive.tpot_s(frame)
+    e2e = derive.e2e_s(frame)
+    max_itl = derive.max_itl_s(gaps, frame.n)
+    deadlines = config.slo.fluidity_deadlines()
+    fluid = fluidity_index(frame, *deadlines, sampled) if deadlines else np.full(frame.n, np.nan)
+    count, total = derive.stalls(gaps, frame.n, config.stall_threshold_s)
+    itl, per_token = _gap_samples(gaps)
+    del gaps
+    samples = {
+        "ttft_s": Samples.per_request(ttft),
+        "ttft_from_schedule_s": Samples.per_request(derive.ttft_from_schedule_s(frame)),
+        "itl_s": itl,
+        "itl_token_s": per_token,
+        "tpot_s": Samples.per_request(tpot),
+        "e2e_s": Samples.per_request(e2e),
+        "e2e_close_s": Samples.per_request(derive.e2e_close_s(frame)),
+        "e2e_from_schedule_s": Samples.per_request(derive.e2e_from_schedule_s(frame)),
+        "dispatch_lag_s": Samples.per_request(derive.dispatch_lag_s(frame)),
+        "max_itl_s": Samples.per_request(max_itl),
+        "fluidity": Samples.per_request(fluid),
+    }
+    ok_with_content = (frame.status == OK) & (frame.chunk_count > 0)
+    good = good_requests(
+        config.slo, ok_with_content=ok_with_content, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
+        max_itl_s=max_itl, fluidity=fluid,
+    )
+    return PerRequest(samples, ttft, good, count, total)
+
+
+def bucket_dimensions(frame: RequestFrame, config: SummaryConfig) -> list[Dimension]:
+    """The bucket dimensions of a run, in summary order: prompt tokens, cache class, output tokens, tags."""
+    return [
+        prompt_dimension(frame, config.prompt_bucket_edges),
+        cache_dimension(frame, full_ratio=config.cache_full_ratio, absent_is_zero=config.absent_cache_is_zero),
+        output_dimension(frame, config.output_bucket_edges),
+        *tag_dimensions(frame),
+    ]
+
+
+def _blocks(per: PerRequest, sampled: BoolArray, dims: list[Dimension]) -> dict[str, list[list[dict[str, Any]]]]:
+    """Per metric: [[the whole run's block], then per dimension one block per label]; each sample set is
+    read once for every dimension (a set shared by two metrics once for both)."""
+    groups = [(np.zeros(sampled.shape[0], dtype=np.int64), 1), *((d.codes, len(d.labels)) for d in dims)]
+    distinct = {id(s): s for s in per.samples.values()}
+
+    def blocks(s: Samples) -> list[list[dict[str, Any]]]:
+        return [[one.block() for one in row] for row in stats_by_dimension(s, sampled, groups)]
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="blocks") as pool:  # the two gap sets at once
+        done = dict(zip(distinct, pool.map(blocks, distinct.values()), strict=True))
+    return {name: done[id(s)] for name, s in per.samples.items()}
+
+
+def _goodput(good: int, measured: int, duration_s: float | None) -> dict[str, Any]:
+    return {
+        "good": good,
+        "measured": measured,
+        "attainment": good / measured if measured else None,
+        "requests_per_s": good / duration_s if duration_s else None,
+    }
+
+
+def _buckets(
+    frame: RequestFrame, per: PerRequest, window: Window, dims: list[Dimension],
+    blocks: dict[str, list[list[dict[str, Any]]]],
+) -> list[dict[str, Any]]:
+    measured = window.measured
+    out: list[dict[str, Any]] = []
+    for d, dim in enumerate(dims, start=1):
+        in_measured = np.bincount(dim.codes[measured], minlength=len(dim.labels))
+        for code, label in enumerate(dim.labels):
+            if in_measured[code] == 0:
+                continue
+            mine = measured & (dim.codes == code)
+            good = int((per.good & mine).sum())
+            out.append({
+                "dimension": dim.name,
+                "label": label,
+                "measured": int(in_measured[code]),
+                "ok": int((mine & (frame.status == OK)).sum()),
+                "failed": int((mine & (frame.status == ERROR)).sum()),
+                "cancelled": int((mine & (frame.status == CANCELLED)).sum()),
+                "good": good,
+                "latency": {name: dict(rows[d][code]) for name, rows in blocks.items()},
+                "goodput": _goodput(good, int(in_measured[code]), window.duration_s),
+            })
+    return out
+
+
+def _requests(frame: RequestFrame, window: Window) -> dict[str, Any]:
+    """Request counts that add up (REQUEST_IDENTITIES): one record per request the run started."""
+    errors = Counter(
+        kind or "unknown" for kind, status in zip(frame.error_kind, frame.status.tolist(), strict=True) if status != OK
+    )
+    m = window.measured
+    unsent = ~frame.has_sent
+    return {
+        "records": frame.n,
+        "sent": int(frame.has_sent.sum()),
+        "never_sent": int(unsent.sum()),
+        "succeeded": int((frame.status == OK).sum()),
+        "failed": int((frame.status == ERROR).sum()),
+        "cancelled": int((frame.status == CANCELLED).sum()),
+        "failed_before_send": int((unsent & (frame.status == ERROR)).sum()),
+        "cancelled_before_send": int((unsent & (frame.status == CANCELLED)).sum()),
+        "errors": dict(sorted(errors.items())),
+        "in_window": int(m.sum()),
+        "in_window_ok": int((m & (frame.status == OK)).sum()),
+        "in_window_failed": int((m & (frame.status == ERROR)).sum()),
+        "in_window_cancelled": int((m & (frame.status == CANCELLED)).sum()),
+        "ok_without_content": int((m & (frame.status == OK) & (frame.chunk_count == 0)).sum()),
+    }
+
+
+def _saturation(frame: RequestFrame, window: Window, threshold_s: float) -> dict[str, Any]:
+    lag = derive.dispatch_lag_s(frame)[window.measured & frame.has_sent]
+    p99 = float(np.percentile(lag, 99)) if lag.size else None
+    return {"saturated": p99 is not None and p99 > threshold_s, "lag_p99_s": p99, "threshold_s": threshold_s}
+
+
+def summarize(
+    records: Sequence[RequestRecord] | RequestFrame, config: SummaryConfig, run: dict[str, Any]
+) -> dict[str, Any]:
+    """The summary.json content. `records` may be a RequestFrame already (the fast report path)."""
+    frame = records if isinstance(records, RequestFrame) else frame_from_records(records)
+    return summarize_frame(frame, config, run)[0]
+
+
+def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, Any]) -> tuple[dict[str, Any], PerRequest]:
+    """The summary and the per-request derivations behind it (their sorted samples serve metrics.prom)."""
+    window = measurement_window(
+        frame, warmup_s=config.warmup_s, cooldown_s=config.cooldown_s, schedule_end_s=config.schedule_end_s
+    )
+    sampled = window.measured & (frame.status == OK)
+    per = derive_per_request(frame, config, sampled)
+    dims = bucket_dimensions(frame, config)
+    blocks = _blocks(per, sampled, dims)
+    latency = {name: dict(rows[0][0]) for name, rows in blocks.items()}
+    saturation = _saturation(frame, window, config.lag_threshold_s)
+    stalled = sampled & (per.stall_count > 0)
+    measured = int(window.measured.sum())
+    good = int((per.good & window.measured).sum())
+    run_out = dict(run)
+    run_out.update(
+        window=window.to_dict(),
+        percentile_method=PERCENTILE_METHOD,
+        client_saturated=saturation["saturated"],
+        client_saturation=saturation,
+    )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": run_out,
+        "requests": _requests(frame, window),
+        "throughput": throughput(frame, window),
+        "latency": latency,
+        "stalls": {
+            "threshold_s": config.stall_threshold_s,
+            "count": int(per.stall_count[sampled].sum()),
+            "total_s": float(per.stall_total_s[sampled].sum()),
+            "requests_with_stalls": int(stalled.sum()),
+        },
+        "tokens": tokens_section(frame, sampled),
+        "goodput": {"slo": slo_summary(config.slo), **_goodput(good, measured, window.duration_s)},
+        "buckets": _buckets(frame, per, window, dims, blocks),
+        "server": server_section(frame, sampled, per.ttft),
+    }, per

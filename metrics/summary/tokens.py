@@ -1,0 +1,113 @@
+"""The `tokens` section: how many tokens, how they were counted, and how well the workload hit its
+prompt-length targets.
+
+All figures are over the measured requests that completed (status "ok"), like the throughputs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from metrics.records.frame import RequestFrame
+
+BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
+
+
+# token_source → how the k_j behind ITL per token were obtained. A source not listed here that came
+# with per-chunk counts is taken as reported (records only ever held the sources of metrics.records.record).
+_ITL_BASIS: dict[str, str] = {
+    "usage_delta": "reported",
+    "server": "reported",
+    "final_split_by_tokenizer": "split_by_tokenizer",
+    "estimate_tokenizer": "split_by_tokenizer",
+    "final_split_by_text_length": "split_by_text_length",
+    "estimate_token_events": "one_token_per_event",
+    "estimate": "one_token_per_chunk",
+}
+# token_source → how N was estimated, for the requests whose output_tokens is an estimate.
+_OUTPUT_ESTIMATE_BASIS: dict[str, str] = {
+    "estimate_tokenizer": "tokenizer",
+    "estimate_token_events": "one_token_per_event",
+    "estimate": "one_token_per_chunk",
+    "server": "server_chunk_counts",
+}
+
+
+def itl_token_bases(frame: RequestFrame, include: BoolArray) -> dict[str, int]:
+    """Requests per basis of ITL per token: `reported` (the server counted each chunk), `split_by_tokenizer`,
+    `split_by_text_length`, `one_token_per_event` or `one_token_per_chunk` (then ITL per token is the
+    per-chunk ITL)."""
+    rows = zip(frame.token_source, frame.tokens_known.tolist(), include.tolist(), strict=True)
+    bases = Counter(
+        _ITL_BASIS.get(src, "reported") if known else "one_token_per_chunk" for src, known, keep in rows if keep
+    )
+    return dict(sorted(bases.items()))
+
+
+def itl_token_basis(frame: RequestFrame, include: BoolArray) -> str | None:
+    """The one basis of ITL per token (see `itl_token_bases`), `mixed` when requests differ, None when
+    there is no request."""
+    bases = itl_token_bases(frame, include)
+    if not bases:
+        return None
+    return next(iter(bases)) if len(bases) == 1 else "mixed"
+
+
+def output_estimate_bases(frame: RequestFrame, include: BoolArray) -> dict[str, int]:
+    """Requests whose N is an estimate, per estimate: `tokenizer` (the received text tokenized with the
+    run's tokenizer), `one_token_per_event` (empty token events included), `one_token_per_chunk` (older
+    records), `server_chunk_counts` (the server's per-chunk counts summed, no final usage)."""
+    rows = zip(frame.token_source, (include & frame.output_estimated).tolist(), strict=True)
+    bases = Counter(_OUTPUT_ESTIMATE_BASIS.get(src, src) for src, keep in rows if keep)
+    return dict(sorted(bases.items()))
+
+
+def _summary3(values: FloatArray) -> dict[str, float | None]:
+    if values.size == 0:
+        return {"mean": None, "p50": None, "p99": None}
+    p50, p99 = np.percentile(values, [50, 99])
+    return {"mean": float(values.mean()), "p50": float(p50), "p99": float(p99)}
+
+
+def prompt_accuracy(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
+    """Error P − target over requests with a target and a server-reported P (not an estimate).
+
+    Relative error is |P − target| / target (targets of 0 are left out of it).
+    """
+    use = include & ~np.isnan(frame.prompt_target) & ~np.isnan(frame.prompt_tokens) & ~frame.prompt_estimated
+    target = frame.prompt_target[use]
+    error = frame.prompt_tokens[use] - target
+    positive = target > 0
+    return {
+        "count": int(use.sum()),
+        "mean_error_tokens": float(error.mean()) if error.size else None,
+        "abs_error_tokens": _summary3(np.abs(error)),
+        "abs_rel_error": _summary3(np.abs(error[positive]) / target[positive]),
+    }
+
+
+def tokens_section(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
+    n_out = frame.output_tokens[include]
+    p = frame.prompt_tokens[include]
+    c = frame.cached_tokens[include]
+    sources = Counter(src for src, keep in zip(frame.token_source, include.tolist(), strict=True) if keep)
+    return {
+        "requests": int(include.sum()),
+        "output_tokens": int(np.nansum(n_out)),
+        "prompt_tokens": int(np.nansum(p)),
+        "cached_tokens": int(np.nansum(c)),
+        "output_estimated": int(frame.output_estimated[include].sum()),
+        "prompt_estimated": int((frame.prompt_estimated[include] & ~np.isnan(p)).sum()),
+        "prompt_unknown": int(np.isnan(p).sum()),
+        "cached_unknown": int(np.isnan(c).sum()),
+        "token_source": dict(sorted(sources.items())),
+        "output_estimate_basis": output_estimate_bases(frame, include),
+        "itl_token_basis": itl_token_basis(frame, include),
+        "itl_token_bases": itl_token_bases(frame, include),
+        "prompt_accuracy": prompt_accuracy(frame, include),
+    }
