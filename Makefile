@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 
 demo: install
 	$(VENV)/bin/goodput run --requests 60 --rate 4 --prompt-tokens uniform:64:512 --output-tokens 64 \
-		--slo ttft=500ms --slo tpot=50ms --output runs/demo
+		--slo ttft=500ms --slo tpot=50ms --output runs/demo --overwrite
 
 test: install
 	$(PY) -m ruff check .

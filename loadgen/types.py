@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,7 +27,7 @@ class WorkItem:
     tags: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Timeouts:
     """Every limit explicit (httpx's 5 s default would corrupt a load test). None = no limit."""
 
@@ -34,6 +35,13 @@ class Timeouts:
     first_byte_s: float | None = 600.0  # request written → response headers
     between_chunks_s: float | None = 120.0  # any two reads of the body, the first included
     total_s: float | None = 1800.0  # request written → stream closed
+
+    def __post_init__(self) -> None:
+        for name, flag in (("connect_s", "--timeout-connect"), ("first_byte_s", "--timeout-first-byte"),
+                           ("between_chunks_s", "--timeout-between-chunks"), ("total_s", "--timeout-total")):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{flag} must be greater than 0, got {value}")
 
 
 @dataclass(slots=True)

@@ -73,6 +73,18 @@ def split_credentials(url: str) -> tuple[str, str | None, str | None]:
     return urlunsplit(parts._replace(netloc=hostinfo)), unquote(user), unquote(password)
 
 
+def credentials_out_of_url(url: str, user: str | None, password: str | None) -> tuple[str, str | None, str | None]:
+    """(URL without credentials, user, password) from `--pushgateway` and the user/password flags: credentials
+    in the URL become the basic-auth pair; giving them both ways is a ValueError (a usage error)."""
+    plain, url_user, url_password = split_credentials(url)
+    if url_user is None:
+        return url, user, password
+    if user is not None or password is not None:
+        raise ValueError(f"--pushgateway {plain}: credentials in the URL and --pushgateway-user/--pushgateway-password "
+                         "both given; use one of them")
+    return plain, url_user, url_password
+
+
 def _safe(url: str) -> str:
     """The gateway as it may be shown in a message: without userinfo (also when the scheme is missing)."""
     scheme, sep, rest = url.partition("://")

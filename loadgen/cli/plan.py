@@ -1,4 +1,4 @@
-"""`goodput plan`: capacity and roofline arithmetic (seed F5–F7) for a model on a GPU, before any run.
+"""`goodput plan`: capacity and roofline arithmetic (docs/capacity.md) for a model on a GPU, before any run.
 
 The numbers come from `metrics.model.capacity` and `metrics.model.roofline`; this module only gathers them into one
 plan (`build_plan`, also the `--json` output) and formats it as a table.

@@ -1,4 +1,4 @@
-"""From the JSON of each SSE event to the per-chunk truth of a `RequestRecord` (DESIGN §4).
+"""From the JSON of each SSE event to the per-chunk truth of a `RequestRecord` (docs/metrics.md, content chunks and token accounting).
 
 A content chunk is an event whose `choices[0].delta` (chat) or `choices[0].text` (completions)
 carries output: `content`, `reasoning_content`, `reasoning` or `tool_calls`. Role-only, empty and

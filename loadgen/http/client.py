@@ -31,7 +31,8 @@ from loadgen.http.payload import encode_body, endpoint_url
 from loadgen.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEError, SSEEventTooLarge, SSEParser
 from loadgen.http.transport import RECEIVE_CLOCK, FastTransport
 from loadgen.types import ClientConfig, WorkItem
-from loadgen.workload.text import TokenCounter, make_counter
+from loadgen.workload.counters import make_counter
+from loadgen.workload.text import TokenCounter
 from metrics.records.record import RequestRecord
 
 DEFAULT_MAX_RESPONSE_BYTES = 1 << 30

@@ -1,4 +1,4 @@
-"""Every way a streamed request can end badly, in one tree (DESIGN §7).
+"""Every way a streamed request can end badly, in one tree (docs/architecture.md, error taxonomy).
 
 The client never lets these escape `StreamingClient.send`: each one becomes exactly one
 `RequestRecord` whose `error_kind` is the leaf's `kind` string (stable, snake_case, safe as a

@@ -1,6 +1,6 @@
 """Request bodies and URLs for the OpenAI-compatible streaming endpoints.
 
-The body asks for everything the metrics need (DESIGN §4): `stream: true`, running usage
+The body asks for everything the metrics need (docs/metrics.md, token accounting): `stream: true`, running usage
 (`stream_options.include_usage` + vLLM's `continuous_usage_stats`) so each chunk's token count is
 known, and `ignore_eos`/`min_tokens` (vLLM extensions) so output lengths follow the workload.
 The user's `extra_body` is merged last and wins, recursively for nested objects.

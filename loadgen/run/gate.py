@@ -23,12 +23,14 @@ from typing import Any
 
 from exporters.junit import write_junit
 from exporters.markdown import gate_markdown, write_markdown
-from loadgen.run.outputs import RECORDS_FILE, read_run, summary_config
+from loadgen.run.outputs import RECORDS_FILE, read_run, run_summary_config
 from loadgen.run.runner import Runner
+from loadgen.spec.run_spec import RunSpec
 from metrics.gate.config import load_gate_config
 from metrics.gate.evaluate import RunView, Verdict, evaluate, failed
 from metrics.gate.thresholds import Threshold, check_labels, parse_threshold
 from metrics.records.record import RequestRecord
+from metrics.slo import SLO
 from metrics.summary.buckets import DEFAULT_OUTPUT_EDGES, DEFAULT_PROMPT_EDGES
 from metrics.summary.build import SummaryConfig, summarize
 
@@ -101,7 +103,28 @@ def build_gate_plan(
     return plan
 
 
-def load_run_view(run_dir: Path, *, slo: Sequence[str] | None = None) -> RunView:
+def gate_plan(spec: RunSpec) -> GatePlan | None:
+    """The gate of `goodput run`, from its spec; None when nothing is gated. Loads the baseline run, re-judged
+    with the candidate's SLOs so relative goodput thresholds compare like with like (ValueError: usage)."""
+    gate, metrics = spec.gate, spec.metrics
+    if not gate.enabled:
+        return None
+    check_labels(gate.thresholds, prompt_edges=metrics.prompt_bucket_edges or DEFAULT_PROMPT_EDGES,
+                 output_edges=metrics.output_bucket_edges or DEFAULT_OUTPUT_EDGES)
+    plan = GatePlan(thresholds=list(gate.thresholds), abort_thresholds=list(gate.abort_thresholds),
+                    baseline_dir=Path(gate.baseline) if gate.baseline is not None else None,
+                    junit=Path(gate.junit) if gate.junit is not None else None,
+                    markdown=Path(gate.markdown) if gate.markdown is not None else None)
+    if gate.abort_delay_s is not None:
+        plan.abort_delay_s = gate.abort_delay_s
+    if gate.abort_interval_s is not None:
+        plan.abort_interval_s = gate.abort_interval_s
+    if plan.baseline_dir is not None:
+        plan.baseline = load_run_view(plan.baseline_dir, slo=metrics.slo if metrics.slo != SLO() else None)
+    return plan
+
+
+def load_run_view(run_dir: Path, *, slo: SLO | Sequence[str] | None = None) -> RunView:
     """A finished run's summary.json (re-judged from records.jsonl when `slo` replaces its SLOs), with
     its records behind it for questions the summary cannot answer. ValueError if it is not a run."""
     summary_path = run_dir / "summary.json"
@@ -115,10 +138,7 @@ def load_run_view(run_dir: Path, *, slo: Sequence[str] | None = None) -> RunView
         raise ValueError(f"unreadable run in {run_dir}: {exc}") from None
     if summary is not None and not run:
         run = dict(summary.get("run", {}))
-    settings = dict(run.get("settings", {}))
-    if slo:
-        settings["slo"] = list(slo)
-    config = summary_config(settings)
+    config = run_summary_config(run, slo=slo)
 
     def samples() -> Any:
         from metrics.records.frame import frame_from_jsonl
@@ -208,8 +228,7 @@ def finish_run_gate(plan: GatePlan | None, out_dir: Path, summary: dict[str, Any
         return 0
     if plan.abort_verdicts:
         print(f"run aborted: {abort_fields(plan)['abort_reason']}")  # part of the verdict: stdout, as judge()
-    settings = dict(summary.get("run", {}).get("settings", {}))
-    config = summary_config(settings)
+    config = run_summary_config(summary.get("run", {}))
 
     def samples() -> Any:
         from metrics.records.frame import frame_from_jsonl

@@ -1,8 +1,10 @@
 """Turning records into every output of a run. `goodput run` and `goodput report` share this, so a report
 rebuilt from `records.jsonl` is the same as the one the run wrote.
 
-`run.json` is written when a run starts (settings, target, anchor wall time) and again when it ends;
-`records.jsonl` grows as requests finish. Together they are enough to rebuild everything else.
+`run.json` is written when a run starts (its `RunSpec`, what was resolved at start such as the target and
+where the measurement window ends, the anchor wall time) and again when it ends; `records.jsonl` grows as
+requests finish. Together they are enough to rebuild everything else. A run.json of schema 1 (a
+`settings` mapping instead of the spec) is still read.
 """
 
 from __future__ import annotations
@@ -10,24 +12,27 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from exporters.files import write_json, write_records_parquet, write_summary_csv
 from loadgen.run.roofline import roofline_section
+from loadgen.spec.run_spec import RunSpec
 from metrics.latency.samples import Samples
 from metrics.records.frame import RequestFrame
 from metrics.records.frame_arrow import frame_from_table, read_records_checked
 from metrics.records.jsonl import copy_records, read_jsonl_frame
 from metrics.records.record_check import InputReport
-from metrics.slo import parse_slo
+from metrics.slo import SLO, parse_slo
+from metrics.summary.buckets import DEFAULT_OUTPUT_EDGES, DEFAULT_PROMPT_EDGES
 from metrics.summary.build import SummaryConfig, summarize_frame
 
 RUN_FILE = "run.json"
+RUN_SCHEMA_VERSION = 2  # 1: `settings`; 2: `spec` (loadgen.spec) and `resolved`
 RECORDS_FILE = "records.jsonl"
 
 
@@ -42,6 +47,40 @@ def summary_config(settings: dict[str, Any]) -> SummaryConfig:
         if settings.get(key):
             kwargs[key] = tuple(settings[key])
     return SummaryConfig(**kwargs)
+
+
+def summary_config_of(spec: RunSpec, schedule_end: float | None, *, slo: SLO | None = None) -> SummaryConfig:
+    """The metric settings of a run (`slo`, a parsed SLO, replaces the spec's)."""
+    m, load = spec.metrics, spec.load
+    return SummaryConfig(slo=slo if slo is not None else m.slo, warmup_s=load.warmup_s, cooldown_s=load.cooldown_s,
+                         schedule_end_s=schedule_end,
+                         prompt_bucket_edges=m.prompt_bucket_edges or DEFAULT_PROMPT_EDGES,
+                         output_bucket_edges=m.output_bucket_edges or DEFAULT_OUTPUT_EDGES,
+                         cache_full_ratio=m.cache_full_ratio, absent_cache_is_zero=m.absent_cache_is_zero,
+                         stall_threshold_s=m.stall_threshold_s, lag_threshold_s=m.lag_threshold_s)
+
+
+
+def run_summary_config(run: dict[str, Any], *, slo: SLO | Sequence[str] | None = None) -> SummaryConfig:
+    """The metric settings of a run from its run.json: the spec (schema 2) or the settings (schema 1).
+    `slo` replaces the run's SLOs (a re-judgement)."""
+    parsed = parse_slo(list(slo)) if slo and not isinstance(slo, SLO) else (slo or None)
+    assert parsed is None or isinstance(parsed, SLO)
+    if "spec" not in run:
+        config = summary_config(dict(run.get("settings", {})))
+        return replace(config, slo=parsed) if parsed is not None else config
+    override = run.get("settings", {}).get("slo")  # `goodput report --slo` on a schema-2 run
+    if parsed is None and override:
+        parsed = parse_slo(list(override))
+    return summary_config_of(RunSpec.from_json(run["spec"]), run.get("resolved", {}).get("schedule_end_s"),
+                             slo=parsed)
+
+
+def run_roofline(run: dict[str, Any]) -> dict[str, Any] | None:
+    """The deployment a run's roofline floors are computed for, if any."""
+    source = run.get("resolved") if "spec" in run else run.get("settings")
+    roofline = (source or {}).get("roofline")
+    return roofline if isinstance(roofline, dict) else None
 
 
 def read_run(out_dir: Path) -> dict[str, Any]:
@@ -153,11 +192,11 @@ def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
             if frame is None:
                 frame, _ = read_jsonl_frame(records)
             del table
-            summary, per = summarize_frame(frame, summary_config(run.get("settings", {})), dict(run))
+            summary, per = summarize_frame(frame, run_summary_config(run), dict(run))
             parquet_error = parquet.exception()  # summary.json and summary.csv are written whatever happened
     pa.default_memory_pool().release_unused()
     summary["input"] = report.to_json()
-    spec = run.get("settings", {}).get("roofline")
+    spec = run_roofline(run)
     if spec:
         summary["roofline"] = roofline_section(summary, spec)
     write_json(out_dir / "summary.json", summary)

@@ -69,16 +69,11 @@ def parse_prom_options(**kwargs: Any) -> PromOptions:
 def _credentials_out_of_url(opts: PromOptions) -> PromOptions:
     """Credentials in `--pushgateway http://user:pass@host` become the basic-auth user and password, and
     the URL used everywhere else (pushes, messages, anything written) is the one without them."""
-    from exporters.prometheus.pushgateway import split_credentials
+    from exporters.prometheus.pushgateway import credentials_out_of_url
 
     if opts.pushgateway is None:
         return opts
-    url, user, password = split_credentials(opts.pushgateway)
-    if user is None:
-        return opts
-    if opts.pushgateway_user is not None or opts.pushgateway_password is not None:
-        raise ValueError(f"--pushgateway {url}: credentials in the URL and --pushgateway-user/--pushgateway-password "
-                         "both given; use one of them")
+    url, user, password = credentials_out_of_url(opts.pushgateway, opts.pushgateway_user, opts.pushgateway_password)
     return replace(opts, pushgateway=url, pushgateway_user=user, pushgateway_password=password)
 
 
@@ -86,14 +81,14 @@ def _warn(message: str) -> None:
     print(f"goodput: warning: {message}", file=sys.stderr)
 
 
-def start_exporters(opts: PromOptions, settings: dict[str, Any], *, run_id: str, model: str, arrival: Arrival,
+def start_exporters(opts: PromOptions, config: SummaryConfig, *, run_id: str, model: str, arrival: Arrival,
                     base_url: str) -> RunExporters:
     """The run's exporters, started against `base_url` (call before the first request)."""
     open_loop_rate = arrival.rate if arrival.open_loop and arrival.kind != "ramp" else None
-    exporters = RunExporters.create(opts, _config(settings), run_id=run_id, model=model, load=str(arrival),
+    exporters = RunExporters.create(opts, config, run_id=run_id, model=model, load=str(arrival),
                                     offered_rps=open_loop_rate,
                                     # The summary's own window end, so both count the same requests.
-                                    schedule_end_s=settings.get("schedule_end_s"))
+                                    schedule_end_s=config.schedule_end_s)
     exporters.start(base_url)
     return exporters
 
@@ -129,19 +124,14 @@ def rebuild_textfile(out: Path, frame: RequestFrame, run: dict[str, Any],
     sorted ITL samples it already built): the same families as the run wrote, without the live-only
     in-flight and sent series."""
     from exporters.prometheus.textfile import TEXTFILE, write_textfile
+    from loadgen.run.outputs import run_summary_config
 
-    settings = run.get("settings", {})
-    exporters = RunExporters.create(PromOptions(server_metrics=NONE), _config(settings), run_id=out.name,
+    config = run_summary_config(run)
+    exporters = RunExporters.create(PromOptions(server_metrics=NONE), config, run_id=out.name,
                                     model=str(run.get("model", "")), load=str(run.get("load", "")),
-                                    offered_rps=None, schedule_end_s=settings.get("schedule_end_s"))
+                                    offered_rps=None, schedule_end_s=config.schedule_end_s)
     exporters.metrics.fold(frame, gap_samples)
     return write_textfile(out / TEXTFILE, exporters.metrics.registry)
-
-
-def _config(settings: dict[str, Any]) -> SummaryConfig:
-    from loadgen.run.outputs import summary_config
-
-    return summary_config(settings)
 
 
 class RunExporters:

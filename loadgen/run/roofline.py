@@ -1,4 +1,4 @@
-"""Measured latency next to the roofline floors of the deployment (seed F7), in the run summary.
+"""Measured latency next to the roofline floors of the deployment (docs/capacity.md, latency floors), in the run summary.
 
 The spec comes from `--model-config`/`--gpu` on `goodput run`, or from the target itself when it is the
 reference server's sim engine (its `/v1/models` entry says `"engine": "sim"` and what it simulates).

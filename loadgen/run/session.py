@@ -28,38 +28,19 @@ from exporters.files import write_json
 from loadgen.http.payload import endpoint_url, public_url
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EmbeddedServerError, embedded_server
-from loadgen.run.gate import GatePlan, abort_fields, finish_run_gate, watch_for_abort
-from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, summary_config, write_outputs
+from loadgen.run.gate import abort_fields, finish_run_gate, watch_for_abort
+from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION, run_summary_config, write_outputs
 from loadgen.run.progress import Progress
-from loadgen.run.prometheus import PromOptions, RunExporters, add_server_section, start_exporters
+from loadgen.run.prometheus import RunExporters, add_server_section, start_exporters
 from loadgen.run.recorder import RecordWriter
 from loadgen.run.roofline import spec_from_models_entry
 from loadgen.run.runner import GcFreezer, Runner, RunPlan, RunState
+from loadgen.run.setup import RunSetup, client_config
 from loadgen.types import ClientConfig
-from loadgen.workload.arrivals import Arrival
-from loadgen.workload.sources import Workload
 
 TOOL_VERSION = "0.1.0"
 EXIT_RUNTIME_ERROR = 1
 EXIT_INTERRUPTED = 130
-
-
-@dataclass(slots=True)
-class RunSetup:
-    client: ClientConfig
-    workload: Workload
-    arrival: Arrival
-    duration_s: float | None
-    count: int | None
-    seed: int
-    grace_s: float
-    settings: dict[str, Any]
-    run_dir: RunDir  # checked and created by the CLI (loadgen.run.directory.prepare_run_dir)
-    quiet: bool
-    embedded_args: list[str] = field(default_factory=list)
-    token_counter: str = "words"
-    gate: GatePlan | None = None  # thresholds: judged at the end, optionally abort-on-fail during the run
-    prom: PromOptions = field(default_factory=PromOptions)
 
 
 @dataclass(slots=True)
@@ -101,10 +82,11 @@ def _sim_spec(config: ClientConfig, entries: list[dict[str, Any]] | None) -> dic
 
 @contextlib.contextmanager
 def _target(setup: RunSetup) -> Iterator[str]:
-    if setup.client.base_url:
-        yield setup.client.base_url
+    target = setup.spec.target
+    if target.url is not None:
+        yield setup.secrets.url or target.url
     else:
-        with embedded_server(setup.embedded_args) as url:
+        with embedded_server([*target.server_args, *setup.secrets.server_args]) as url:
             yield url
 
 
@@ -114,30 +96,34 @@ def describe_os_error(exc: OSError) -> str:
     return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
-def _start(setup: RunSetup, base_url: str, run: _Run) -> ClientConfig:
+def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: _Run) -> ClientConfig:
     """Before the first request: the model, run.json and the record file."""
-    out = setup.run_dir.path
-    client = replace(setup.client, base_url=base_url)
+    out = run_dir.path
+    spec = setup.spec
+    client = client_config(setup, base_url=base_url, model=spec.target.model or "")
     entries = None
     if not client.model:
         entries = list_models(client)
         client = replace(client, model=str(entries[0]["id"]))
-    if setup.settings.get("roofline") is None:
-        setup.settings["roofline"] = _sim_spec(client, entries)
+    roofline = setup.roofline if setup.roofline is not None else _sim_spec(client, entries)
+    load = spec.load
     run.run_info = {
+        "schema_version": RUN_SCHEMA_VERSION,
+        "spec": spec.to_json(),
+        "resolved": {"schedule_end_s": setup.schedule_end_s, "roofline": roofline,
+                     "token_counter": client.token_counter, "ignore_eos": client.ignore_eos},
         "target": public_url(base_url),
-        "embedded": not setup.client.base_url,
+        "embedded": spec.target.embedded,
         "model": client.model,
         "endpoint": client.endpoint,
-        "load": str(setup.arrival),
-        "open_loop": setup.arrival.open_loop,
-        "duration_s": setup.duration_s,
-        "requests": setup.count,
-        "seed": setup.seed,
+        "load": str(load.arrival),
+        "open_loop": load.arrival.open_loop,
+        "duration_s": load.duration_s,
+        "requests": load.requests,
+        "seed": load.seed,
         "workload": setup.workload.describe(),
         "tool_version": TOOL_VERSION,
         "output_dir": str(out),
-        "settings": setup.settings,
         "complete": False,
     }
     write_json(out / RUN_FILE, run.run_info)
@@ -145,24 +131,25 @@ def _start(setup: RunSetup, base_url: str, run: _Run) -> ClientConfig:
     return client
 
 
-def _failed_start(setup: RunSetup, run: _Run, line: str, code: int) -> int:
+def _failed_start(run_dir: RunDir, run: _Run, line: str, code: int) -> int:
     """A run that sent nothing leaves nothing behind (loadgen.run.directory.discard)."""
     if run.state is None:
         if run.writer is not None:
             run.writer.close()
-        discard(setup.run_dir)
+        discard(run_dir)
     print(line, file=sys.stderr)
     return code
 
 
-def execute(setup: RunSetup) -> int:
-    out = setup.run_dir.path
+def execute(setup: RunSetup, run_dir: RunDir) -> int:
+    """The run from start to exit code; `run_dir` was checked and created by the CLI."""
+    out = run_dir.path
     run = _Run()
     try:
         with _target(setup) as base_url:
-            client = _start(setup, base_url, run)
-            exporters = start_exporters(setup.prom, setup.settings, run_id=out.name, model=client.model,
-                                        arrival=setup.arrival, base_url=base_url)
+            client = _start(setup, run_dir, base_url, run)
+            exporters = start_exporters(setup.prom_options(), setup.summary_config(), run_id=out.name,
+                                        model=client.model, arrival=setup.spec.load.arrival, base_url=base_url)
             try:
                 _run_loop(setup, client, run, exporters)
                 run.server_prom = exporters.finish(out)
@@ -172,26 +159,25 @@ def execute(setup: RunSetup) -> int:
             finally:
                 exporters.close()
     except EmbeddedServerError as exc:
-        return _failed_start(setup, run, f"goodput: error: {exc}", EXIT_RUNTIME_ERROR)
+        return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_RUNTIME_ERROR)
     except OSError as exc:  # run.json or records.jsonl cannot be written, the metrics port is taken, ...
-        return _failed_start(setup, run, f"goodput: error: {describe_os_error(exc)}", EXIT_RUNTIME_ERROR)
+        return _failed_start(run_dir, run, f"goodput: error: {describe_os_error(exc)}", EXIT_RUNTIME_ERROR)
     except RuntimeError as exc:
-        return _failed_start(setup, run, f"goodput: error: {exc}", EXIT_RUNTIME_ERROR)
+        return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_RUNTIME_ERROR)
     except KeyboardInterrupt:
         if run.state is not None:
             raise
-        return _failed_start(setup, run, "goodput: interrupted before the first request; nothing was sent",
+        return _failed_start(run_dir, run, "goodput: interrupted before the first request; nothing was sent",
                              EXIT_INTERRUPTED)
     finally:
         if run.writer is not None:
             run.writer.close()
     assert run.state is not None
-    return _conclude(setup, run, run.state)
+    return _conclude(setup, out, run, run.state)
 
 
-def _conclude(setup: RunSetup, run: _Run, state: RunState) -> int:
+def _conclude(setup: RunSetup, out: Path, run: _Run, state: RunState) -> int:
     """After the last request: run.json, the result files, the console, the gate, the exit code."""
-    out = setup.run_dir.path
     writer = run.writer
     assert writer is not None
     info = run.run_info
@@ -226,7 +212,7 @@ def _conclude(setup: RunSetup, run: _Run, state: RunState) -> int:
             gate_code = finish_run_gate(setup.gate, out, summary)
         except OSError as exc:  # the JUnit or Markdown file
             run.output_errors.append(exc)
-    errors = _error_lines(setup, run, state, summary)
+    errors = _error_lines(out, run, state, summary)
     for line in errors:
         print(line, file=sys.stderr)
     if state.interrupted:
@@ -243,14 +229,13 @@ def _summary_in_memory(out: Path, info: dict[str, Any]) -> dict[str, Any] | None
     from metrics.summary.build import summarize_frame
 
     try:
-        return summarize_frame(frame_from_jsonl(out / RECORDS_FILE), summary_config(info["settings"]), dict(info))[0]
+        return summarize_frame(frame_from_jsonl(out / RECORDS_FILE), run_summary_config(info), dict(info))[0]
     except (OSError, ValueError):
         return None
 
 
-def _error_lines(setup: RunSetup, run: _Run, state: RunState, summary: dict[str, Any] | None) -> list[str]:
+def _error_lines(out: Path, run: _Run, state: RunState, summary: dict[str, Any] | None) -> list[str]:
     """One line per runtime error of a finished run (each makes the exit code 1)."""
-    out = setup.run_dir.path
     writer = run.writer
     assert writer is not None
     lines = []
@@ -308,8 +293,9 @@ async def _main(setup: RunSetup, client_config: ClientConfig, run: _Run, exporte
     writer = run.writer
     assert writer is not None
 
-    plan = RunPlan(arrival=setup.arrival, duration_s=setup.duration_s, count=setup.count, seed=setup.seed,
-                   grace_s=setup.grace_s)
+    load = setup.spec.load
+    plan = RunPlan(arrival=load.arrival, duration_s=load.duration_s, count=load.requests, seed=load.seed,
+                   grace_s=load.grace_s)
     loop = asyncio.get_running_loop()
     signals = (signal.SIGINT, signal.SIGTERM)
     # The loop takes SIGINT/SIGTERM over while requests are in flight (stop, grace, outputs); removing its
@@ -318,14 +304,14 @@ async def _main(setup: RunSetup, client_config: ClientConfig, run: _Run, exporte
     async with StreamingClient(client_config) as client:
         runner = Runner(client, setup.workload, plan, hooks=[writer, GcFreezer()])
         exporters.attach(runner)
-        progress = None if setup.quiet else Progress(runner.state, duration_s=setup.duration_s)
+        progress = None if setup.spec.outputs.quiet else Progress(runner.state, duration_s=load.duration_s)
         if progress is not None:
             runner.hooks.append(progress)
         for sig in signals:
             loop.add_signal_handler(sig, runner.stop)
         ticker = asyncio.create_task(progress.loop()) if progress is not None else None
         watcher = None if setup.gate is None else asyncio.create_task(
-            watch_for_abort(runner, setup.gate, summary_config(setup.settings), {"settings": setup.settings}))
+            watch_for_abort(runner, setup.gate, setup.summary_config(), dict(run.run_info)))
         run.state = runner.state  # from here on, requests may have been sent: the directory is kept
         try:
             await runner.run()

@@ -129,18 +129,6 @@ def _byte_template_overhead(n_messages: int) -> int | None:
     return len(ByteTokenizer().encode(rendered, add_bos=False)) - n_messages * count_bytes(content)
 
 
-def make_counter(spec: str) -> tuple[str, TokenCounter]:
-    """`words`, `bytes` or a path to tokenizer.json → (name, counter). ValueError for a bad path."""
-    if spec == "words":
-        return "words", WordCounter()
-    if spec == "bytes":
-        return "bytes", ByteCounter()
-    from loadgen.workload.tokenizer_counter import TokenizerCounter
-
-    counter = TokenizerCounter(spec)
-    return counter.name, counter
-
-
 def fit_text(target: int, rng: np.random.Generator, counter_name: str, counter: Counter) -> tuple[str, int]:
     """Random text whose count under `counter` is `target` (or as close as it allows), and that count."""
     if target <= 0:

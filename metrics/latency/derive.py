@@ -1,4 +1,4 @@
-"""Per-request and per-gap metrics of DESIGN §4, vectorised over a RequestFrame.
+"""Per-request and per-gap metrics of docs/metrics.md, vectorised over a RequestFrame.
 
 Symbols: a = intended send time, d = actual send time, c_1 … c_K = content-chunk arrival times,
 k_j = tokens in chunk j, N = output tokens. Every function returns one value per request (NaN where the
@@ -87,7 +87,7 @@ def dispatch_lag_s(frame: RequestFrame) -> FloatArray:
 
 
 def tpot_s(frame: RequestFrame) -> FloatArray:
-    """TPOT = (c_K − c_1) / (N − 1), for N ≥ 2 only (seed F8: E2E ≈ TTFT + (N − 1)·TPOT).
+    """TPOT = (c_K − c_1) / (N − 1), for N ≥ 2 only (docs/metrics.md: E2E ≈ TTFT + (N − 1)·TPOT).
 
     One value per request, so its distribution is request-weighted — unlike ITL, which is gap-weighted.
     """

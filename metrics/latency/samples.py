@@ -6,7 +6,7 @@ order statistics from that order (metrics.latency.aggregate) instead of sorting 
 
 ITL per token is *weighted*: gap j, split evenly over the k_j tokens of the chunk that ends it, is one
 entry of value gap_j / k_j standing for k_j equal samples. The percentiles are those of the sample that
-repeats each entry k_j times (DESIGN §4), without materialising the repeats.
+repeats each entry k_j times (docs/metrics.md), without materialising the repeats.
 
 Gap samples are sorted as integers: the nanosecond gap (scaled so that gap/k orders exactly, see
 `_sort_key`) in the high bits and the request index in the low bits, so one integer sort orders the

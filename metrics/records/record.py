@@ -5,7 +5,7 @@ relative to the run's anchor (the `anchor` of the run header), so records from o
 exactly and a record never depends on wall time. The wall-clock time of the anchor is kept once per run
 in `summary.json` (`run.start_unix_s`) for correlating with servers.
 
-Symbols follow DESIGN §4: `a` = `intended_ns`, `d` = `sent_ns`, `c_j` = `chunk_ns[j]`,
+Symbols follow docs/metrics.md: `a` = `intended_ns`, `d` = `sent_ns`, `c_j` = `chunk_ns[j]`,
 `k_j` = `chunk_tokens[j]`, `N` = `output_tokens`, `P` = `prompt_tokens`, `C` = `cached_tokens`.
 """
 
@@ -36,7 +36,7 @@ TokenSource = Literal[
 
 @dataclass(slots=True)
 class RequestRecord:
-    """Everything DESIGN §4 needs about one request. Exactly one record per request sent."""
+    """Everything the metrics (docs/metrics.md) need about one request. Exactly one record per request sent."""
 
     id: int
     intended_ns: int  # a: scheduled send time (closed loop: the time the slot became free)

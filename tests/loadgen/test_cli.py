@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import run_cli
-from loadgen.cli.run import _schedule_end
+from loadgen.run.setup import schedule_end_s
+from loadgen.spec.sections import LoadSpec
 from loadgen.workload.arrivals import Arrival, parse_arrival
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
@@ -71,7 +72,7 @@ def test_output_must_not_be_a_file(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_cooldown_counts_back_from_where_dispatch_really_ends(arrival: Arrival, count: int | None,
                                                                duration: float, end: float | None) -> None:
     """The cool-down is measured back from the duration only when the duration is what ends the run."""
-    assert _schedule_end(arrival, duration, count, seed=0) == end
+    assert schedule_end_s(LoadSpec(arrival=arrival, duration_s=duration, requests=count, seed=0)) == end
 
 
 def test_unreachable_server_is_a_runtime_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""Token counts per chunk for each source of DESIGN §4, end to end through the scripted server."""
+"""Token counts per chunk for each source of docs/metrics.md, end to end through the scripted server."""
 
 from __future__ import annotations
 

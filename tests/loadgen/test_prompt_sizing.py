@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from loadgen.workload.counters import make_counter
 from loadgen.workload.lengths import parse_length
 from loadgen.workload.sources import SyntheticWorkload, load_jsonl
 from loadgen.workload.text import (
@@ -16,7 +17,6 @@ from loadgen.workload.text import (
     count_bytes,
     count_words,
     fit_text,
-    make_counter,
     text_of_tokens,
 )
 from tests.loadgen._tiny_tokenizer import CHAT_TEMPLATE, byte_level_bpe, metaspace_bpe

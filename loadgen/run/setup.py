@@ -1,0 +1,101 @@
+"""From a `RunSpec` to what a run needs in hand before its first request: the workload, the gate, where the
+measurement window ends, the metric settings, and the client's configuration.
+
+`plan_run` does every check that needs more than the spec itself (the dataset and tokenizer files, the
+baseline run, drawing the schedule), so that a mistake is still a usage error found before anything is
+sent.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from loadgen.run.gate import GatePlan, gate_plan
+from loadgen.run.outputs import summary_config_of
+from loadgen.run.prometheus import PromOptions
+from loadgen.spec.run_spec import RunSpec
+from loadgen.spec.secrets import Secrets
+from loadgen.spec.sections import LoadSpec, RooflineSpec
+from loadgen.types import ClientConfig
+from loadgen.workload.arrivals import schedule
+from loadgen.workload.build import build_workload
+from loadgen.workload.sources import Workload
+from metrics.summary.build import SummaryConfig
+
+
+@dataclass(slots=True)
+class RunSetup:
+    spec: RunSpec
+    secrets: Secrets
+    workload: Workload
+    gate: GatePlan | None
+    schedule_end_s: float | None
+    roofline: dict[str, Any] | None  # from --model-config/--gpu; a sim target may announce its own
+
+    @property
+    def embedded(self) -> bool:
+        return self.spec.target.embedded
+
+    def summary_config(self) -> SummaryConfig:
+        return summary_config_of(self.spec, self.schedule_end_s)
+
+    def prom_options(self) -> PromOptions:
+        p = self.spec.prometheus
+        return PromOptions(metrics_port=p.metrics_port, metrics_host=p.metrics_host,
+                           metrics_linger_s=p.metrics_linger_s, pushgateway=p.pushgateway,
+                           pushgateway_job=p.pushgateway_job, pushgateway_user=p.pushgateway_user,
+                           pushgateway_password=self.secrets.pushgateway_password,
+                           pushgateway_interval_s=p.pushgateway_interval_s, pushgateway_delete=p.pushgateway_delete,
+                           server_metrics=p.server_metrics, server_metrics_interval_s=p.server_metrics_interval_s)
+
+
+def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
+    """ValueError (a usage error) for anything that stops the run from starting."""
+    schedule_end = schedule_end_s(spec.load)
+    workload = build_workload(spec.workload, seed=spec.load.seed, embedded=spec.target.embedded)
+    roofline = roofline_settings(spec.metrics.roofline) if spec.metrics.roofline is not None else None
+    return RunSetup(spec=spec, secrets=secrets, workload=workload, gate=gate_plan(spec), schedule_end_s=schedule_end,
+                    roofline=roofline)
+
+
+def schedule_end_s(load: LoadSpec) -> float | None:
+    """Where the cool-down is measured back from: the duration when it is what ends dispatching, else the
+    last planned send (open loop) or None (a count-bound closed loop, whose end is not known in advance:
+    the metrics then take the last intended send). Known before the run, so the live exporters, the
+    summary and `goodput report` after a kill all use the same window. Drawing the schedule here also
+    refuses a schedule that cannot be drawn."""
+    if not load.arrival.open_loop:
+        return load.duration_s if load.requests is None else None
+    offsets = schedule(load.arrival, duration_s=load.duration_s, count=load.requests, seed=load.seed)
+    if load.duration_s is not None and (load.requests is None or offsets.size < load.requests):
+        return load.duration_s
+    return float(offsets[-1]) if offsets.size else None
+
+
+def roofline_settings(spec: RooflineSpec) -> dict[str, Any]:
+    """The deployment the roofline floors are computed for, names resolved (kept in run.json)."""
+    from metrics.model.presets import resolve_gpu, resolve_model
+
+    return {"model": spec.model_config, "model_name": resolve_model(spec.model_config).name,
+            "gpu": resolve_gpu(spec.gpu).name, "tp": spec.tp, "dtype": spec.weight_dtype,
+            "source": "--model-config/--gpu"}
+
+
+def client_config(setup: RunSetup, *, base_url: str, model: str) -> ClientConfig:
+    """The streaming client's configuration: the spec's request options and the secrets it may not hold."""
+    spec, r, t = setup.spec, setup.spec.request, setup.spec.timeouts
+    extra: dict[str, Any] = json.loads(r.extra_body) if r.extra_body else {}
+    if r.min_tokens is not None:
+        extra = {"min_tokens": r.min_tokens, **extra}
+    headers = dict(r.headers)
+    headers.update(setup.secrets.headers)
+    return ClientConfig(base_url=base_url, model=model, endpoint=spec.target.endpoint,  # type: ignore[arg-type]
+                        api_key=setup.secrets.api_key,
+                        timeouts=t,
+                        max_connections=r.max_connections, include_usage=r.usage,
+                        continuous_usage_stats=r.continuous_usage,
+                        ignore_eos=r.resolved_ignore_eos(spec.target.embedded), extra_body=extra,
+                        extra_headers=headers, temperature=r.temperature,
+                        token_counter=spec.workload.token_counter(spec.target.embedded))

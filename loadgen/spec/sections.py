@@ -1,0 +1,256 @@
+"""The parts of a run spec: one frozen dataclass per concern, each valid by construction.
+
+Every section checks its own values in `__post_init__`, so a spec built from flags, from a config file
+or from `run.json` is held to the same rules, and an invalid one cannot exist. Messages name the flag
+(`--rate`), which is also the config-file key without its dashes.
+
+Secrets are not part of any section: see `loadgen.spec.secrets`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from loadgen.workload.arrivals import Arrival
+from loadgen.workload.lengths import LengthDist
+from metrics.gate.thresholds import Threshold
+from metrics.slo import SLO
+
+ENDPOINTS = ("chat", "completions")
+DATASET_FORMATS = ("auto", "jsonl", "sharegpt")
+DEFAULT_REQUESTS = 100  # when neither --requests nor --duration bounds the run
+DEFAULT_RATE = 4.0  # open loop, when --rate is not given
+
+
+class SpecError(ValueError):
+    """A run description that cannot be run; the message is one line, fit for the CLI (exit 2)."""
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise SpecError(message)
+
+
+def _positive_or_none(value: float | None, flag: str) -> None:
+    _require(value is None or (math.isfinite(value) and value > 0), f"{flag} must be greater than 0, got {value}")
+
+
+def _non_negative(value: float, flag: str) -> None:
+    _require(math.isfinite(value) and value >= 0, f"{flag} must not be negative, got {value}")
+
+
+Pairs = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSpec:
+    """Which server, which model, which API. `url` None: the bundled reference server on loopback."""
+
+    url: str | None = None
+    model: str | None = None  # None: the first model the server lists
+    endpoint: str = "chat"
+    server_args: tuple[str, ...] = ()  # extra arguments of the embedded reference server
+
+    def __post_init__(self) -> None:
+        _require(self.endpoint in ENDPOINTS, f"--endpoint must be chat or completions, got {self.endpoint!r}")
+        _require(self.url is None or bool(self.url.strip()), "--url must not be empty")
+        _require(not self.server_args or self.url is None,
+                 "--server-arg applies to the embedded reference server only (no --url)")
+
+    @property
+    def embedded(self) -> bool:
+        return self.url is None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """What every request carries besides its prompt: sampling options, body extras, headers."""
+
+    ignore_eos: bool | None = None  # None: on for the embedded server, off elsewhere
+    min_tokens: int | None = None
+    temperature: float | None = None
+    usage: bool = True
+    continuous_usage: bool = True
+    extra_body: str | None = None  # a JSON object, kept as its canonical text (immutable)
+    headers: Pairs = ()  # non-secret headers only
+    secret_headers: tuple[str, ...] = ()  # names of headers whose values are secrets (never stored)
+    max_connections: int = 10_000
+
+    def __post_init__(self) -> None:
+        _require(self.min_tokens is None or self.min_tokens >= 0, f"--min-tokens must be >= 0, got {self.min_tokens}")
+        _require(self.temperature is None or (math.isfinite(self.temperature) and self.temperature >= 0),
+                 f"--temperature must be >= 0, got {self.temperature}")
+        _require(self.max_connections >= 1, "--max-connections must be >= 1")
+
+    def resolved_ignore_eos(self, embedded: bool) -> bool:
+        return self.ignore_eos if self.ignore_eos is not None else embedded
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSpec:
+    """What is sent: synthetic prompts of a length distribution, or a dataset."""
+
+    dataset: str | None = None
+    dataset_format: str = "auto"
+    prompt_tokens: LengthDist = field(default_factory=lambda: LengthDist("fixed", 256.0))
+    output_tokens: LengthDist = field(default_factory=lambda: LengthDist("fixed", 128.0))
+    prefix_groups: int = 0
+    prefix_tokens: int = 0
+    prefix_weights: tuple[float, ...] | None = None
+    tags: Pairs = ()
+    tokenizer: str = "auto"  # words | bytes | path to tokenizer.json | auto (bytes embedded, else words)
+
+    def __post_init__(self) -> None:
+        _require(self.dataset_format in DATASET_FORMATS,
+                 f"unknown --dataset-format {self.dataset_format!r}; choose auto, jsonl or sharegpt")
+        _require(self.prefix_groups >= 0 and self.prefix_tokens >= 0,
+                 "--prefix-groups and --prefix-tokens must not be negative")
+        _require(not self.prefix_groups or self.prefix_tokens > 0, "--prefix-groups needs --prefix-tokens > 0")
+        if self.prefix_weights is not None:
+            _require(all(math.isfinite(w) and w >= 0 for w in self.prefix_weights) and sum(self.prefix_weights) > 0,
+                     "--prefix-weights must be non-negative numbers with a positive sum")
+            _require(len(self.prefix_weights) == self.prefix_groups,
+                     f"--prefix-weights has {len(self.prefix_weights)} weights for {self.prefix_groups} --prefix-groups")
+        _require(bool(self.tokenizer.strip()), "--tokenizer must not be empty")
+
+    def token_counter(self, embedded: bool) -> str:
+        """The counter prompts are sized with: `auto` resolves by target."""
+        if self.tokenizer != "auto":
+            return self.tokenizer
+        return "bytes" if embedded else "words"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSpec:
+    """When requests leave: the arrival process, how long, how many, what is measured."""
+
+    arrival: Arrival = field(default_factory=lambda: Arrival("poisson", rate=DEFAULT_RATE))
+    duration_s: float | None = None
+    requests: int | None = DEFAULT_REQUESTS
+    warmup_s: float = 0.0
+    cooldown_s: float = 0.0
+    seed: int = 0
+    grace_s: float = 10.0  # after SIGINT/SIGTERM, how long in-flight requests may finish
+
+    def __post_init__(self) -> None:
+        _positive_or_none(self.duration_s, "--duration")
+        _require(self.requests is None or self.requests >= 1, f"--requests must be >= 1, got {self.requests}")
+        _require(self.duration_s is not None or self.requests is not None,
+                 "a run needs --duration and/or --requests")
+        _require(self.arrival.kind != "ramp" or self.duration_s is not None,
+                 "--arrival ramp needs --duration (the ramp's length)")
+        _non_negative(self.warmup_s, "--warmup")
+        _non_negative(self.cooldown_s, "--cooldown")
+        _non_negative(self.grace_s, "--grace")
+        _require(self.seed >= 0, f"--seed must be >= 0, got {self.seed}")
+
+
+@dataclass(frozen=True, slots=True)
+class RooflineSpec:
+    """The deployment under test, for roofline floors beside the measured TTFT and TPOT."""
+
+    model_config: str
+    gpu: str
+    tp: int = 1
+    weight_dtype: str = "bf16"
+
+    def __post_init__(self) -> None:
+        from metrics.model.presets import dtype_bytes, resolve_gpu, resolve_model
+
+        _require(self.tp >= 1, f"--tp must be >= 1, got {self.tp}")
+        try:
+            resolve_model(self.model_config)
+            resolve_gpu(self.gpu)
+            dtype_bytes(self.weight_dtype)
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsSpec:
+    """How records become figures: the SLO, buckets, thresholds of stalls and client saturation."""
+
+    slo: SLO = field(default_factory=SLO)
+    stall_threshold_s: float = 1.0
+    lag_threshold_s: float = 0.010
+    prompt_bucket_edges: tuple[int, ...] | None = None  # None: the defaults of metrics.summary.buckets
+    output_bucket_edges: tuple[int, ...] | None = None
+    cache_full_ratio: float = 0.9
+    absent_cache_is_zero: bool = False
+    roofline: RooflineSpec | None = None
+
+    def __post_init__(self) -> None:
+        _require(math.isfinite(self.stall_threshold_s) and self.stall_threshold_s > 0,
+                 f"--stall-threshold must be greater than 0, got {self.stall_threshold_s}")
+        _non_negative(self.lag_threshold_s, "--lag-threshold")
+        _require(0 < self.cache_full_ratio <= 1, "--cache-full-ratio must be in (0, 1]")
+        for edges, flag in ((self.prompt_bucket_edges, "--prompt-buckets"), (self.output_bucket_edges, "--output-buckets")):
+            _require(edges is None or (bool(edges) and list(edges) == sorted(set(edges)) and edges[0] >= 0),
+                     f"{flag} must be increasing non-negative integers, got {edges}")
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSpec:
+    """Where results go and how the run talks to its user."""
+
+    output: str | None = None  # None: runs/<timestamp>
+    overwrite: bool = False  # replace the run already in --output
+    quiet: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PrometheusSpec:
+    """Live /metrics, Pushgateway and scraping the server's own metrics."""
+
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
+    metrics_linger_s: float = 0.0
+    pushgateway: str | None = None  # without credentials (they are secrets)
+    pushgateway_job: str = "goodput"
+    pushgateway_user: str | None = None
+    pushgateway_interval_s: float = 0.0
+    pushgateway_delete: bool = False
+    server_metrics: str = "auto"  # auto | none | URL
+    server_metrics_interval_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        _require(self.metrics_port is None or 0 <= self.metrics_port <= 65535,
+                 f"--metrics-port must be in 0..65535, got {self.metrics_port}")
+        _non_negative(self.metrics_linger_s, "--metrics-linger")
+        _non_negative(self.pushgateway_interval_s, "--pushgateway-interval")
+        _require(self.pushgateway is not None or not (self.pushgateway_delete or self.pushgateway_interval_s),
+                 "--pushgateway-delete and --pushgateway-interval need --pushgateway URL")
+        _require(self.server_metrics in ("auto", "none") or self.server_metrics.startswith(("http://", "https://")),
+                 f"--server-metrics must be auto, none or an http(s) URL, got {self.server_metrics!r}")
+        _require(math.isfinite(self.server_metrics_interval_s) and self.server_metrics_interval_s > 0,
+                 "--server-metrics-interval must be > 0")
+
+
+@dataclass(frozen=True, slots=True)
+class GateSpec:
+    """Pass conditions judged at the end (exit 99 on failure), some of which may stop the run early."""
+
+    thresholds: tuple[Threshold, ...] = ()
+    abort_thresholds: tuple[Threshold, ...] = ()  # the subset that may abort a running test
+    abort_delay_s: float | None = None  # None: the default delay
+    abort_interval_s: float | None = None
+    baseline: str | None = None
+    junit: str | None = None
+    markdown: str | None = None
+
+    def __post_init__(self) -> None:
+        _require(set(self.abort_thresholds) <= set(self.thresholds), "abort thresholds must be among the thresholds")
+        if not self.thresholds:
+            _require(not (self.baseline or self.junit or self.markdown),
+                     "--abort-on-fail, --baseline, --junit and --markdown need thresholds (--threshold or --config)")
+        if self.abort_delay_s is not None:
+            _non_negative(self.abort_delay_s, "--abort-delay")
+        _positive_or_none(self.abort_interval_s, "abort_interval")
+        relative = [t.text for t in self.thresholds if t.needs_baseline]
+        _require(not relative or self.baseline is not None,
+                 f"threshold {relative[0]!r} is relative to a baseline: pass --baseline DIR" if relative else "")
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.thresholds)
