@@ -9,12 +9,13 @@ from __future__ import annotations
 import statistics
 import time
 
+from metrics.model.config import ModelConfig
 from refserver.engine.config import EngineConfig
 from refserver.engine.llm_engine import LLMEngine
 from refserver.engine.runner import TorchModelRunner
 from refserver.engine.runner_base import ScheduledBatch
 from refserver.engine.types import SamplingParams
-from refserver.model import ModelConfig, tiny_config, tiny_model
+from refserver.model import tiny_config, tiny_model
 
 
 class FillerRunner:

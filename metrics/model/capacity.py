@@ -1,9 +1,12 @@
-"""Memory arithmetic of a served model (seed F5–F6): KV per token, paged blocks, weights, headroom.
+"""Memory arithmetic of a served model: KV per token, paged blocks, weights, headroom.
+
+The one home of this arithmetic: `goodput plan`, the roofline, the sim engine and the reference server's
+KV pool all call these functions.
 
 Every quantity is per tensor-parallel rank (`tp`), because that is what has to fit on one GPU; `tp=1`
 gives the whole model. Under TP, attention heads and MLP columns split across ranks; KV heads split
 too, but when there are fewer KV heads than ranks each rank still holds one full head (replication),
-so KV does not shrink past Hkv ranks — "8 GPUs" never means KV ÷ 8 (seed F5).
+so KV does not shrink past Hkv ranks — "8 GPUs" never means KV ÷ 8.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ DEFAULT_BATCHED_TOKENS = 8192  # tokens in the largest step the engine schedules
 DEFAULT_MAX_NUM_SEQS = 256  # sequences per step whose logits are materialised
 
 
-# --- KV cache (F5) -----------------------------------------------------------------------------------
+# --- KV cache -----------------------------------------------------------------------------------------
 
 
 def k_elements_per_token_per_layer(num_kv_heads: int, head_dim: int) -> int:
@@ -35,7 +38,7 @@ def kv_bytes_per_token_per_layer(num_kv_heads: int, head_dim: int, dtype_bytes: 
 
 
 def kv_bytes_per_token_uniform(num_layers: int, num_kv_heads: int, head_dim: int, dtype_bytes: int) -> int:
-    """The seed's formula for a homogeneous full-attention model: 2 × L × Hkv × d × b."""
+    """KV per token of a homogeneous full-attention model: 2 × L × Hkv × d × b."""
     return num_layers * kv_bytes_per_token_per_layer(num_kv_heads, head_dim, dtype_bytes)
 
 
@@ -70,7 +73,7 @@ def kv_bytes_for_sequence(model: ModelConfig, tokens: int, *, kv_dtype_bytes: in
     return sum(per_layer * kv_tokens_kept(tokens, w) for w in model.layer_windows)
 
 
-# --- paged blocks (F5) -------------------------------------------------------------------------------
+# --- paged blocks -------------------------------------------------------------------------------------
 
 
 def blocks_for_tokens(tokens: int, block_size: int) -> int:
@@ -78,6 +81,11 @@ def blocks_for_tokens(tokens: int, block_size: int) -> int:
     if block_size < 1 or tokens < 0:
         raise ValueError(f"need block_size >= 1 and tokens >= 0, got {block_size}, {tokens}")
     return -(-tokens // block_size)
+
+
+def kv_bytes_per_block(model: ModelConfig, *, block_size: int, kv_dtype_bytes: int, tp: int = 1) -> int:
+    """Bytes of one paged KV block on one rank: C slots of KV per token, over every layer."""
+    return block_size * kv_bytes_per_token(model, kv_dtype_bytes=kv_dtype_bytes, tp=tp)
 
 
 def blocks_for_window(tokens: int, block_size: int, window: int | None) -> int:
@@ -122,7 +130,7 @@ def paged_kv_bytes_for_sequence(model: ModelConfig, tokens: int, *, block_size: 
     return sum(per_layer_block * blocks_for_window(tokens, block_size, w) for w in model.layer_windows)
 
 
-# --- weights (F6) ------------------------------------------------------------------------------------
+# --- weights ------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

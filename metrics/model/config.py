@@ -1,15 +1,20 @@
-"""The shape of a dense decoder model, as the capacity and roofline formulas need it (seed F2, F5).
+"""The shape of a dense decoder model: one `ModelConfig` for the capacity and roofline formulas, the sim
+engine and the reference server's torch model.
 
 `ModelConfig` is built from a Hugging Face `config.json` (Llama, Mistral, Qwen2, Qwen3 families) or
 taken from `metrics.model.presets`. Configs whose memory or compute the formulas here cannot describe are
 refused with `UnsupportedModelError` rather than approximated:
 
 - MLA (DeepSeek-V2/V3, Kimi): the cache holds a compressed latent of `kv_lora_rank + qk_rope_head_dim`
-  per token per layer, not 2·Hkv·d — the F5 formula would overstate it several-fold.
+  per token per layer, not 2·Hkv·d — the KV-per-token formula would overstate it several-fold.
 - Mamba / hybrid (Jamba, Zamba, Falcon-H1, Nemotron-H, Qwen3-Next's linear attention): recurrent layers
   keep a fixed-size state per sequence that does not grow with tokens, so "bytes per token" is wrong.
 - Mixture of experts: weights held and weights read per token differ (only active experts are read),
-  which changes both F6 and F7.
+  which changes both the weight memory and the bytes each step reads.
+
+The fields a forward pass needs beyond the shape (norm epsilon, RoPE, biases, special token ids) are
+read here too, so the reference server builds its model from the same object; which of them it can
+actually run (the Llama family, silu, linear or llama3 RoPE scaling) it decides where it loads a model.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 
@@ -32,8 +37,20 @@ class UnsupportedModelError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class RopeScaling:
+    """RoPE frequency scaling as `config.json` declares it. `kind` is the HF `rope_type` ("linear",
+    "llama3", "yarn", ...); the llama3 band fields keep their Llama 3.1 values for other kinds."""
+
+    kind: str
+    factor: float
+    low_freq_factor: float = 1.0
+    high_freq_factor: float = 4.0
+    original_max_position_embeddings: int = 8192
+
+
+@dataclass(frozen=True, slots=True)
 class ModelConfig:
-    """Dimensions of a dense GQA decoder. Symbols as in seed F2: L, D, Hq, Hkv, d, F, V."""
+    """Dimensions of a dense GQA decoder — L, D, Hq, Hkv, d, F, V — and what a forward pass needs besides."""
 
     name: str
     num_layers: int  # L
@@ -44,21 +61,33 @@ class ModelConfig:
     intermediate_size: int  # F
     vocab_size: int  # V
     tie_word_embeddings: bool = False
-    qkv_bias: bool = False  # Qwen2 has biases on q/k/v
+    qkv_bias: bool = False  # biases on q/k/v (Qwen2; `attention_bias` configs): counted as parameters
     qk_norm: bool = False  # Qwen3 normalises q and k per head (2·d weights per layer)
     # Per layer: None = full attention, n = sliding window of n tokens (keeps at most n tokens of KV).
     layer_windows: tuple[int | None, ...] = ()
-    max_position_embeddings: int | None = None
+    max_position_embeddings: int | None = None  # None: the config does not say
+    # What the forward pass needs beyond the shape (the reference server's torch model).
+    rms_norm_eps: float = 1e-5
+    rope_theta: float = 10000.0
+    rope_scaling: RopeScaling | None = None
+    attention_bias: bool = False  # Llama's flag: q, k, v and o projections all carry a bias
+    mlp_bias: bool = False
+    bos_token_id: int | None = None
+    eos_token_ids: tuple[int, ...] = ()  # every id that ends generation
 
     def __post_init__(self) -> None:
         for field_name in ("num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim",
                            "intermediate_size", "vocab_size"):
             value = getattr(self, field_name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            if not _is_int(value) or value <= 0:
                 raise ValueError(f"{self.name}: {field_name} must be a positive integer, got {value!r}")
         if self.num_heads % self.num_kv_heads != 0:
             raise ValueError(f"{self.name}: num_heads {self.num_heads} is not a multiple of "
                              f"num_kv_heads {self.num_kv_heads}")
+        positions = self.max_position_embeddings
+        if positions is not None and (not _is_int(positions) or positions <= 0):
+            raise ValueError(f"{self.name}: max_position_embeddings must be a positive integer or None, "
+                             f"got {positions!r}")
         if not self.layer_windows:
             object.__setattr__(self, "layer_windows", (None,) * self.num_layers)
         if len(self.layer_windows) != self.num_layers:
@@ -70,6 +99,15 @@ class ModelConfig:
     @property
     def has_sliding_window(self) -> bool:
         return any(w is not None for w in self.layer_windows)
+
+    @property
+    def eos_token_id(self) -> int | None:
+        """The primary eos id (HF configs may list several; all of them stop generation)."""
+        return self.eos_token_ids[0] if self.eos_token_ids else None
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _int(config: dict[str, Any], key: str, source: str) -> int:
@@ -127,8 +165,63 @@ def _layer_windows(config: dict[str, Any], num_layers: int, source: str) -> tupl
     return (window,) * num_layers  # Mistral: every layer slides
 
 
+def _number(config: dict[str, Any], key: str, source: str, default: float | None = None) -> float:
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UnsupportedModelError(f"{source}: config.json needs a number {key!r}, got {value!r}")
+    return float(value)
+
+
+def _rope_from_hf(config: dict[str, Any], source: str) -> tuple[float, RopeScaling | None]:
+    """RoPE base and scaling. transformers >= 5 writes `rope_parameters` (theta inside); older configs
+    write `rope_theta` and `rope_scaling`. Kinds other than linear and llama3 are kept by name only."""
+    params = config.get("rope_parameters") or {}
+    if not isinstance(params, dict):
+        raise UnsupportedModelError(f"{source}: rope_parameters must be an object, got {params!r}")
+    theta = _number(params, "rope_theta", source, default=config.get("rope_theta", 10000.0))
+    scaling = config.get("rope_scaling") or params or None
+    if scaling is None:
+        return theta, None
+    if not isinstance(scaling, dict):
+        raise UnsupportedModelError(f"{source}: rope_scaling must be an object, got {scaling!r}")
+    kind = str(scaling.get("rope_type", scaling.get("type", "default")))
+    if kind == "default":
+        return theta, None
+    if kind == "linear":
+        return theta, RopeScaling(kind="linear", factor=_number(scaling, "factor", source))
+    if kind == "llama3":
+        original = scaling.get("original_max_position_embeddings")
+        if not _is_int(original):
+            raise UnsupportedModelError(f"{source}: llama3 rope scaling needs an integer "
+                                        f"'original_max_position_embeddings', got {original!r}")
+        return theta, RopeScaling(
+            kind="llama3",
+            factor=_number(scaling, "factor", source),
+            low_freq_factor=_number(scaling, "low_freq_factor", source),
+            high_freq_factor=_number(scaling, "high_freq_factor", source),
+            original_max_position_embeddings=original,
+        )
+    factor = scaling.get("factor")
+    return theta, RopeScaling(kind=kind, factor=_number(scaling, "factor", source) if factor is not None else 1.0)
+
+
+def _token_id(value: object, key: str, source: str) -> int:
+    if not _is_int(value):
+        raise UnsupportedModelError(f"{source}: {key} must be an integer token id, got {value!r}")
+    return value
+
+
+def special_token_ids(config: dict[str, Any], source: str = "config") -> tuple[int | None, tuple[int, ...]]:
+    """(bos id, eos ids) of a HF config: `eos_token_id` may be one id, a list of them, or absent."""
+    bos = config.get("bos_token_id")
+    eos = config.get("eos_token_id")
+    eos_list = eos if isinstance(eos, list) else ([] if eos is None else [eos])
+    return (None if bos is None else _token_id(bos, "bos_token_id", source),
+            tuple(_token_id(e, "eos_token_id", source) for e in eos_list))
+
+
 def model_from_hf_config(config: dict[str, Any], *, name: str | None = None) -> ModelConfig:
-    """Read the fields the formulas need from a parsed HF `config.json`; refuse what they cannot model."""
+    """Read a parsed HF `config.json` into a `ModelConfig`; refuse what the formulas cannot model."""
     source = name or str(config.get("_name_or_path") or config.get("model_type") or "config")
     _refuse_unmodelled(config, source)
     num_layers = _int(config, "num_hidden_layers", source)
@@ -137,6 +230,8 @@ def model_from_hf_config(config: dict[str, Any], *, name: str | None = None) -> 
     num_kv_heads = config.get("num_key_value_heads") or num_heads  # absent = multi-head attention
     head_dim = config.get("head_dim") or hidden // num_heads
     model_type = config["model_type"]
+    theta, rope_scaling = _rope_from_hf(config, source)
+    bos, eos = special_token_ids(config, source)
     try:
         return ModelConfig(
             name=source,
@@ -152,6 +247,13 @@ def model_from_hf_config(config: dict[str, Any], *, name: str | None = None) -> 
             qk_norm=model_type == "qwen3",
             layer_windows=_layer_windows(config, num_layers, source),
             max_position_embeddings=config.get("max_position_embeddings"),
+            rms_norm_eps=_number(config, "rms_norm_eps", source, default=1e-5),
+            rope_theta=theta,
+            rope_scaling=rope_scaling,
+            attention_bias=bool(config.get("attention_bias", False)),
+            mlp_bias=bool(config.get("mlp_bias", False)),
+            bos_token_id=bos,
+            eos_token_ids=eos,
         )
     except ValueError as exc:
         raise UnsupportedModelError(str(exc)) from exc

@@ -1,4 +1,4 @@
-"""Roofline cost of one engine step (seed F3, F4, F7): FLOPs, bytes moved, and the time bound.
+"""Roofline cost of one engine step: FLOPs, bytes moved, and the time bound.
 
 A step is a list of `SeqWork`: for each sequence, how many tokens are already in its KV cache
 (`context`), how many it computes now (`new`: 1 for a decode token, a chunk for prefill) and whether
@@ -151,7 +151,7 @@ def floors(model: ModelConfig | str, gpu: GpuSpec | str, prompt_tokens: int, out
 
     TTFT floor: one prompt prefilled alone in one step (no request can do better). TPOT floor: the mean
     decode-step bound over the request's N − 1 decode steps with `batch` sequences in lock-step, each
-    at the same context (TPOT is that mean, seed F8). E2E floor = TTFT + (N − 1) · TPOT.
+    at the same context (TPOT is that mean). E2E floor = TTFT + (N − 1) · TPOT.
     `model` and `gpu` may be preset names (or a config.json path for the model).
     """
     model = resolve_model(model) if isinstance(model, str) else model

@@ -7,7 +7,7 @@ Every time is `time.perf_counter()` seconds on the server. Phases of one request
 scheduled, `decode_s` = last token − first token. A phase that never happened is null, never 0.
 `timings` follows llama.cpp's server: prompt_* describe prefill of the uncached prompt tokens,
 predicted_* the generation (`predicted_per_token_ms` = decode ms / output tokens, as llama.cpp does;
-TPOT in the DESIGN sense is decode_s / (N − 1)).
+TPOT as docs/metrics.md defines it is decode_s / (N − 1)).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def llama_timings(times: RequestTimes) -> dict[str, Any]:
 
 
 def usage(times: RequestTimes) -> dict[str, Any]:
-    """OpenAI usage; `cached_tokens` is always present, also when 0 (DESIGN §6)."""
+    """OpenAI usage; `cached_tokens` is always present, also when 0 (else 0 reads as "not reported")."""
     return {
         "prompt_tokens": times.num_prompt_tokens,
         "completion_tokens": times.num_output_tokens,

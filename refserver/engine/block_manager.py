@@ -13,8 +13,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from metrics.model.capacity import blocks_for_tokens
 from refserver.engine.sequence import Sequence
-from refserver.model.config import blocks_for_tokens
 
 HashFn = Callable[[int | None, tuple[int, ...]], int]
 

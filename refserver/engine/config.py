@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from refserver.model.config import ModelConfig, kv_bytes_per_block
+from metrics.model.capacity import blocks_for_tokens, kv_bytes_per_block
+from metrics.model.config import ModelConfig
+from refserver.model.config import max_positions
 
 DEFAULT_CPU_KV_BYTES = 1 << 30
 GPU_FREE_MEMORY_FRACTION = 0.8  # of the memory still free after the weights are loaded
@@ -48,8 +50,8 @@ def choose_num_blocks(
     budget = config.kv_cache_bytes
     if budget is None:
         budget = DEFAULT_CPU_KV_BYTES if free_device_bytes is None else int(free_device_bytes * GPU_FREE_MEMORY_FRACTION)
-    per_block = kv_bytes_per_block(model, config.block_size, dtype_bytes)
-    useful = config.max_num_seqs * -(-model.max_position_embeddings // config.block_size)
+    per_block = kv_bytes_per_block(model, block_size=config.block_size, kv_dtype_bytes=dtype_bytes)
+    useful = config.max_num_seqs * blocks_for_tokens(max_positions(model), config.block_size)
     num_blocks = min(budget // per_block, useful)
     if num_blocks < 1:
         raise ValueError(f"KV budget of {budget} bytes is smaller than one block ({per_block} bytes)")

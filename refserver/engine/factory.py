@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from refserver.engine.config import EngineConfig, choose_num_blocks
 from refserver.engine.llm_engine import LLMEngine
@@ -39,9 +38,10 @@ def build_torch_runner(config: EngineConfig) -> TorchModelRunner:
 def build_runner(config: EngineConfig) -> ModelRunner:
     if config.runner == "torch":
         return build_torch_runner(config)
-    # The sim runner lives in its own module (another owner); it exposes make_sim_runner(config).
-    module = importlib.import_module("refserver.engine.sim_runner")
-    return cast(ModelRunner, module.make_sim_runner(config))
+    # Imported here, like the torch runner above: a server builds one kind of runner, not both.
+    from refserver.engine.sim_runner import make_sim_runner
+
+    return make_sim_runner(config)
 
 
 def build_llm_engine(config: EngineConfig) -> LLMEngine:

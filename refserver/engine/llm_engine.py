@@ -10,6 +10,7 @@ from refserver.engine.runner_base import ModelRunner
 from refserver.engine.scheduler import Scheduler, SchedulerConfig
 from refserver.engine.sequence import Sequence
 from refserver.engine.types import EngineStats, FinishReason, SamplingParams, TokenEvent
+from refserver.model.config import max_positions
 
 RequestEvent = tuple[str, TokenEvent]
 
@@ -54,7 +55,7 @@ class LLMEngine:
         self.num_finished: dict[FinishReason, int] = {}  # cumulative, by finish reason
         pool = self.block_manager.num_total_blocks * self.block_manager.block_size
         # Prompt + output tokens one request may reach: model positions, capped by the KV pool.
-        self._max_context = min(self.model_config.max_position_embeddings, pool)
+        self._max_context = min(max_positions(self.model_config), pool)
 
     @property
     def vocab_size(self) -> int:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from metrics.model.config import ModelConfig
 from refserver.engine.runner_base import ScheduledBatch
 from refserver.engine.sampling import banned_token_ids, sample
 from refserver.model.attention import PagedAttentionMetadata
-from refserver.model.config import ModelConfig
 
 if TYPE_CHECKING:
     import torch

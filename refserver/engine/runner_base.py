@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from metrics.model.config import ModelConfig
     from refserver.engine.sequence import Sequence
-    from refserver.model.config import ModelConfig
 
 
 @dataclass(slots=True)

@@ -1,6 +1,6 @@
 """One request's state inside the engine.
 
-Generated vs computed tokens (seed F4): a sampled token joins `token_ids` at once, but its KV does not
+Generated vs computed tokens: a sampled token joins `token_ids` at once, but its KV does not
 exist until a later step feeds it through the model. So `num_computed_tokens` (positions whose KV is in
 the cache) trails `num_tokens` by one during decode, and by the unprocessed prompt during prefill.
 """

@@ -1,6 +1,6 @@
 """The `sim` model runner: the real scheduler and KV block manager, with a roofline clock instead of a model.
 
-Each step lasts what the roofline model (`metrics.model.roofline`, seed F7) says that step's batch would take
+Each step lasts what the roofline model (`metrics.model.roofline`) says that step's batch would take
 on the chosen GPU — decode tokens and prefill chunks with their real context lengths — divided by an
 efficiency (the fraction of peak FLOP/s and bandwidth real kernels reach), plus a fixed per-step
 overhead (launches, sampling, scheduling on a real server). The runner then waits until that step's
@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from metrics.model.capacity import paged_kv_bytes_for_sequence, plan_memory
-from metrics.model.config import ModelConfig as SimModel
+from metrics.model.capacity import kv_bytes_per_block, plan_memory
+from metrics.model.config import ModelConfig, special_token_ids
 from metrics.model.presets import GpuSpec, dtype_bytes, resolve_gpu, resolve_model
 from metrics.model.roofline import SeqWork, step_cost, time_bound
 from refserver.engine.runner_base import ScheduledBatch
 from refserver.engine.sequence import Sequence
-from refserver.model.config import ModelConfig, tiny_config
+from refserver.model.config import tiny_config
 
 if TYPE_CHECKING:
     from refserver.engine.config import EngineConfig
@@ -99,13 +99,13 @@ class SimModelRunner:
                  max_num_batched_tokens: int = 8192, max_num_seqs: int = 256,
                  kv_cache_bytes: int | None = None, model_dir: str | None = None) -> None:
         self.options = options
-        self.sim_model: SimModel = resolve_model(options.model or model_dir or DEFAULT_SIM_MODEL)
+        self.sim_model: ModelConfig = resolve_model(options.model or model_dir or DEFAULT_SIM_MODEL)
         self.gpu: GpuSpec = resolve_gpu(options.gpu)
         self.block_size = block_size
         self._wb = dtype_bytes(options.dtype)
         self._kb = dtype_bytes(options.kv_dtype or options.dtype)
-        self.block_bytes = paged_kv_bytes_for_sequence(self.sim_model, block_size, block_size=block_size,
-                                                       kv_dtype_bytes=self._kb, tp=options.tp)
+        self.block_bytes = kv_bytes_per_block(self.sim_model, block_size=block_size, kv_dtype_bytes=self._kb,
+                                              tp=options.tp)
         self._num_blocks = num_blocks if num_blocks is not None else self._pool_blocks(
             max_num_batched_tokens, max_num_seqs, kv_cache_bytes)
         if self._num_blocks < 1:
@@ -189,7 +189,7 @@ class SimModelRunner:
         return FILLER_TOKENS[(index + offset) % len(FILLER_TOKENS)]
 
 
-def _served_config(sim_model: SimModel, model_dir: str | None) -> ModelConfig:
+def _served_config(sim_model: ModelConfig, model_dir: str | None) -> ModelConfig:
     """What the HTTP layer and request validation see: the vocabulary and eos of the tokenizer that will
     be served (the model directory's, else the bundled byte-level one) and the simulated model's context."""
     max_positions = sim_model.max_position_embeddings or tiny_config().max_position_embeddings
@@ -201,11 +201,8 @@ def _served_config(sim_model: SimModel, model_dir: str | None) -> ModelConfig:
         hf = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"cannot read {path}: {exc}") from None
-    eos = hf.get("eos_token_id")
-    eos_ids = tuple(int(e) for e in eos) if isinstance(eos, list) else (() if eos is None else (int(eos),))
-    bos = hf.get("bos_token_id")
-    return dataclasses.replace(served, vocab_size=int(hf["vocab_size"]), eos_token_ids=eos_ids,
-                               bos_token_id=None if bos is None else int(bos))
+    bos, eos_ids = special_token_ids(hf, str(path))
+    return dataclasses.replace(served, vocab_size=int(hf["vocab_size"]), eos_token_ids=eos_ids, bos_token_id=bos)
 
 
 def make_sim_runner(config: EngineConfig) -> SimModelRunner:

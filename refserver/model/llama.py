@@ -2,7 +2,7 @@
 
 Module and parameter names mirror Hugging Face's (`model.layers.N.self_attn.q_proj.weight`, ...) so a
 checkpoint loads by name. `forward` attends over the paged KV cache; `forward_reference` recomputes the
-whole sequence with plain causal attention and no cache, for the equivalence tests (seed F4).
+whole sequence with plain causal attention and no cache, for the equivalence tests.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import torch
 from torch import nn
 
 from refserver.model.attention import PagedAttentionMetadata, causal_attention, paged_attention, write_kv
+from refserver.model.config import check_servable
 from refserver.model.rope import RotaryEmbedding, apply_rope
 
 if TYPE_CHECKING:
-    from refserver.model.config import ModelConfig
+    from metrics.model.config import ModelConfig
 
 KVCache = tuple[torch.Tensor, torch.Tensor]
 
@@ -110,6 +111,7 @@ class LlamaModel(nn.Module):
 class LlamaForCausalLM(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
+        check_servable(config)
         self.config = config
         self.model = LlamaModel(config)
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from refserver.model.config import ModelConfig, config_from_hf, tiny_config
+from metrics.model.config import ModelConfig
+from refserver.model.config import config_from_hf, tiny_config
 
 if TYPE_CHECKING:
     import torch
@@ -41,7 +42,10 @@ def read_model_config(model_dir: str | Path) -> ModelConfig:
     path = Path(model_dir) / "config.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: a model directory needs a Hugging Face config.json")
-    return config_from_hf(json.loads(path.read_text()))
+    hf = json.loads(path.read_text())
+    if not isinstance(hf, dict):
+        raise ValueError(f"{path}: config.json must hold a JSON object")
+    return config_from_hf(hf, name=str(hf.get("_name_or_path") or path.resolve().parent.name))
 
 
 def _weight_files(model_dir: Path) -> list[Path]:

@@ -11,6 +11,7 @@ from metrics.model.capacity import (
     blocks_for_window,
     k_elements_per_token_per_layer,
     kv_bytes_for_sequence,
+    kv_bytes_per_block,
     kv_bytes_per_token,
     kv_bytes_per_token_per_layer,
     kv_bytes_per_token_uniform,
@@ -89,6 +90,21 @@ def test_sliding_window_blocks_include_the_straddling_block() -> None:
     mixed = _tiny(layer_windows=(None, 32, None, 32))
     block_bytes = 16 * kv_bytes_per_token_per_layer(2, 16, 2)
     assert paged_kv_bytes_for_sequence(mixed, 100, block_size=16, kv_dtype_bytes=2) == block_bytes * (7 + 3 + 7 + 3)
+
+
+@pytest.mark.parametrize("name", sorted(MODEL_PRESETS))
+def test_a_kv_block_is_block_size_tokens_and_what_one_block_of_a_sequence_pins(name: str) -> None:
+    # The reference server sizes its pool and the sim engine its blocks with kv_bytes_per_block; a
+    # sequence of exactly one block pins that much on every layer, sliding or not (windows are >= 1).
+    model = MODEL_PRESETS[name]
+    for block_size in (1, 16, 32):
+        for tp in (1, 2, 8):
+            per_block = kv_bytes_per_block(model, block_size=block_size, kv_dtype_bytes=2, tp=tp)
+            assert per_block == block_size * kv_bytes_per_token(model, kv_dtype_bytes=2, tp=tp)
+            assert per_block == paged_kv_bytes_for_sequence(model, block_size, block_size=block_size,
+                                                            kv_dtype_bytes=2, tp=tp)
+    # 2 layers · 2 KV heads · 16 dims · K and V · 4 bytes · 16 slots.
+    assert kv_bytes_per_block(_tiny(num_layers=2), block_size=16, kv_dtype_bytes=4) == 8192
 
 
 def test_tp_splits_kv_heads_and_replicates_when_fewer_heads_than_ranks() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _records import rec
 
 from metrics.gate.compare import (
     Row,
@@ -21,6 +20,7 @@ from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig
 from metrics.summary.run_samples import RunSamples
+from tests.metrics._records import rec
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=300ms"]))
 

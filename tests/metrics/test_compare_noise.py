@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _records import rec
 
 from metrics.gate.compare import Row, compare_runs
 from metrics.gate.compare_rule import BELOW_MIN_CHANGE, WITHIN_RUN_SPREAD
@@ -14,6 +13,7 @@ from metrics.records.frame import frame_from_records
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig
 from metrics.summary.run_samples import RunSamples
+from tests.metrics._records import rec
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=300ms"]))
 STATS = ["ttft:p(50)", "ttft:avg", "itl:p(50)"]

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
-from _records import rec
 
 from metrics.latency import derive
 from metrics.records.frame import frame_from_records
+from tests.metrics._records import rec
 
 
 def test_one_stream_every_time_metric() -> None:

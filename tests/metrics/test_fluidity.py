@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _records import rec
 
 from metrics.latency.fluidity import deadline_miss_rate, fluidity_index, token_intervals
 from metrics.records.frame import frame_from_records
+from tests.metrics._records import rec
 
 
 def test_reference_recurrence_by_hand() -> None:

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _records import rec
-from synthetic import write_synthetic
 
 from metrics.records.frame import frame_from_jsonl, frame_from_records
 from metrics.records.record import RequestRecord, read_records
+from metrics.records.synthetic import write_synthetic
 from metrics.summary.build import SummaryConfig, summarize
+from tests.metrics._records import rec
 
 
 def test_columns_and_csr_layout() -> None:

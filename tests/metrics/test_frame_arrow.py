@@ -6,8 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _frames import assert_same_frame
-from synthetic import write_synthetic
 
 from metrics.records.frame import frame_from_jsonl
 from metrics.records.frame_arrow import (
@@ -18,7 +16,9 @@ from metrics.records.frame_arrow import (
 )
 from metrics.records.jsonl import read_jsonl_frame
 from metrics.records.record import RequestRecord
+from metrics.records.synthetic import write_synthetic
 from metrics.summary.build import SummaryConfig, summarize
+from tests.metrics._frames import assert_same_frame
 
 EDGE_CASES = [
     RequestRecord(id=0, intended_ns=0, sent_ns=10, chunk_ns=[20, 30, 30], chunk_tokens=None, output_tokens=None,

@@ -9,11 +9,11 @@ from typing import Any
 import orjson
 import pyarrow as pa
 import pytest
-from _frames import assert_same_frame
 
 from metrics.records.frame_arrow import frame_from_table, read_records_checked
 from metrics.records.jsonl import read_jsonl_frame
 from metrics.records.record_check import SHOWN_SKIPPED, InputReport
+from tests.metrics._frames import assert_same_frame
 
 
 def record(rid: int, **changes: Any) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,13 @@ from typing import Any
 import pytest
 
 from metrics.model.capacity import param_breakdown
-from metrics.model.config import UnsupportedModelError, load_model_config, model_from_hf_config
+from metrics.model.config import (
+    RopeScaling,
+    UnsupportedModelError,
+    load_model_config,
+    model_from_hf_config,
+    special_token_ids,
+)
 from metrics.model.presets import GPU_PRESETS, MODEL_PRESETS, dtype_bytes, resolve_gpu, resolve_model
 
 LLAMA31_8B_JSON: dict[str, Any] = {
@@ -90,6 +97,68 @@ def test_malformed_configs_are_refused(tmp_path: Path) -> None:
         load_model_config(bad)
     with pytest.raises(FileNotFoundError):
         load_model_config(tmp_path / "missing")
+
+
+def test_forward_pass_fields_are_read_beside_the_shape() -> None:
+    llama = model_from_hf_config({**LLAMA31_8B_JSON, "rms_norm_eps": 1e-6, "rope_theta": 500000.0,
+                                  "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                   "high_freq_factor": 4.0,
+                                                   "original_max_position_embeddings": 8192},
+                                  "bos_token_id": 128000, "eos_token_id": [128001, 128009],
+                                  "attention_bias": True, "mlp_bias": True})
+    assert (llama.rms_norm_eps, llama.rope_theta) == (1e-6, 500000.0)
+    assert llama.rope_scaling == RopeScaling("llama3", 8.0, 1.0, 4.0, 8192)
+    assert llama.bos_token_id == 128000 and llama.eos_token_ids == (128001, 128009)
+    assert llama.eos_token_id == 128001
+    assert llama.attention_bias and llama.mlp_bias and llama.qkv_bias
+    assert llama.max_position_embeddings == 131072
+    plain = model_from_hf_config(LLAMA31_8B_JSON)
+    assert (plain.rms_norm_eps, plain.rope_theta, plain.rope_scaling) == (1e-5, 10000.0, None)
+    assert (plain.bos_token_id, plain.eos_token_ids, plain.eos_token_id) == (None, (), None)
+    assert not (plain.attention_bias or plain.mlp_bias)
+    # The shape the capacity formulas read does not depend on any of these.
+    assert param_breakdown(plain) == param_breakdown(dataclasses.replace(llama, attention_bias=False,
+                                                                         qkv_bias=False, mlp_bias=False))
+
+
+def test_rope_in_both_config_layouts_and_unknown_kinds_kept_by_name() -> None:
+    # transformers >= 5 writes rope_parameters with theta inside.
+    new = model_from_hf_config({**LLAMA31_8B_JSON, "rope_parameters": {"rope_type": "linear", "factor": 2.0,
+                                                                        "rope_theta": 1e6}})
+    assert (new.rope_theta, new.rope_scaling) == (1e6, RopeScaling("linear", 2.0))
+    default = model_from_hf_config({**LLAMA31_8B_JSON, "rope_parameters": {"rope_type": "default",
+                                                                            "rope_theta": 5e5}})
+    assert (default.rope_theta, default.rope_scaling) == (5e5, None)
+    # Capacity arithmetic does not need RoPE: a yarn Qwen is still planned; serving it is another matter.
+    qwen = model_from_hf_config({"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
+                                 "num_key_value_heads": 4, "num_hidden_layers": 28, "intermediate_size": 18944,
+                                 "vocab_size": 152064, "rope_scaling": {"type": "yarn", "factor": 4.0}})
+    assert qwen.rope_scaling is not None and qwen.rope_scaling.kind == "yarn" and qwen.rope_scaling.factor == 4.0
+    assert param_breakdown(qwen) == param_breakdown(MODEL_PRESETS["Qwen2.5-7B"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ({"eos_token_id": "</s>"}, "eos_token_id must be an integer"),
+        ({"eos_token_id": [2, None]}, "eos_token_id must be an integer"),
+        ({"bos_token_id": 1.5}, "bos_token_id must be an integer"),
+        ({"rms_norm_eps": "tiny"}, "rms_norm_eps"),
+        ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0}}, "original_max_position_embeddings"),
+        ({"rope_scaling": {"rope_type": "linear"}}, "factor"),
+        ({"rope_scaling": "linear"}, "rope_scaling must be an object"),
+        ({"max_position_embeddings": 0}, "max_position_embeddings"),
+    ],
+)
+def test_malformed_forward_pass_fields_are_refused(extra: dict[str, Any], words: str) -> None:
+    with pytest.raises(UnsupportedModelError, match=words):
+        model_from_hf_config({**LLAMA31_8B_JSON, **extra})
+
+
+def test_special_token_ids_take_one_id_a_list_or_none() -> None:
+    assert special_token_ids({"bos_token_id": 1, "eos_token_id": 2}) == (1, (2,))
+    assert special_token_ids({"eos_token_id": [2, 7]}) == (None, (2, 7))
+    assert special_token_ids({}) == (None, ())
 
 
 def test_presets_resolve_by_name_and_unknown_names_fail() -> None:

@@ -7,11 +7,11 @@ from typing import Any
 
 import orjson
 import pytest
-from _records import rec
 
 from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
 from metrics.summary.build import REQUEST_IDENTITIES, SummaryConfig, summarize
+from tests.metrics._records import rec
 
 
 def _run() -> list[RequestRecord]:

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _records import rec
 
 from metrics.gate.evaluate import NeedsRecords, RunView, evaluate, failed, summary_value
 from metrics.gate.thresholds import LATENCY_METRICS, parse_threshold
@@ -17,6 +16,7 @@ from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig, summarize
 from metrics.summary.run_samples import RunSamples
+from tests.metrics._records import rec
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=150ms"]))
 

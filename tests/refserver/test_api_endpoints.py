@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from fake_engine import DEFAULT_SCRIPT, FakeEngine, make_app, serve_in_thread, sse_payloads
 
 from refserver.tokenizer import ByteTokenizer
+from tests.refserver.fake_engine import DEFAULT_SCRIPT, FakeEngine, make_app, serve_in_thread, sse_payloads
 
 SCRIPT_TEXT = bytes(DEFAULT_SCRIPT).decode()
 MESSAGES = [{"role": "user", "content": "Say hello"}]
 
 
-@pytest.fixture
-def base_url() -> Iterator[str]:
-    with serve_in_thread(make_app(FakeEngine(), model_name="tiny-test")) as url:
-        yield url
+@pytest.fixture(scope="module")
+def fake_app_config() -> dict[str, Any]:
+    """The model name the `base_url` server (tests/refserver/conftest.py) answers with."""
+    return {"model_name": "tiny-test"}
 
 
 def post(base_url: str, path: str, body: dict[str, Any]) -> httpx.Response:

@@ -9,15 +9,16 @@ from typing import Any
 
 import httpx
 import pytest
-from fake_engine import FakeEngine, make_app, serve_in_thread, sse_payloads
+
+from tests.refserver.fake_engine import FakeEngine, make_app, serve_in_thread, sse_payloads
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
 
 @pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    with serve_in_thread(make_app(FakeEngine(), max_model_len=128, max_body_bytes=4096, max_tokens_limit=64)) as url:
-        yield url
+def fake_app_config() -> dict[str, Any]:
+    """Limits small enough to hit: `shared_base_url` (tests/refserver/conftest.py) serves an app with them."""
+    return {"max_model_len": 128, "max_body_bytes": 4096, "max_tokens_limit": 64}
 
 
 def assert_error(response: httpx.Response, status: int, param: str | None = None) -> dict[str, Any]:
@@ -66,8 +67,8 @@ def assert_error(response: httpx.Response, status: int, param: str | None = None
         ({"messages": [{"role": "user", "content": "x" * 200}]}, "messages"),  # prompt over the context
     ],
 )
-def test_chat_400(base_url: str, body: dict[str, Any], param: str) -> None:
-    assert_error(httpx.post(f"{base_url}/v1/chat/completions", json=body), 400, param)
+def test_chat_400(shared_base_url: str, body: dict[str, Any], param: str) -> None:
+    assert_error(httpx.post(f"{shared_base_url}/v1/chat/completions", json=body), 400, param)
 
 
 @pytest.mark.parametrize(
@@ -82,32 +83,32 @@ def test_chat_400(base_url: str, body: dict[str, Any], param: str) -> None:
         ({"prompt": "a", "echo": True}, "echo"),
     ],
 )
-def test_completions_400(base_url: str, body: dict[str, Any], param: str) -> None:
-    assert_error(httpx.post(f"{base_url}/v1/completions", json=body), 400, param)
+def test_completions_400(shared_base_url: str, body: dict[str, Any], param: str) -> None:
+    assert_error(httpx.post(f"{shared_base_url}/v1/completions", json=body), 400, param)
 
 
-def test_body_not_json_or_not_object(base_url: str) -> None:
-    bad_json = httpx.post(f"{base_url}/v1/chat/completions", content=b"{nope", headers={"content-type": "application/json"})
+def test_body_not_json_or_not_object(shared_base_url: str) -> None:
+    bad_json = httpx.post(f"{shared_base_url}/v1/chat/completions", content=b"{nope", headers={"content-type": "application/json"})
     assert assert_error(bad_json, 400)["code"] == "invalid_json"
-    not_object = httpx.post(f"{base_url}/v1/chat/completions", json=[1, 2])
+    not_object = httpx.post(f"{shared_base_url}/v1/chat/completions", json=[1, 2])
     assert assert_error(not_object, 400)["code"] == "invalid_body"
 
 
-def test_body_size_limit_is_413(base_url: str) -> None:
+def test_body_size_limit_is_413(shared_base_url: str) -> None:
     big = {"messages": [{"role": "user", "content": "x" * 5000}]}
-    assert assert_error(httpx.post(f"{base_url}/v1/chat/completions", json=big), 413)["code"] == "body_too_large"
+    assert assert_error(httpx.post(f"{shared_base_url}/v1/chat/completions", json=big), 413)["code"] == "body_too_large"
 
     def chunked() -> Iterator[bytes]:  # no Content-Length: the limit must hold while reading
         yield b'{"messages": [{"role": "user", "content": "'
         yield b"x" * 5000
         yield b'"}]}'
 
-    response = httpx.post(f"{base_url}/v1/chat/completions", content=chunked())
+    response = httpx.post(f"{shared_base_url}/v1/chat/completions", content=chunked())
     assert assert_error(response, 413)["code"] == "body_too_large"
 
 
-def test_a_large_upload_gets_413_and_the_connection_stays_usable(base_url: str) -> None:
-    with httpx.Client(base_url=base_url, timeout=60.0) as client:
+def test_a_large_upload_gets_413_and_the_connection_stays_usable(shared_base_url: str) -> None:
+    with httpx.Client(base_url=shared_base_url, timeout=60.0) as client:
         response = client.post("/v1/completions", content=b"x" * (8 << 20), headers={"content-type": "application/json"})
         assert assert_error(response, 413)["code"] == "body_too_large"
         assert client.post("/v1/completions", json={"prompt": "a", "max_tokens": 2}).status_code == 200
@@ -124,8 +125,8 @@ METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 @pytest.mark.parametrize(("path", "method"), [(p, m) for p in ROUTES for m in METHODS if m not in ROUTES[p]])
-def test_wrong_method_is_a_json_405(base_url: str, path: str, method: str) -> None:
-    response = httpx.request(method, f"{base_url}{path}")
+def test_wrong_method_is_a_json_405(shared_base_url: str, path: str, method: str) -> None:
+    response = httpx.request(method, f"{shared_base_url}{path}")
     error = assert_error(response, 405)
     assert error["code"] == "method_not_allowed"
     assert response.headers["content-type"] == "application/json"
@@ -134,16 +135,16 @@ def test_wrong_method_is_a_json_405(base_url: str, path: str, method: str) -> No
 
 @pytest.mark.parametrize("path", ["/", "/v1", "/v1/chat", "/v1/embeddings", "/v2/chat/completions", "/health/x"])
 @pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
-def test_unknown_path_is_a_json_404(base_url: str, path: str, method: str) -> None:
-    response = httpx.request(method, f"{base_url}{path}")
+def test_unknown_path_is_a_json_404(shared_base_url: str, path: str, method: str) -> None:
+    response = httpx.request(method, f"{shared_base_url}{path}")
     assert assert_error(response, 404)["code"] == "not_found"
     assert response.headers["content-type"] == "application/json"
 
 
-def test_malformed_http_is_a_json_400(base_url: str) -> None:
+def test_malformed_http_is_a_json_400(shared_base_url: str) -> None:
     import socket
 
-    host, port = base_url.removeprefix("http://").rsplit(":", 1)
+    host, port = shared_base_url.removeprefix("http://").rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=30.0) as sock:
         sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
         raw = b""
@@ -155,9 +156,9 @@ def test_malformed_http_is_a_json_400(base_url: str) -> None:
     assert assert_error(httpx.Response(400, content=body), 400)["code"] == "invalid_http"
 
 
-def test_unknown_fields_are_ignored(base_url: str) -> None:
+def test_unknown_fields_are_ignored(shared_base_url: str) -> None:
     body = {"messages": MESSAGES, "max_tokens": 2, "frequency_penalty": 0, "user": "u1", "tools": None}
-    assert httpx.post(f"{base_url}/v1/chat/completions", json=body).status_code == 200
+    assert httpx.post(f"{shared_base_url}/v1/chat/completions", json=body).status_code == 200
 
 
 async def test_queue_full_answers_429_quickly() -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fake_engine import serve_in_thread, sse_payloads
 from prometheus_client.parser import text_string_to_metric_families
 
 from refserver.api import AppConfig
 from refserver.api.serve import build_server_app
 from refserver.engine.config import EngineConfig
+from tests.refserver.fake_engine import serve_in_thread, sse_payloads
 
 pytest.importorskip("torch")
 

@@ -15,9 +15,9 @@ from contextlib import ExitStack, contextmanager
 
 import httpx
 import pytest
-from fake_engine import FakeEngine, make_app, serve_in_thread, sse_payloads
 
 from refserver.api.connection_guard import ConnectionLimits
+from tests.refserver.fake_engine import FakeEngine, make_app, serve_in_thread, sse_payloads
 
 HEADER_S, BODY_S = 0.5, 1.0
 SLACK_S = 15.0  # bound on how late a deadline may fire on a loaded machine

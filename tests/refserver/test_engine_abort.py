@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
@@ -12,21 +12,8 @@ torch = pytest.importorskip("torch")
 torch.set_num_threads(1)  # the tiny model's ops are too small to share; threads only contend
 
 from refserver.engine.async_engine import AsyncLLMEngine  # noqa: E402
-from refserver.engine.config import EngineConfig  # noqa: E402
 from refserver.engine.llm_engine import LLMEngine  # noqa: E402
-from refserver.engine.runner import TorchModelRunner  # noqa: E402
 from refserver.engine.types import SamplingParams  # noqa: E402
-from refserver.model import tiny_model  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def model() -> Any:
-    return tiny_model(0, device="cpu")
-
-
-def make_engine(model: Any, *, num_blocks: int, budget: int, block_size: int = 4) -> LLMEngine:
-    config = EngineConfig(num_blocks=num_blocks, block_size=block_size, max_num_batched_tokens=budget)
-    return LLMEngine(TorchModelRunner(model, num_blocks=num_blocks, block_size=block_size), config)
 
 
 def assert_all_blocks_free(engine: LLMEngine) -> None:
@@ -36,10 +23,10 @@ def assert_all_blocks_free(engine: LLMEngine) -> None:
     assert not engine.scheduler.running and not engine.scheduler.waiting and not engine.seqs
 
 
-def test_many_aborts_mid_prefill_and_mid_decode_leak_nothing(model: Any) -> None:
+def test_many_aborts_mid_prefill_and_mid_decode_leak_nothing(make_engine: Callable[..., LLMEngine]) -> None:
     rng = random.Random(0)
     shared = [rng.randrange(256) for _ in range(12)]  # shared prefixes put ref counts above 1
-    engine = make_engine(model, num_blocks=40, budget=10)
+    engine = make_engine(num_blocks=40, budget=10, block_size=4)
     phases = {"waiting": 0, "prefill": 0, "decode": 0}
     next_id = 0
     for _ in range(300):
@@ -64,13 +51,13 @@ def test_many_aborts_mid_prefill_and_mid_decode_leak_nothing(model: Any) -> None
     assert_all_blocks_free(engine)
 
 
-def test_unknown_abort_is_ignored(model: Any) -> None:
-    engine = make_engine(model, num_blocks=8, budget=8)
+def test_unknown_abort_is_ignored(make_engine: Callable[..., LLMEngine]) -> None:
+    engine = make_engine(num_blocks=8, budget=8, block_size=4)
     assert engine.abort("nope") is None
 
 
-async def test_consumer_leaving_early_frees_blocks(model: Any) -> None:
-    engine = AsyncLLMEngine(make_engine(model, num_blocks=64, budget=16))
+async def test_consumer_leaving_early_frees_blocks(make_engine: Callable[..., LLMEngine]) -> None:
+    engine = AsyncLLMEngine(make_engine(num_blocks=64, budget=16, block_size=4))
     await engine.start()
     try:
         params = SamplingParams(max_tokens=1000, temperature=0.0, ignore_eos=True)

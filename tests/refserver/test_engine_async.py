@@ -12,13 +12,13 @@ import pytest
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)  # the tiny model's ops are too small to share; threads only contend
 
+from metrics.model.config import ModelConfig  # noqa: E402
 from refserver.engine import EngineConfig, build_engine  # noqa: E402
 from refserver.engine.async_engine import AsyncLLMEngine  # noqa: E402
 from refserver.engine.llm_engine import LLMEngine  # noqa: E402
 from refserver.engine.runner import TorchModelRunner  # noqa: E402
 from refserver.engine.runner_base import ScheduledBatch  # noqa: E402
 from refserver.engine.types import AsyncEngine, SamplingParams  # noqa: E402
-from refserver.model import ModelConfig, tiny_model  # noqa: E402
 
 STEP_S = 0.4
 
@@ -42,8 +42,8 @@ class SlowRunner:
         return self.inner.execute(batch)
 
 
-async def test_event_loop_keeps_ticking_while_the_engine_steps() -> None:
-    runner = SlowRunner(TorchModelRunner(tiny_model(0, device="cpu"), num_blocks=32, block_size=16))
+async def test_event_loop_keeps_ticking_while_the_engine_steps(model: Any) -> None:
+    runner = SlowRunner(TorchModelRunner(model, num_blocks=32, block_size=16))
     engine = AsyncLLMEngine(LLMEngine(runner, EngineConfig(num_blocks=32)))
     ticks: list[float] = []
     done = asyncio.Event()

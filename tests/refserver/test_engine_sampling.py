@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -10,19 +11,12 @@ import pytest
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)  # the tiny model's ops are too small to share; threads only contend
 
-from refserver.engine.config import EngineConfig  # noqa: E402
 from refserver.engine.llm_engine import LLMEngine  # noqa: E402
-from refserver.engine.runner import TorchModelRunner  # noqa: E402
 from refserver.engine.sampling import apply_top_k, apply_top_p, banned_token_ids, sample  # noqa: E402
 from refserver.engine.types import SamplingParams, TokenEvent  # noqa: E402
 from refserver.model import tiny_config, tiny_model  # noqa: E402
 
 PROMPT = [72, 101, 108, 108, 111, 44, 32, 119, 111, 114, 108, 100]
-
-
-def make_engine(model: Any, *, num_blocks: int = 64) -> LLMEngine:
-    config = EngineConfig(num_blocks=num_blocks, block_size=16)
-    return LLMEngine(TorchModelRunner(model, num_blocks=num_blocks, block_size=16, seed=123), config)
 
 
 def generate(engine: LLMEngine, params: SamplingParams, prompt: list[int] = PROMPT, rid: str = "r") -> list[TokenEvent]:
@@ -38,11 +32,6 @@ def tokens_of(events: list[TokenEvent]) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def model() -> Any:
-    return tiny_model(0, device="cpu")
-
-
-@pytest.fixture(scope="module")
 def first_greedy_token(model: Any) -> int:
     return int(model.forward_reference(PROMPT)[-1].argmax())
 
@@ -54,51 +43,58 @@ def eos_first_model(first_greedy_token: int) -> Any:
 
 
 @pytest.mark.parametrize("max_tokens", [1, 7, 33])
-def test_ignore_eos_with_max_tokens_gives_exactly_that_many(eos_first_model: Any, max_tokens: int) -> None:
-    events = generate(make_engine(eos_first_model), SamplingParams(max_tokens=max_tokens, temperature=0.0, ignore_eos=True))
+def test_ignore_eos_with_max_tokens_gives_exactly_that_many(
+    make_engine: Callable[..., LLMEngine], eos_first_model: Any, max_tokens: int
+) -> None:
+    params = SamplingParams(max_tokens=max_tokens, temperature=0.0, ignore_eos=True)
+    events = generate(make_engine(model=eos_first_model), params)
     assert len(tokens_of(events)) == max_tokens
     assert events[-1].finished and events[-1].finish_reason == "length"
     assert sum(e.finished for e in events) == 1
 
 
-def test_eos_stops_generation(eos_first_model: Any, first_greedy_token: int) -> None:
-    events = generate(make_engine(eos_first_model), SamplingParams(max_tokens=20, temperature=0.0))
+def test_eos_stops_generation(
+    make_engine: Callable[..., LLMEngine], eos_first_model: Any, first_greedy_token: int
+) -> None:
+    events = generate(make_engine(model=eos_first_model), SamplingParams(max_tokens=20, temperature=0.0))
     assert tokens_of(events) == [first_greedy_token]
     assert events[-1].finish_reason == "stop"
 
 
-def test_min_tokens_suppresses_eos(eos_first_model: Any, first_greedy_token: int) -> None:
-    events = generate(make_engine(eos_first_model), SamplingParams(max_tokens=20, min_tokens=5, temperature=0.0))
+def test_min_tokens_suppresses_eos(
+    make_engine: Callable[..., LLMEngine], eos_first_model: Any, first_greedy_token: int
+) -> None:
+    events = generate(make_engine(model=eos_first_model), SamplingParams(max_tokens=20, min_tokens=5, temperature=0.0))
     out = tokens_of(events)
     assert len(out) >= 5
     assert first_greedy_token not in out[:5]
     assert events[-1].finish_reason in ("stop", "length")
 
 
-def test_stop_token_ids_stop_generation(model: Any, first_greedy_token: int) -> None:
+def test_stop_token_ids_stop_generation(make_engine: Callable[..., LLMEngine], first_greedy_token: int) -> None:
     params = SamplingParams(max_tokens=20, temperature=0.0, stop_token_ids=[first_greedy_token])
-    events = generate(make_engine(model), params)
+    events = generate(make_engine(), params)
     assert tokens_of(events) == [first_greedy_token]
     assert events[-1].finish_reason == "stop"
 
 
-def test_seeded_sampling_is_reproducible(model: Any) -> None:
+def test_seeded_sampling_is_reproducible(make_engine: Callable[..., LLMEngine]) -> None:
     params = SamplingParams(max_tokens=24, temperature=1.0, seed=42, ignore_eos=True)
-    a = tokens_of(generate(make_engine(model), params))
-    b = tokens_of(generate(make_engine(model), params))
+    a = tokens_of(generate(make_engine(seed=123), params))
+    b = tokens_of(generate(make_engine(seed=123), params))
     assert a == b
     # Also with other requests sharing the batches and the shared generator advanced.
-    engine = make_engine(model)
+    engine = make_engine(seed=123)
     engine.add_request("noise", PROMPT[::-1], SamplingParams(max_tokens=30, temperature=1.0, ignore_eos=True))
     assert tokens_of(generate(engine, params)) == a
-    other = tokens_of(generate(make_engine(model), dataclasses.replace(params, seed=43)))
+    other = tokens_of(generate(make_engine(seed=123), dataclasses.replace(params, seed=43)))
     assert other != a
 
 
-def test_top_k_one_and_tiny_top_p_are_greedy(model: Any) -> None:
-    greedy = tokens_of(generate(make_engine(model), SamplingParams(max_tokens=16, temperature=0.0, ignore_eos=True)))
-    top_k = tokens_of(generate(make_engine(model), SamplingParams(max_tokens=16, temperature=2.0, top_k=1, ignore_eos=True)))
-    top_p = tokens_of(generate(make_engine(model), SamplingParams(max_tokens=16, temperature=2.0, top_p=1e-6, ignore_eos=True)))
+def test_top_k_one_and_tiny_top_p_are_greedy(make_engine: Callable[..., LLMEngine]) -> None:
+    greedy = tokens_of(generate(make_engine(seed=123), SamplingParams(max_tokens=16, temperature=0.0, ignore_eos=True)))
+    top_k = tokens_of(generate(make_engine(seed=123), SamplingParams(max_tokens=16, temperature=2.0, top_k=1, ignore_eos=True)))
+    top_p = tokens_of(generate(make_engine(seed=123), SamplingParams(max_tokens=16, temperature=2.0, top_p=1e-6, ignore_eos=True)))
     assert greedy == top_k == top_p
 
 

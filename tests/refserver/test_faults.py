@@ -8,10 +8,10 @@ import time
 
 import httpx
 import pytest
-from fake_engine import FakeEngine, make_app, serve_in_thread, sse_payloads
 from prometheus_client.parser import text_string_to_metric_families
 
 from refserver.faults import FaultConfig, FaultInjector
+from tests.refserver.fake_engine import FakeEngine, make_app, serve_in_thread, sse_payloads
 
 TIMER_SLACK_S = 0.002
 BODY = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 6, "stream": True}

@@ -7,7 +7,6 @@ from typing import Any
 
 import httpx
 import pytest
-from fake_engine import DEFAULT_SCRIPT, FakeEngine, make_app, serve_in_thread
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
@@ -17,6 +16,7 @@ from refserver.server_metrics import (
     TTFT_BUCKETS,
     build_1_2_5_buckets,
 )
+from tests.refserver.fake_engine import DEFAULT_SCRIPT, FakeEngine, make_app, serve_in_thread
 
 HISTOGRAMS = {
     "vllm:time_to_first_token_seconds": TTFT_BUCKETS,

@@ -10,15 +10,11 @@ import pytest
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)  # the tiny model's ops are too small to share; threads only contend
 
+from metrics.model.capacity import blocks_for_tokens, kv_bytes_per_block, kv_bytes_per_token  # noqa: E402
+from metrics.model.config import ModelConfig, RopeScaling  # noqa: E402
 from refserver.engine.config import EngineConfig, choose_num_blocks  # noqa: E402
-from refserver.model import ModelConfig, RopeScaling, tiny_config, tiny_model  # noqa: E402
-from refserver.model.config import (  # noqa: E402
-    TINY_EOS_ID,
-    TINY_SPECIAL_IDS,
-    blocks_for_tokens,
-    kv_bytes_per_block,
-    kv_bytes_per_token,
-)
+from refserver.model import tiny_config, tiny_model  # noqa: E402
+from refserver.model.config import TINY_EOS_ID, TINY_SPECIAL_IDS  # noqa: E402
 from refserver.model.rope import rope_inv_freq  # noqa: E402
 
 
@@ -48,15 +44,15 @@ def test_tied_tiny_model_shares_embedding_and_head() -> None:
 
 
 def test_kv_bytes_per_token_matches_seed_f5_example() -> None:
-    cfg = ModelConfig(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_layers=32, num_heads=32,
-                      num_kv_heads=8, head_dim=128, max_position_embeddings=8192)
-    assert kv_bytes_per_token(cfg, 2) == 131072  # 128 KiB per token in BF16
+    cfg = ModelConfig(name="llama-8b", vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_layers=32,
+                      num_heads=32, num_kv_heads=8, head_dim=128, max_position_embeddings=8192)
+    assert kv_bytes_per_token(cfg, kv_dtype_bytes=2) == 131072  # 128 KiB per token in BF16
     assert blocks_for_tokens(17, 16) == 2 and blocks_for_tokens(16, 16) == 1
 
 
 def test_num_blocks_from_budget_and_cap() -> None:
     cfg = tiny_config()
-    per_block = kv_bytes_per_block(cfg, 16, 4)
+    per_block = kv_bytes_per_block(cfg, block_size=16, kv_dtype_bytes=4)
     assert per_block == 8192  # 2 · 2 layers · 2 kv heads · 16 dims · 4 bytes · 16 slots
     assert choose_num_blocks(EngineConfig(num_blocks=7), cfg, 4, None) == 7
     assert choose_num_blocks(EngineConfig(kv_cache_bytes=40 * per_block + 5), cfg, 4, None) == 40
@@ -75,6 +71,8 @@ def test_linear_rope_scaling_divides_frequencies() -> None:
 def test_bad_configs_are_refused() -> None:
     with pytest.raises(ValueError, match="multiple of num_kv_heads"):
         dataclasses.replace(tiny_config(), num_kv_heads=3)
+    with pytest.raises(ValueError, match="even for RoPE"):
+        tiny_model(0, config=dataclasses.replace(tiny_config(), head_dim=15), device="cpu")
     with pytest.raises(ValueError, match="runner"):
         EngineConfig(runner="tpu")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unsupported dtype"):

@@ -3,30 +3,17 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)  # the tiny model's ops are too small to share; threads only contend
 
-from refserver.engine.config import EngineConfig  # noqa: E402
 from refserver.engine.llm_engine import LLMEngine  # noqa: E402
-from refserver.engine.runner import TorchModelRunner  # noqa: E402
 from refserver.engine.types import SamplingParams, TokenEvent  # noqa: E402
-from refserver.model import tiny_model  # noqa: E402
 
 PARAMS = SamplingParams(max_tokens=4, temperature=0.0, ignore_eos=True)
-
-
-@pytest.fixture(scope="module")
-def model() -> Any:
-    return tiny_model(0, device="cpu")
-
-
-def make_engine(model: Any, *, caching: bool = True, budget: int = 512) -> LLMEngine:
-    config = EngineConfig(num_blocks=64, block_size=16, max_num_batched_tokens=budget, enable_prefix_caching=caching)
-    return LLMEngine(TorchModelRunner(model, num_blocks=64, block_size=16), config)
 
 
 def run(engine: LLMEngine, rid: str, prompt: list[int]) -> list[TokenEvent]:
@@ -44,8 +31,8 @@ def prompts_with_shared_prefix(n_prefix: int = 64) -> tuple[list[int], list[int]
 
 
 @pytest.mark.parametrize("budget", [512, 24])  # whole-prompt prefill, and a prefill chunked mid-block
-def test_second_request_reuses_a_64_token_prefix(model: Any, budget: int) -> None:
-    engine = make_engine(model, budget=budget)
+def test_second_request_reuses_a_64_token_prefix(make_engine: Callable[..., LLMEngine], budget: int) -> None:
+    engine = make_engine(budget=budget)
     first, second = prompts_with_shared_prefix()
     ev1 = run(engine, "a", first)
     assert all(e.num_cached_tokens == 0 for e in ev1)
@@ -58,8 +45,8 @@ def test_second_request_reuses_a_64_token_prefix(model: Any, budget: int) -> Non
     assert stats.prefix_hit_tokens == 64
 
 
-def test_cached_prefix_is_shared_while_the_first_request_still_runs(model: Any) -> None:
-    engine = make_engine(model)
+def test_cached_prefix_is_shared_while_the_first_request_still_runs(make_engine: Callable[..., LLMEngine]) -> None:
+    engine = make_engine()
     first, second = prompts_with_shared_prefix()
     engine.add_request("a", first, SamplingParams(max_tokens=50, temperature=0.0, ignore_eos=True))
     engine.step()  # a's prompt is computed and its full blocks registered
@@ -71,16 +58,16 @@ def test_cached_prefix_is_shared_while_the_first_request_still_runs(model: Any) 
     assert all(engine.block_manager.blocks[x].ref_count == 2 for x in a.block_table[:4])
 
 
-def test_identical_prompt_recomputes_its_last_token(model: Any) -> None:
-    engine = make_engine(model)
+def test_identical_prompt_recomputes_its_last_token(make_engine: Callable[..., LLMEngine]) -> None:
+    engine = make_engine()
     prompt, _ = prompts_with_shared_prefix()
     run(engine, "a", prompt[:64])
     events = run(engine, "b", prompt[:64])
     assert events[0].num_cached_tokens == 48  # the block holding the last prompt token is recomputed
 
 
-def test_no_hits_with_prefix_caching_off(model: Any) -> None:
-    engine = make_engine(model, caching=False)
+def test_no_hits_with_prefix_caching_off(make_engine: Callable[..., LLMEngine]) -> None:
+    engine = make_engine(prefix_caching=False)
     first, second = prompts_with_shared_prefix()
     run(engine, "a", first)
     assert run(engine, "b", second)[0].num_cached_tokens == 0

@@ -7,12 +7,13 @@ import itertools
 
 import pytest
 
+from metrics.model.config import ModelConfig
 from refserver.engine.async_engine import AsyncLLMEngine
 from refserver.engine.config import EngineConfig
 from refserver.engine.llm_engine import LLMEngine
 from refserver.engine.runner_base import ScheduledBatch
 from refserver.engine.types import QueueFullError, SamplingParams
-from refserver.model.config import ModelConfig, tiny_config
+from refserver.model.config import tiny_config
 
 FILLER = 65  # never the tiny model's eos
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fake_engine import serve_in_thread, sse_payloads
 
 from refserver.api.app import AppConfig
 from refserver.api.serve import build_server_app
 from refserver.engine import build_engine
 from refserver.engine.config import EngineConfig
 from refserver.engine.sim_runner import SimModelRunner, SimOptions, describe_engine, make_sim_runner
+from tests.refserver.fake_engine import serve_in_thread, sse_payloads
 
 pytest.importorskip("uvicorn")
 

@@ -1,7 +1,7 @@
 """Time and peak memory of summarising a large run, by both read paths (not a test; run by hand).
 
-    .venv/bin/python tests/metrics/bench_summary.py /tmp/big.jsonl --requests 100000 --chunks 200 --path frame
-    .venv/bin/python tests/metrics/bench_summary.py /tmp/big.jsonl --path records
+    .venv/bin/python bench/summary_read_paths.py /tmp/big.jsonl --requests 100000 --chunks 200 --path frame
+    .venv/bin/python bench/summary_read_paths.py /tmp/big.jsonl --path records
 
 `frame` reads records.jsonl straight into columns (metrics.records.frame.frame_from_jsonl); `records` builds
 RequestRecord objects first (metrics.records.record.read_records), as a caller holding records would. Run each
@@ -15,10 +15,9 @@ import resource
 import time
 from pathlib import Path
 
-from synthetic import write_synthetic
-
 from metrics.records.frame import frame_from_jsonl
 from metrics.records.record import read_records
+from metrics.records.synthetic import write_synthetic
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig, summarize
 

@@ -1,6 +1,6 @@
-"""A synthetic records.jsonl of any size, for the speed test and for measuring `summarize` by hand.
+"""A synthetic records.jsonl of any size: test data for the record readers and input for benchmarks.
 
-    .venv/bin/python tests/metrics/synthetic.py OUT.jsonl --requests 100000 --chunks 200
+    .venv/bin/python -m metrics.records.synthetic OUT.jsonl --requests 100000 --chunks 200
 
 Seeded, so every run measures the same file. Most requests succeed; a few fail mid-stream or are
 cancelled; chunk gaps are gamma-distributed around 20 ms with rare stalls; prompt sizes, cache hits and
@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
 
 
 def write_synthetic(path: str | Path, *, requests: int, chunks: int, seed: int = 0, server: bool = True) -> None:
+    """Write `requests` records of `chunks` one-token chunks each to `path` (replacing it)."""
     rng = np.random.default_rng(seed)
     scenarios = ("chat", "rag", "code")
     with Path(path).open("wb") as f:
@@ -37,7 +39,7 @@ def write_synthetic(path: str | Path, *, requests: int, chunks: int, seed: int =
                 status, kind = "cancelled", "client_cancelled"
             prompt = int(rng.choice([64, 300, 1000, 4000, 12000, 40000]))
             cached = None if rng.random() < 0.3 else int(rng.choice([0, prompt // 2, prompt]))
-            rec = {
+            rec: dict[str, Any] = {
                 "id": i,
                 "intended_ns": a,
                 "sent_ns": d,
