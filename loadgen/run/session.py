@@ -141,8 +141,9 @@ def _failed_start(run_dir: RunDir, run: _Run, line: str, code: int) -> int:
     return code
 
 
-def execute(setup: RunSetup, run_dir: RunDir) -> int:
-    """The run from start to exit code; `run_dir` was checked and created by the CLI."""
+def execute(setup: RunSetup, run_dir: RunDir, *, console: bool = True) -> int:
+    """The run from start to exit code; `run_dir` was checked and created by the CLI. `console=False` keeps
+    the summary off stdout (a sweep prints its own table); errors still go to stderr."""
     out = run_dir.path
     run = _Run()
     try:
@@ -173,10 +174,10 @@ def execute(setup: RunSetup, run_dir: RunDir) -> int:
         if run.writer is not None:
             run.writer.close()
     assert run.state is not None
-    return _conclude(setup, out, run, run.state)
+    return _conclude(setup, out, run, run.state, console=console)
 
 
-def _conclude(setup: RunSetup, out: Path, run: _Run, state: RunState) -> int:
+def _conclude(setup: RunSetup, out: Path, run: _Run, state: RunState, *, console: bool = True) -> int:
     """After the last request: run.json, the result files, the console, the gate, the exit code."""
     writer = run.writer
     assert writer is not None
@@ -199,13 +200,14 @@ def _conclude(setup: RunSetup, out: Path, run: _Run, state: RunState) -> int:
         run.output_errors.append(exc)
         if summary is None:
             summary = _summary_in_memory(out, info)
-    if summary is not None:
+    if summary is not None and console:
         print(format_summary(summary))
         if run.server_prom is not None:
             from exporters.server_console import format_server_metrics
 
             print(format_server_metrics(run.server_prom, summary.get("server")))
-    print(f"results: {out}")
+    if console:
+        print(f"results: {out}")
     gate_code = 0
     if summary is not None:
         try:
