@@ -106,3 +106,11 @@ def test_code_refers_only_to_documents_in_the_repository() -> None:
         "references to documents outside the repository (replace each with the docs/ page and section that "
         "now holds it, e.g. docs/metrics.md#per-request-metrics):\n" + "\n".join(found)
     )
+
+
+def test_every_run_option_is_documented_in_run_config() -> None:
+    from loadgen.spec.options import OPTIONS
+
+    text = (ROOT / "docs" / "run-config.md").read_text()
+    missing = [o.flag for o in OPTIONS if f"| `{o.flag}` |" not in text or (not o.secret and f"| `{o.file_key}` |" not in text)]
+    assert not missing, f"docs/run-config.md has no row for {', '.join(missing)}"
