@@ -4,13 +4,19 @@ flagged regression), 2 invalid thresholds / config / run directory."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from loadgen.run.outputs import RECORDS_FILE, read_run, summary_config
+from loadgen.run.outputs import RECORDS_FILE, read_run, run_summary_config
 from metrics.slo import parse_slo
+
+if TYPE_CHECKING:  # imported by the commands themselves: `goodput --help` stays light
+    from metrics.gate.compare import Row
+    from metrics.summary.build import SummaryConfig
+    from metrics.summary.run_samples import RunSamples
 
 GATE_HELP = """Check a finished run against thresholds; exit 99 when any fails (k6's code), 2 when a threshold is invalid.
 
@@ -55,6 +61,9 @@ Examples:
 
 \b
   goodput compare runs/main runs/cand --fail-on-regression --min-change 10%   # exit 99 on a regression
+
+\b
+  goodput compare runs/main runs/cand --html compare.html   # also the runs overlaid, as a page with plots
 """
 
 
@@ -126,15 +135,18 @@ def compare(
     min_change_abs: Annotated[str, typer.Option(help="Smallest change flagged on a duration, e.g. 5ms; 0 turns it off.")] = "1ms",
     buckets: Annotated[bool, typer.Option("--buckets/--no-buckets", help="Compare per bucket too.")] = True,
     fail_on_regression: Annotated[bool, typer.Option(help="Exit 99 when a regression is flagged.")] = False,
+    html: Annotated[Path | None, typer.Option("--html", metavar="PATH", help="Also write an HTML page overlaying the runs (CDFs, over time) with this table.")] = None,
 ) -> int:
     from exporters.console import render_table
-    from exporters.markdown import change_cells, compare_markdown, write_markdown
+    from exporters.markdown import change_cells, compare_markdown, compare_rule_text, write_markdown
     from loadgen.run.gate import EXIT_THRESHOLDS_FAILED
     from metrics.gate.compare import DEFAULT_STATS, compare_runs, parse_stat
     from metrics.records.frame import frame_from_jsonl
     from metrics.summary.run_samples import RunSamples
     from metrics.units import parse_duration
 
+    if html is not None and html.is_dir():
+        raise _bad(f"--html {html} is a directory; give a file path")
     run_dirs = [*base_dirs, cand_dir]
     stats = list(stat or DEFAULT_STATS)
     min_rel = _fraction(min_change, "--min-change")
@@ -151,16 +163,14 @@ def compare(
         for d in run_dirs:
             if not (d / RECORDS_FILE).is_file():
                 raise ValueError(f"no {RECORDS_FILE} in {d}")
-            settings = dict(read_run(d).get("settings", {}))
-            if slo:
-                settings["slo"] = list(slo)
-            runs.append((settings, RunSamples(frame_from_jsonl(d / RECORDS_FILE), summary_config(settings))))
+            config = run_summary_config(read_run(d), slo=slo or None)
+            runs.append((config, RunSamples(frame_from_jsonl(d / RECORDS_FILE), config)))
         rows = compare_runs([r for _, r in runs[:-1]], runs[-1][1], stats, resamples=resamples,
                             confidence=confidence, min_change=min_rel, min_change_abs=min_abs, seed=seed,
                             buckets=buckets)
     except ValueError as exc:
         raise _bad(str(exc)) from None
-    if not slo and any(settings.get("slo") != runs[0][0].get("slo") for settings, _ in runs):
+    if not slo and any(config.slo != runs[0][0].slo for config, _ in runs):
         typer.echo("warning: the runs were judged with different SLOs; goodput rows compare unlike things "
                    "(pass --slo to judge them all alike)", err=True)
     table = [["scope", "metric", "n", "baseline", "candidate", "change", "interval", ""]]
@@ -178,6 +188,32 @@ def compare(
         print(f"baseline: {len(base_dirs)} runs — a flag must also leave their run-to-run spread")
     regressions = [r for r in rows if r.flag == "regression"]
     print(f"{len(regressions)} regression(s) flagged; markdown: {path}")
+    if html is not None:
+        rule = compare_rule_text(baselines=len(base_dirs), confidence=confidence, seed=seed, min_change=min_rel,
+                                 min_change_abs_s=min_abs)
+        try:
+            print(f"HTML report: {write_compare_html(html, run_dirs, runs, rows, rule)}")
+        except (OSError, RuntimeError) as exc:
+            typer.echo(f"goodput compare: error: {exc}", err=True)
+            raise typer.Exit(1) from None
     if regressions and fail_on_regression:
         raise typer.Exit(EXIT_THRESHOLDS_FAILED)
     return 0
+
+
+def write_compare_html(path: Path, run_dirs: list[Path], runs: list[tuple[SummaryConfig, RunSamples]],
+                       rows: list[Row], rule: str) -> Path:
+    """The comparison page, from the samples the table was computed from (the last run is the candidate)."""
+    from exporters.html.run_data import read_server_series, run_data
+    from exporters.html.write import run_label, write_compare_report
+
+    loaded = []
+    for d, (config, samples) in zip(run_dirs, runs, strict=True):
+        try:
+            summary = json.loads((d / "summary.json").read_text())
+        except (OSError, ValueError):
+            summary = {}  # flags need it; the figures come from the records
+        loaded.append(run_data(run_label(d), summary if isinstance(summary, dict) else {}, read_run(d), samples.frame,
+                               config, gaps=(samples.samples["itl_s"], samples.samples["itl_token_s"]),
+                               server_series=read_server_series(d)))
+    return write_compare_report(path, loaded[:-1], loaded[-1], rows, rule)

@@ -24,6 +24,8 @@ REPORT_HELP = """Rebuild summary.json, summary.csv and records.parquet of a run 
 Examples:
   goodput report runs/20261202-101500
   goodput report runs/c32 --slo ttft=300ms --slo tpot=40ms     # re-judge goodput with other SLOs
+  goodput report runs/c32 --html                  # also write runs/c32/report.html
+  goodput report runs/c32 --html c32.html         # ... or there
 
 metrics.prom is rebuilt when it is missing (a killed run), when --slo changes the SLOs, or with --textfile;
 otherwise the one the run wrote from the same records stands. Server figures scraped during the run
@@ -33,16 +35,27 @@ Lines of records.jsonl that are not records (not JSON, not an object, a required
 the wrong type) are skipped, counted and listed in summary.json "input", and reported on stderr; the rest
 is summarised. Exit 1 when any was skipped, unless --allow-damaged. A last line cut short by a kill is
 left out and reported, and alone does not change the exit code.
+
+--html writes a self-contained HTML report with plots (it opens from disk with no network): the summary and
+bucket tables, the SLO and the run's thresholds with pass/fail, latency CDFs, the run over time, the server
+side and the roofline floors where known.
 """
 
 
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run's output directory (holds records.jsonl).")],
+    html_path: Annotated[Path | None, typer.Argument(
+        metavar="[PATH]", show_default=False, help="With --html: where to write the HTML report (default DIR/report.html).")] = None,
     slo: Annotated[list[str] | None, typer.Option(help="Replace the run's SLOs: ttft=500ms, tpot=50ms, e2e=10s, itl_max=1s.")] = None,
     quiet: Annotated[bool, typer.Option(help="Write the files without printing the summary.")] = False,
     textfile: Annotated[bool | None, typer.Option("--textfile/--no-textfile", help="Rebuild metrics.prom (default: when it is missing, as after a kill, or when --slo changes the SLOs).")] = None,
     allow_damaged: Annotated[bool, typer.Option("--allow-damaged", help="Exit 0 even when lines of records.jsonl that are not records were skipped (they are still counted and listed).")] = False,
+    html: Annotated[bool, typer.Option("--html", help="Also write the HTML report with plots: DIR/report.html, or the PATH given after --html.")] = False,
 ) -> int:
+    if html_path is not None and not html:
+        raise typer.BadParameter(f"unexpected argument {str(html_path)!r} (an HTML report's path goes after --html)")
+    if html_path is not None and html_path.is_dir():
+        raise typer.BadParameter(f"--html {html_path} is a directory; give a file path")
     records_path = run_dir / RECORDS_FILE
     if not records_path.is_file():
         raise typer.BadParameter(f"no {RECORDS_FILE} in {run_dir}")
@@ -64,12 +77,19 @@ def report(
         add_server_section(run_dir, summary, load_server_section(run_dir))
         if textfile or (textfile is None and (slo or not (run_dir / TEXTFILE).exists())):
             rebuild_textfile(run_dir, built.frame, run, built.gap_samples)
-    except OSError as exc:  # reading the records or writing an output
+        report_path = None
+        if html:  # imported here: `goodput report` without --html stays light
+            from loadgen.run.html_report import write_run_report
+
+            report_path = write_run_report(run_dir, path=html_path, frame=built.frame, gaps=built.gap_samples)
+    except (OSError, RuntimeError) as exc:  # reading the records, writing an output, plotly not installed
         print(f"goodput report: error: {exc}", file=sys.stderr)
         return 1
     del built
     if not quiet:
         print(format_summary(summary))
+    if report_path is not None and not quiet:
+        print(f"HTML report: {report_path}")
     for line in input_lines(read, allow_damaged):
         print(line, file=sys.stderr)
     unwritten = run.get("unwritten_records") or 0

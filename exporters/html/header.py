@@ -1,0 +1,122 @@
+"""A run's header: what was tested and how (target, model, load, window), and the flags that change how
+its figures are read. The warnings use the console's own wording (exporters.console_notes)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from exporters import console_notes
+from exporters.html import fmt
+from exporters.html.page import Flag
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def started_at(run: dict[str, Any]) -> str:
+    start = run.get("start_unix_s")
+    if not isinstance(start, int | float):
+        return fmt.NONE
+    return dt.datetime.fromtimestamp(start, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def workload_text(run: dict[str, Any]) -> str:
+    w = _dict(run.get("workload"))
+    if not w:
+        return fmt.NONE
+    parts = [str(w.get("kind", "?"))]
+    for key, name in (("prompt_tokens", "prompt tokens"), ("output_tokens", "output tokens"), ("path", "file"),
+                      ("token_counter", "token counter")):
+        if w.get(key) is not None:
+            parts.append(f"{name} {w[key]}")
+    return ", ".join(parts)
+
+
+def load_text(run: dict[str, Any]) -> str:
+    load = str(run.get("load") or fmt.NONE)
+    open_loop = run.get("open_loop")
+    loop = "" if open_loop is None else "open loop" if open_loop else "closed loop (subject to coordinated omission)"
+    bounds = []
+    if isinstance(run.get("requests"), int):
+        bounds.append(f"{run['requests']} requests")
+    if isinstance(run.get("duration_s"), int | float):
+        bounds.append(f"{run['duration_s']:g} s")
+    extra = ", ".join(x for x in (loop, " / ".join(bounds)) if x)
+    return f"{load} ({extra})" if extra else load
+
+
+def window_text(summary: dict[str, Any]) -> str:
+    w = _dict(_dict(summary.get("run")).get("window"))
+    if not w:
+        return fmt.NONE
+    text = f"{fmt.ms(w.get('duration_s'))}, {fmt.count(w.get('measured'))} measured requests"
+    edges = []
+    if w.get("warmup_s"):
+        edges.append(f"warm-up {w['warmup_s']:g} s")
+    if w.get("cooldown_s"):
+        edges.append(f"cool-down {w['cooldown_s']:g} s")
+    return text + (f" ({', '.join(edges)} excluded)" if edges else "")
+
+
+def slo_text(summary: dict[str, Any]) -> str:
+    slo = _dict(_dict(summary.get("goodput")).get("slo"))
+    given = []
+    for key, name in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"), ("itl_max_s", "largest ITL")):
+        if isinstance(slo.get(key), int | float):
+            given.append(f"{name} ≤ {fmt.ms(slo[key])}")
+    if isinstance(slo.get("fluidity_min"), int | float):
+        given.append(f"fluidity ≥ {slo['fluidity_min']:g}")
+    return ", ".join(given) if given else "none given (every successful request with content is good)"
+
+
+def run_meta(label: str, summary: dict[str, Any]) -> list[tuple[str, str]]:
+    run = _dict(summary.get("run"))
+    target = str(run.get("target") or fmt.NONE) + (" (embedded reference server)" if run.get("embedded") else "")
+    return [
+        ("run", label), ("target", target), ("model", str(run.get("model") or fmt.NONE)),
+        ("load", load_text(run)), ("workload", workload_text(run)), ("started", started_at(run)),
+        ("measurement window", window_text(summary)), ("SLO", slo_text(summary)),
+        ("percentiles", f"exact over every sample (numpy '{run.get('percentile_method', 'linear')}')"),
+        ("goodput version", str(run.get("tool_version") or fmt.NONE)),
+    ]
+
+
+def run_flags(summary: dict[str, Any]) -> list[Flag]:
+    """What changes how this run is read, worst first; one 'ok' flag when nothing does."""
+    run = _dict(summary.get("run"))
+    req = _dict(summary.get("requests"))
+    tokens = _dict(summary.get("tokens"))
+    flags: list[Flag] = []
+    if run.get("aborted"):
+        flags.append(Flag("fail", "Aborted by a threshold.",
+                          f"{run.get('abort_reason') or ''} The planned load was not all sent: this is not a full test."))
+    elif run.get("interrupted"):
+        flags.append(Flag("fail", "Interrupted.", "The run was stopped by a signal; it measured what was sent before."))
+    elif run.get("complete") is False:
+        flags.append(Flag("fail", "Incomplete.", "The run did not finish (killed?); this report was rebuilt from the "
+                                                 "records it had written."))
+    saturation = _dict(run.get("client_saturation"))
+    if run.get("client_saturated"):
+        flags.append(Flag("warn", "Client saturated.",
+                          f"Dispatch lag p99 {fmt.ms(saturation.get('lag_p99_s'))} exceeds "
+                          f"{fmt.ms(saturation.get('threshold_s'))}: the load generator sent late, so the offered load "
+                          "was lower than planned (see 'Dispatch lag' below)."))
+    for line in (console_notes.error_warning(req), console_notes.content_warning(req),
+                 console_notes.prompt_warning(tokens, run)):
+        if line:
+            flags.append(Flag("warn", "Warning.", line.removeprefix("WARNING: ")))
+    for note in console_notes.estimate_notes(tokens):
+        flags.append(Flag("info", "Estimated token counts.", note.removeprefix("note: ")))
+    skipped = _dict(summary.get("input")).get("skipped")
+    if isinstance(skipped, int) and skipped:
+        flags.append(Flag("warn", "Damaged records file.",
+                          f"{skipped} line(s) of records.jsonl are not records and were left out (summary.json 'input')."))
+    unwritten = run.get("unwritten_records")
+    if isinstance(unwritten, int) and unwritten:
+        flags.append(Flag("warn", "Records missing.", f"The run could not write {unwritten} record(s); they are in no figure."))
+    if not flags:
+        flags.append(Flag("ok", "Nothing flagged.", "The run completed, the client kept to its schedule, and every "
+                                                    "token count came from the server."))
+    return flags

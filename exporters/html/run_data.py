@@ -1,0 +1,131 @@
+"""Everything a report draws from one run: its summary, its records as a frame, and the per-request
+values and sorted samples behind summary.json, derived by the same functions with the same window.
+
+`goodput report` and `goodput run` already hold the frame and the sorted ITL samples when they write the
+report, and pass them in (sorting 20 M gaps again would double the time of a large report); a report of a
+run directory on its own reads them from records.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from metrics.latency import derive
+from metrics.latency.fluidity import fluidity_index
+from metrics.latency.samples import Samples
+from metrics.records.frame import OK, RequestFrame
+from metrics.slo import good_requests
+from metrics.summary.buckets import Dimension
+from metrics.summary.build import SummaryConfig, bucket_dimensions
+from metrics.summary.window import Window, measurement_window
+
+BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
+
+SUMMARY_FILE = "summary.json"
+SERVER_SERIES_FILE = "server_metrics.jsonl"  # written by loadgen.run.scrape
+PER_REQUEST = ("ttft_s", "ttft_from_schedule_s", "tpot_s", "e2e_s", "dispatch_lag_s")
+
+
+@dataclass(slots=True)
+class RunData:
+    """One run, ready to draw. `values` hold one value per request (NaN: not defined for it), `samples`
+    the same sorted, plus the ITL gap samples; `sampled` marks the requests that contribute latency
+    samples (measured and ok), as in summary.json."""
+
+    label: str
+    summary: dict[str, Any]
+    run: dict[str, Any]
+    frame: RequestFrame
+    config: SummaryConfig
+    window: Window
+    values: dict[str, FloatArray]
+    samples: dict[str, Samples]
+    good: BoolArray
+    dimensions: list[Dimension]
+    server_series: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def sampled(self) -> BoolArray:
+        sampled: BoolArray = self.window.measured & (self.frame.status == OK)
+        return sampled
+
+
+def gap_samples(frame: RequestFrame) -> tuple[Samples, Samples]:
+    """ITL per chunk and per token, sorted (as metrics.summary.build derives them)."""
+    gaps = derive.chunk_gaps(frame)
+    itl = Samples.from_gaps(gaps.ns, gaps.off)
+    return itl, (itl if gaps.tokens is None else Samples.from_gaps(gaps.ns, gaps.off, gaps.tokens))
+
+
+def run_data(label: str, summary: dict[str, Any], run: dict[str, Any], frame: RequestFrame, config: SummaryConfig,
+             *, gaps: tuple[Samples, Samples] | None = None, server_series: list[dict[str, Any]] | None = None) -> RunData:
+    """Derive what the charts need; `gaps` are the run's ITL samples when the caller has them sorted already."""
+    window = measurement_window(frame, warmup_s=config.warmup_s, cooldown_s=config.cooldown_s,
+                                schedule_end_s=config.schedule_end_s)
+    values = {
+        "ttft_s": derive.ttft_s(frame),
+        "ttft_from_schedule_s": derive.ttft_from_schedule_s(frame),
+        "tpot_s": derive.tpot_s(frame),
+        "e2e_s": derive.e2e_s(frame),
+        "dispatch_lag_s": derive.dispatch_lag_s(frame),
+    }
+    itl, itl_token = gaps if gaps is not None else gap_samples(frame)
+    samples = {name: Samples.per_request(v) for name, v in values.items()}
+    samples["itl_s"], samples["itl_token_s"] = itl, itl_token
+    sampled = window.measured & (frame.status == OK)
+    values.update(_slo_values(frame, config, sampled))
+    none = np.full(frame.n, np.nan)
+    good = good_requests(config.slo, ok_with_content=(frame.status == OK) & (frame.chunk_count > 0),
+                         ttft_s=values["ttft_s"], tpot_s=values["tpot_s"], e2e_s=values["e2e_s"],
+                         max_itl_s=values.get("max_itl_s", none), fluidity=values.get("fluidity", none))
+    return RunData(label=label, summary=summary, run=run, frame=frame, config=config, window=window, values=values,
+                   samples=samples, good=good, dimensions=bucket_dimensions(frame, config),
+                   server_series=server_series or [])
+
+
+def _slo_values(frame: RequestFrame, config: SummaryConfig, sampled: BoolArray) -> dict[str, FloatArray]:
+    """The per-request largest ITL and fluidity index, derived only when an SLO judges them (as
+    metrics.summary.build does; the gaps of a large run are costly to walk again)."""
+    slo = config.slo
+    out = {}
+    if slo.itl_max_s is not None:
+        out["max_itl_s"] = derive.max_itl_s(derive.chunk_gaps(frame), frame.n)
+    deadlines = slo.fluidity_deadlines()
+    if deadlines:
+        out["fluidity"] = fluidity_index(frame, *deadlines, sampled)
+    return out
+
+
+def read_server_series(run_dir: Path) -> list[dict[str, Any]]:
+    """The server gauges scraped during the run, one dict per scrape (none when the file is absent;
+    lines that are not JSON objects are skipped: the chart shows what could be read)."""
+    path = run_dir / SERVER_SERIES_FILE
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    """summary.json (ValueError when it is missing or not a JSON object)."""
+    path = run_dir / SUMMARY_FILE
+    if not path.is_file():
+        raise ValueError(f"no {SUMMARY_FILE} in {run_dir}: run `goodput report {run_dir}` first")
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(summary, dict):
+        raise ValueError(f"{path} is not a JSON object")
+    return summary
