@@ -83,12 +83,11 @@ def gate(
     from loadgen.run.gate import build_gate_plan, judge, load_run_view  # here: `goodput --help` stays light
 
     try:
-        settings = read_run(run_dir).get("settings", {}) if run_dir.is_dir() else {}
+        own = run_summary_config(read_run(run_dir) if run_dir.is_dir() else {})  # the run's edges and SLOs
         plan = build_gate_plan(thresholds=threshold or [], config=config, baseline=baseline, abort_on_fail=False,
                                abort_delay_s=None, junit=junit, markdown=markdown,
-                               prompt_edges=settings.get("prompt_bucket_edges"),
-                               output_edges=settings.get("output_bucket_edges"),
-                               slo=list(slo) if slo else list(settings.get("slo", [])))
+                               prompt_edges=own.prompt_bucket_edges, output_edges=own.output_bucket_edges,
+                               slo=list(slo) if slo else own.slo)
         if plan is None:
             raise _bad("no thresholds: give --threshold or --config")
         slo_items = [*plan.slo, *(slo or [])]

@@ -65,7 +65,7 @@ def build_gate_plan(
     markdown: Path | None,
     prompt_edges: Sequence[int] | None = None,
     output_edges: Sequence[int] | None = None,
-    slo: Sequence[str] | None = None,
+    slo: SLO | Sequence[str] | None = None,
 ) -> GatePlan | None:
     """Every gate option checked (ValueError with a user-facing message); None when nothing is gated.
 
@@ -96,7 +96,11 @@ def build_gate_plan(
     if cfg is not None and cfg.abort_interval_s:
         plan.abort_interval_s = cfg.abort_interval_s
     if plan.baseline_dir is not None:
-        plan.baseline = load_run_view(plan.baseline_dir, slo=[*plan.slo, *(slo or [])] or None)
+        if isinstance(slo, SLO):  # the candidate's own SLOs, unless the config file gives some
+            rejudge: SLO | list[str] | None = list(plan.slo) if plan.slo else (slo if slo != SLO() else None)
+        else:
+            rejudge = [*plan.slo, *(slo or [])] or None
+        plan.baseline = load_run_view(plan.baseline_dir, slo=rejudge)
     relative = [t.text for t in parsed if t.needs_baseline]
     if relative and plan.baseline is None:
         raise ValueError(f"threshold {relative[0]!r} is relative to a baseline: pass --baseline DIR")
