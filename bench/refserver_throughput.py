@@ -1,282 +1,290 @@
-"""Reference server under concurrency: aggregate output tokens/s, TTFT and ITL at 1, 8 and 32 streams.
+"""The reference server against `transformers serve --continuous-batching`, measured as users measure.
 
-A minimal closed-loop httpx load loop (not the load generator: this measures the server). Each level
-runs `concurrency` streams back to back for `--seconds`; aggregate tokens/s = output tokens of the
-requests finished in the level ÷ the level's wall time. ITL = gaps between consecutive content chunks
-as this client saw them, pooled over requests (one sample per gap). Each level is repeated and the
-median of the repeats is reported (machines here are shared and noisy).
+Both servers load one local directory (the tiny model, exported by `bench.tiny_model_dir`, or any
+Llama directory both can load) and are driven by `goodput run` as a process with the same flags, so
+the request bodies are identical: the same prompts (same seed, same `--tokenizer`), greedy
+(`--temperature 0`), `--no-ignore-eos` (transformers refuses `ignore_eos`), closed loop at N streams.
 
-Usage:
-  .venv/bin/python bench/refserver_throughput.py                      # starts `python -m refserver --port 0`
-  .venv/bin/python bench/refserver_throughput.py --server-args "--device cuda --num-blocks 4096"
-  .venv/bin/python bench/refserver_throughput.py --url http://127.0.0.1:8000 --model NAME --no-ignore-eos
-  .venv/bin/python bench/refserver_throughput.py --export-tiny /tmp/tiny   # the tiny model as a HF directory
-  .venv/bin/python bench/refserver_throughput.py --transformers /tmp/tiny  # `transformers serve` on it
-  .venv/bin/python bench/refserver_throughput.py --compare-transformers /tmp/tiny --no-ignore-eos --temperature 0
+1. Both servers start; a greedy probe checks that they answer one prompt with the same text.
+2. Warm-up: one excluded run against each server (transformers' first requests after start take
+   seconds; the reference server's first forward passes are slower too).
+3. Per scenario, measured runs alternate A B A B … (`--rounds` each); the server not being measured
+   is paused (SIGSTOP), and its CPU seconds during the other's run are printed to show it.
+4. Per scenario: the median of each figure over the runs, each run's tok/s, the ratio of medians,
+   and how many request ids ended with the same output length on both servers.
 
-`--export-tiny DIR` saves the default tiny model (seed 0) with transformers' `save_pretrained` and the
-byte tokenizer as `tokenizer.json` (`refserver.tokenizer.save_byte_tokenizer`), so other servers run
-the very same weights and token ids; `--server-args "--model DIR"` runs it on the reference server.
+Usage (nothing is downloaded; `transformers serve` needs the serving extra: `pip install openai accelerate`):
+  .venv/bin/python -m bench.refserver_throughput                         # defaults below
+  .venv/bin/python -m bench.refserver_throughput --servers refserver --concurrency 1,8,32
+  .venv/bin/python -m bench.refserver_throughput --model-dir ./TinyLlama --prompt-tokens 128 --duration 20
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import re
+import json
+import os
+import platform
 import shlex
-import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
-import httpx
-import numpy as np
-import orjson
+from bench.goodput_runs import (
+    RunFigures,
+    Scenario,
+    Shared,
+    agreement,
+    alternating_order,
+    figures_table,
+    fmt,
+    median,
+    ratio,
+    read_run,
+    run_command,
+)
+from bench.server_processes import (
+    ServerProcess,
+    first_difference,
+    greedy_text,
+    refserver_process,
+    running,
+    transformers_process,
+)
+from bench.tiny_model_dir import check_export, export_tiny
 
-from metrics.latency.stats import stats_block
-
-_LISTENING = re.compile(r"listening on (http://\S+)")
-
-
-@dataclass
-class LevelResult:
-    concurrency: int
-    wall_s: float = 0.0
-    requests: int = 0
-    failed: int = 0
-    output_tokens: int = 0
-    ttft_s: list[float] = field(default_factory=list)
-    itl_s: list[float] = field(default_factory=list)
-
-    @property
-    def tokens_per_s(self) -> float:
-        return self.output_tokens / self.wall_s if self.wall_s > 0 else 0.0
-
-
-def _is_content(event: dict[str, object]) -> bool:
-    choices = event.get("choices")
-    if not isinstance(choices, list) or not choices:
-        return False
-    first = choices[0]
-    delta = first.get("delta") if isinstance(first, dict) else None
-    if isinstance(delta, dict):
-        return bool(delta.get("content") or delta.get("reasoning_content"))
-    return isinstance(first, dict) and bool(first.get("text"))
+REPO = Path(__file__).resolve().parent.parent
+PROBE_PROMPT = "Tell me a story about a lighthouse."
 
 
-async def _one_request(client: httpx.AsyncClient, body: dict[str, object], result: LevelResult) -> None:
-    sent = time.perf_counter()
-    chunk_times: list[float] = []
-    tokens: int | None = None
-    async with client.stream("POST", "/v1/chat/completions", json=body) as response:
-        if response.status_code != 200:
-            await response.aread()
-            result.failed += 1
-            return
-        async for line in response.aiter_lines():
-            if not line.startswith("data: ") or line == "data: [DONE]":
-                continue
-            event = orjson.loads(line[6:])
-            if _is_content(event):
-                chunk_times.append(time.perf_counter())
-            usage = event.get("usage")
-            if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-                tokens = usage["completion_tokens"]
-    if not chunk_times:
-        result.failed += 1
-        return
-    result.requests += 1
-    result.output_tokens += tokens if tokens is not None else len(chunk_times)
-    result.ttft_s.append(chunk_times[0] - sent)
-    result.itl_s.extend(np.diff(chunk_times).tolist())
+def versions() -> list[str]:
+    import torch
+    import transformers
+
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [
+        f"python {platform.python_version()}, torch {torch.__version__} (default intra-op threads {torch.get_num_threads()}), "
+        f"transformers {transformers.__version__}, goodput {commit}{' + local changes' if dirty else ''}",
+        f"machine: {os.cpu_count()} cores, {platform.machine()}, load average at start {os.getloadavg()[0]:.2f}",
+    ]
 
 
-async def run_level(url: str, body: dict[str, object], concurrency: int, seconds: float) -> LevelResult:
-    result = LevelResult(concurrency)
-    limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
-    async with httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(600.0), limits=limits) as client:
-        start = time.perf_counter()
-        deadline = start + seconds
+def torch_threads(env: dict[str, str]) -> str:
+    """The intra-op threads torch starts with in a server process given `env` (neither server sets them
+    for a model directory)."""
+    import torch
 
-        async def stream_loop() -> None:
-            while time.perf_counter() < deadline:
-                await _one_request(client, body, result)
+    if "OMP_NUM_THREADS" in env:
+        return f"{env['OMP_NUM_THREADS']} (OMP_NUM_THREADS)"
+    return f"{torch.get_num_threads()} (torch's default)"
 
-        await asyncio.gather(*(stream_loop() for _ in range(concurrency)))
-        result.wall_s = time.perf_counter() - start
+
+def settings(server: ServerProcess) -> list[str]:
+    lines = [f"{server.name}: {shlex.join(server.command)}" + (f"  (env {server.env})" if server.env else "")]
+    lines.append(f"  torch intra-op threads: {torch_threads(server.env)}")
+    if server.name == "goodput serve":
+        from refserver.engine.config import EngineConfig
+
+        c = EngineConfig()
+        lines.append(
+            f"  engine defaults unless set above: dtype {c.dtype} (float32 on CPU), block size {c.block_size}, "
+            f"max-num-seqs {c.max_num_seqs}, max-num-batched-tokens {c.max_num_batched_tokens}, prefix caching "
+            f"{c.enable_prefix_caching}"
+        )
+    else:
+        from transformers import ContinuousBatchingConfig
+
+        c2 = ContinuousBatchingConfig()
+        lines.append(
+            f"  continuous batching defaults unless set above: page size {c2.page_size}, num blocks / max batch "
+            f"tokens {c2.num_blocks} / {c2.max_batch_tokens} (None: sized from memory), scheduler {c2.scheduler_type}"
+        )
+    return lines
+
+
+def measured_run(
+    server: ServerProcess, others: list[ServerProcess], shared: Shared, scenario: Scenario, out: Path
+) -> tuple[RunFigures, float]:
+    """One `goodput run` against `server` (resumed for it); returns its figures and the CPU seconds
+    the other (paused) servers spent meanwhile."""
+    server.resume()
+    before = sum(o.cpu_s() for o in others)
+    try:
+        done = subprocess.run(run_command(shared, scenario, server.url, out), capture_output=True, text=True)
+    finally:
+        server.pause()
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"goodput run against {server.name} exited {done.returncode}:\n{done.stderr[-2000:]}"
+        )
+    return read_run(out), sum(o.cpu_s() for o in others) - before
+
+
+def compare(
+    args: argparse.Namespace, servers: list[ServerProcess], shared: Shared, runs_dir: Path
+) -> dict[str, object]:
+    header = versions() + [line for server in servers for line in settings(server)]
+    print("\n".join(header))
+    scenarios: list[dict[str, object]] = []
+    report: dict[str, object] = {"header": header, "scenarios": scenarios}
+    if len(servers) == 2:
+        texts = []
+        for server in servers:
+            server.resume()
+            texts.append(greedy_text(server.url, shared.model, PROBE_PROMPT, 48))
+            server.pause()
+        diff = first_difference(*texts)
+        probe = (
+            "identical text"
+            if diff is None
+            else f"texts differ from character {diff}: {texts[0][:60]!r} vs {texts[1][:60]!r}"
+        )
+        print(f"greedy probe (48 tokens, {PROBE_PROMPT!r}): {probe}")
+        report["probe"] = probe
+    first = Scenario(args.concurrency[0], args.prompt_tokens[0], args.output_tokens, args.warmup)
+    for server in servers:
+        t0 = time.monotonic()
+        warm, _ = measured_run(server, [], shared, first, runs_dir / f"warmup-{server.name.split()[0]}")
+        print(f"warm-up {server.name} (excluded): {time.monotonic() - t0:.1f} s, {fmt(warm.output_tok_s)} tok/s, "
+              f"TTFT p99 {fmt(warm.ttft_p99_ms)} ms")  # fmt: skip
+    for concurrency in args.concurrency:
+        for prompt_tokens in args.prompt_tokens:
+            scenario = Scenario(concurrency, prompt_tokens, args.output_tokens, args.duration)
+            scenarios.append(run_scenario(scenario, servers, shared, args.rounds, runs_dir))
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
+    return report
+
+
+def run_scenario(
+    scenario: Scenario, servers: list[ServerProcess], shared: Shared, rounds: int, runs_dir: Path
+) -> dict[str, object]:
+    runs: dict[str, list[RunFigures]] = {s.name: [] for s in servers}
+    idle_cpu: dict[str, list[float]] = {s.name: [] for s in servers}
+    by_name = {s.name: s for s in servers}
+    for round_index, name in alternating_order([s.name for s in servers], rounds):
+        others = [s for s in servers if s.name != name]
+        out = runs_dir / f"{scenario.label}-r{round_index}-{name.split()[0]}"
+        figures, other_cpu = measured_run(by_name[name], others, shared, scenario, out)
+        runs[name].append(figures)
+        idle_cpu[name].append(other_cpu)
+        print(f"  {scenario.label} round {round_index} {name}: {fmt(figures.output_tok_s)} tok/s "
+              f"(paused other server used {other_cpu:.2f} CPU s; load {os.getloadavg()[0]:.2f})", flush=True)  # fmt: skip
+    print(f"\n{scenario.concurrency} streams, {scenario.prompt_tokens}-token prompts (+ chat template), "
+          f"max_tokens {scenario.output_tokens}, {scenario.duration_s:g} s per run, {rounds} runs each\n")  # fmt: skip
+    rows = figures_table([(name, figs) for name, figs in runs.items()])
+    print("\n".join(rows))
+    result: dict[str, object] = {
+        "scenario": asdict(scenario),
+        "table": rows,
+        "runs": {n: [asdict(f) | {"outputs": None} for f in figs] for n, figs in runs.items()},
+        "paused_server_cpu_s": idle_cpu,
+    }
+    if len(servers) == 2:
+        (a, fa), (b, fb) = runs.items()
+        tok = ratio(median([f.output_tok_s for f in fa]), median([f.output_tok_s for f in fb]))
+        ttft = [
+            fmt(median([getattr(f, k) for f in runs_of]))
+            for runs_of in (fa, fb)
+            for k in ("ttft_p50_ms", "ttft_p99_ms")
+        ]
+        common, same = agreement(fa[0].outputs, fb[0].outputs)
+        line = (f"\n{a} / {b}: output tok/s {fmt(tok, 2)}× (ratio of medians); TTFT p50/p99 {ttft[0]}/{ttft[1]} ms "
+                f"vs {ttft[2]}/{ttft[3]} ms; same output length and finish reason on {same} of {common} common "
+                "request ids (first round)")  # fmt: skip
+        print(line)
+        result["ratio"] = line.strip()
+    print()
     return result
 
 
-def export_tiny(directory: str, seed: int = 0) -> None:
-    import transformers
-
-    from refserver.model import tiny_config, tiny_model
-    from refserver.tokenizer import save_byte_tokenizer
-
-    ours = tiny_model(seed, dtype="float32", device="cpu")
-    c = tiny_config()
-    hf_config = transformers.LlamaConfig(
-        vocab_size=c.vocab_size, hidden_size=c.hidden_size, intermediate_size=c.intermediate_size,
-        num_hidden_layers=c.num_layers, num_attention_heads=c.num_heads, num_key_value_heads=c.num_kv_heads,
-        head_dim=c.head_dim, max_position_embeddings=c.max_position_embeddings, rms_norm_eps=c.rms_norm_eps,
-        rope_parameters={"rope_type": "default", "rope_theta": c.rope_theta}, bos_token_id=c.bos_token_id, eos_token_id=c.eos_token_id,
-        tie_word_embeddings=c.tie_word_embeddings,
-    )  # fmt: skip
-    hf = transformers.LlamaForCausalLM(hf_config)
-    hf.load_state_dict(ours.state_dict())
-    hf.save_pretrained(directory)
-    save_byte_tokenizer(directory)
-
-
-@contextmanager
-def transformers_server(model_dir: str, port: int) -> Iterator[str]:
-    exe = str(Path(sys.executable).with_name("transformers"))
-    cmd = [exe, "serve", model_dir, "--continuous-batching", "--device", "cpu", "--host", "127.0.0.1",
-           "--port", str(port)]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300.0
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"transformers serve exited with {proc.returncode}")
-            try:
-                if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("transformers serve did not become healthy")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-
-
-@contextmanager
-def refserver(server_args: str) -> Iterator[str]:
-    cmd = [sys.executable, "-m", "refserver", "--port", "0", *shlex.split(server_args)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            match = _LISTENING.search(line)
-            if match:
-                break
-        else:
-            raise RuntimeError(f"refserver exited with {proc.wait()}")
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value * 1000:.2f}"
-
-
-def _median_stat(samples: Iterator[list[float]], key: str) -> float | None:
-    """Median over repeats of one percentile; None when no repeat had a sample (never 0)."""
-    values = [v for v in (stats_block(s)[key] for s in samples) if v is not None]
-    return statistics.median(values) if values else None
-
-
-def report(levels: list[list[LevelResult]]) -> None:
-    print("| streams | output tok/s (median) | tok/s per stream | TTFT p50 ms | ITL p50 ms | ITL p99 ms | requests | failed |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for repeats in levels:
-        c = repeats[0].concurrency
-        tps = statistics.median(r.tokens_per_s for r in repeats)
-        ttft = _median_stat((r.ttft_s for r in repeats), "p50")
-        itl50 = _median_stat((r.itl_s for r in repeats), "p50")
-        itl99 = _median_stat((r.itl_s for r in repeats), "p99")
-        requests = sum(r.requests for r in repeats)
-        failed = sum(r.failed for r in repeats)
-        print(f"| {c} | {tps:.0f} | {tps / c:.1f} | {_ms(ttft)} | {_ms(itl50)} | {_ms(itl99)} | {requests} | {failed} |")
-
-
-def request_body(args: argparse.Namespace) -> dict[str, object]:
-    body: dict[str, object] = {
-        "model": args.model,
-        "messages": [{"role": "user", "content": "x" * args.prompt_chars}],
-        "max_tokens": args.max_tokens,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if args.ignore_eos:
-        body["ignore_eos"] = True
-    if args.temperature is not None:
-        body["temperature"] = args.temperature
-    return body
-
-
-async def measure(url: str, args: argparse.Namespace, repeats: int) -> list[list[LevelResult]]:
-    """Per concurrency level, `repeats` results (after a short warm-up: first passes, connections)."""
-    body = request_body(args)
-    await run_level(url, body, 1, min(args.seconds, 2.0))
-    levels = []
-    for concurrency in (int(c) for c in args.concurrency.split(",")):
-        levels.append([await run_level(url, body, concurrency, args.seconds) for _ in range(repeats)])
-    return levels
-
-
-def compare_with_transformers(args: argparse.Namespace) -> None:
-    """Alternate the two servers round by round, each alone on the machine while it is measured."""
-    model_dir = args.compare_transformers
-    args.model = model_dir
-    ours: list[list[list[LevelResult]]] = []
-    theirs: list[list[list[LevelResult]]] = []
-    for _ in range(args.repeats):
-        with refserver(f"--model {shlex.quote(model_dir)}") as url:
-            ours.append(asyncio.run(measure(url, args, 1)))
-        with transformers_server(model_dir, args.transformers_port) as url:
-            theirs.append(asyncio.run(measure(url, args, 1)))
-    for name, rounds in (("reference server (--model DIR)", ours), ("transformers serve --continuous-batching", theirs)):
-        print(f"\n{name}")
-        report([[r[level][0] for r in rounds] for level in range(len(rounds[0]))])
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--url", help="an OpenAI-compatible server; default: start the reference server")
-    parser.add_argument("--server-args", default="", help="extra options for `python -m refserver`")
-    parser.add_argument("--model", default="goodput-tiny")
-    parser.add_argument("--concurrency", default="1,8,32")
-    parser.add_argument("--seconds", type=float, default=8.0, help="duration of each level")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--max-tokens", type=int, default=64)
-    parser.add_argument("--prompt-chars", type=int, default=32)
-    parser.add_argument("--temperature", type=float, default=None)
-    parser.add_argument("--no-ignore-eos", dest="ignore_eos", action="store_false")
-    parser.add_argument("--export-tiny", metavar="DIR", help="save the tiny model as a HF directory and exit")
-    parser.add_argument("--transformers", metavar="DIR", help="benchmark `transformers serve` on this directory")
-    parser.add_argument("--transformers-port", type=int, default=8765)
-    parser.add_argument(
-        "--compare-transformers", metavar="DIR", help="alternate refserver --model DIR and transformers serve DIR"
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    args = parser.parse_args()
-    if args.compare_transformers:
-        compare_with_transformers(args)
-        return
-    if args.export_tiny:
-        export_tiny(args.export_tiny)
-        return
-    if args.transformers:
-        with transformers_server(args.transformers, args.transformers_port) as url:
-            args.model = args.transformers
-            report(asyncio.run(measure(url, args, args.repeats)))
-        return
-    if args.url:
-        report(asyncio.run(measure(args.url, args, args.repeats)))
-        return
-    with refserver(args.server_args) as url:
-        report(asyncio.run(measure(url, args, args.repeats)))
+    parser.add_argument("--model-dir", default=str(Path(tempfile.gettempdir()) / "goodput-tiny"),
+                        help="local HF directory both servers load; exported from the tiny model when absent")  # fmt: skip
+    parser.add_argument("--servers", default="refserver,transformers", help="refserver, transformers or both")
+    parser.add_argument("--concurrency", default="32", type=lambda s: [int(x) for x in s.split(",")])
+    parser.add_argument("--prompt-tokens", default="32,160", type=lambda s: [int(x) for x in s.split(",")])
+    parser.add_argument("--output-tokens", type=int, default=64)
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds of dispatch per measured run")
+    parser.add_argument(
+        "--warmup", type=float, default=20.0, help="seconds of the excluded warm-up run per server"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="measured runs per server and scenario")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, help="OMP_NUM_THREADS for both servers (default: torch's own)")
+    parser.add_argument("--refserver-args", default="", help="extra `goodput serve` options")
+    parser.add_argument("--transformers-args", default="", help="extra `transformers serve` options")
+    parser.add_argument("--runs-dir", help="keep every run directory here (default: a temporary directory)")
+    parser.add_argument("--json", help="also write the figures here")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    bindir = Path(sys.executable).parent
+    model_dir = str(Path(args.model_dir).resolve())
+    if not (Path(model_dir) / "config.json").is_file():
+        export_tiny(model_dir, args.seed)
+        problems = check_export(model_dir, args.seed)
+        if problems:
+            raise SystemExit("exported directory does not match the tiny model: " + "; ".join(problems))
+    env = {} if args.threads is None else {"OMP_NUM_THREADS": str(args.threads)}
+    with tempfile.TemporaryDirectory(prefix="goodput-bench-") as tmp:
+        runs_dir = Path(args.runs_dir or tmp)
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        servers: list[ServerProcess] = []
+        for name in args.servers.split(","):
+            if name == "refserver":
+                servers.append(
+                    refserver_process(
+                        str(bindir / "goodput"), model_dir, runs_dir, shlex.split(args.refserver_args), env
+                    )
+                )
+            elif name == "transformers":
+                servers.append(
+                    transformers_process(
+                        str(bindir / "transformers"),
+                        model_dir,
+                        runs_dir,
+                        shlex.split(args.transformers_args),
+                        env,
+                    )
+                )
+            else:
+                raise SystemExit(f"unknown server {name!r}: use refserver and/or transformers")
+        shared = Shared(
+            goodput=str(bindir / "goodput"),
+            model=model_dir,
+            tokenizer=str(Path(model_dir) / "tokenizer.json"),
+            seed=args.seed,
+        )
+        print(
+            "goodput run flags (every server): "
+            + shlex.join(
+                run_command(
+                    shared,
+                    Scenario(args.concurrency[0], args.prompt_tokens[0], args.output_tokens, args.duration),
+                    "URL",
+                    Path("DIR"),
+                )[2:]
+            )
+        )
+        with running(servers):
+            report = compare(args, servers, shared, runs_dir)
+        if args.json:
+            Path(args.json).write_text(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":
