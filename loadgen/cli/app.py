@@ -17,10 +17,12 @@ try:  # recent Typer vendors its own copy of Click; its exceptions are not click
 except ImportError:  # pragma: no cover - older Typer on top of Click
     from click import ClickException, UsageError  # type: ignore[assignment]
 
+from loadgen.cli.capacity import CAPACITY_HELP, capacity
 from loadgen.cli.dashboards import dashboards_app
 from loadgen.cli.gate import COMPARE_HELP, GATE_HELP, compare, gate
 from loadgen.cli.report import REPORT_HELP, report
 from loadgen.cli.run import RUN_HELP, run
+from loadgen.cli.sweep import SWEEP_HELP, sweep
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,6 +56,8 @@ app.command("run", help=RUN_HELP)(_interruptible(run))
 app.command("report", help=REPORT_HELP)(_interruptible(report))
 app.command("gate", help=GATE_HELP)(_interruptible(gate))
 app.command("compare", help=COMPARE_HELP)(_interruptible(compare))
+app.command("sweep", help=SWEEP_HELP)(_interruptible(sweep))
+app.command("capacity", help=CAPACITY_HELP)(_interruptible(capacity))
 app.add_typer(dashboards_app, name="dashboards")
 
 

@@ -80,6 +80,19 @@ def gate(
     junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here (one test case per threshold).")] = None,
     markdown: Annotated[Path | None, typer.Option(help="Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY).")] = None,
 ) -> int:
+    from loadgen.sweep.capacity_doc import is_capacity_dir
+
+    if is_capacity_dir(run_dir):  # a `goodput capacity` directory: capacity:* thresholds on its capacity.json
+        from loadgen.sweep.gate import gate_capacity_dir
+
+        try:
+            code = gate_capacity_dir(run_dir, thresholds=threshold or [], config=config, baseline=baseline,
+                                     slo=slo, junit=junit, markdown=markdown)
+        except (LookupError, ValueError) as exc:
+            raise _bad(str(exc)) from None
+        if code:
+            raise typer.Exit(code)
+        return 0
     from loadgen.run.gate import build_gate_plan, judge, load_run_view  # here: `goodput --help` stays light
 
     try:

@@ -18,13 +18,21 @@ from metrics.model.capacity import (
     blocks_for_window,
     kv_bytes_for_sequence,
     kv_bytes_per_token,
+    max_sequences_in_pool,
+    paged_kv_bytes_for_sequence,
     paged_usage,
     param_breakdown,
     plan_memory,
 )
 from metrics.model.config import UnsupportedModelError
 from metrics.model.presets import GPU_PRESETS, MODEL_PRESETS, dtype_bytes, resolve_gpu, resolve_model
-from metrics.model.roofline import decode_step_cost, floors, prefill_cost, time_bound
+from metrics.model.roofline import (
+    decode_step_cost,
+    floors,
+    prefill_cost,
+    request_throughput_bound,
+    time_bound,
+)
 
 
 def build_plan(*, model: str, gpu: str, tp: int, dtype: str, kv_dtype: str | None, block_size: int,
@@ -63,6 +71,14 @@ def build_plan(*, model: str, gpu: str, tp: int, dtype: str, kv_dtype: str | Non
     decode_t = time_bound(decode, spec, efficiency=efficiency)
     floor = floors(cfg, spec, prompt_tokens, output_tokens, concurrency, weight_dtype=dtype, kv_dtype=kv_dtype,
                    tp=tp, efficiency=efficiency, cached_tokens=cached_tokens)
+    # The most sequences that could ever decode together: all the memory weights leave, each sequence
+    # holding no more than its prompt and one token (generous on purpose: the bound must stay a bound).
+    decode_batch = max(1, max_sequences_in_pool(
+        memory.budget - memory.weights,
+        paged_kv_bytes_for_sequence(cfg, prompt_tokens + 1, block_size=block_size, kv_dtype_bytes=kb, tp=tp)))
+    throughput = request_throughput_bound(cfg, spec, prompt_tokens, output_tokens, max_batch=decode_batch,
+                                          weight_dtype=dtype, kv_dtype=kv_dtype, tp=tp, efficiency=efficiency,
+                                          cached_tokens=cached_tokens)
     return {
         "model": {"name": cfg.name, "layers": cfg.num_layers, "hidden_size": cfg.hidden_size,
                   "num_heads": cfg.num_heads, "num_kv_heads": cfg.num_kv_heads, "head_dim": cfg.head_dim,
@@ -95,6 +111,7 @@ def build_plan(*, model: str, gpu: str, tp: int, dtype: str, kv_dtype: str | Non
                         "bytes": decode.bytes, "intensity": decode.intensity, "compute_s": decode_t.compute_s,
                         "memory_s": decode_t.memory_s, "bound": decode_t.bound},
         "floors": {k: floor[k] for k in ("ttft_floor_s", "tpot_floor_s", "e2e_floor_s", "decode_tokens_per_s")},
+        "throughput_bound": throughput,
     }
 
 
@@ -111,7 +128,7 @@ def _ms(s: float | None) -> str:
 
 def format_plan(plan: dict[str, Any]) -> str:
     m, g, s, kv, b, mem = plan["model"], plan["gpu"], plan["settings"], plan["kv"], plan["blocks"], plan["memory"]
-    pf, dc, fl = plan["prefill"], plan["decode_step"], plan["floors"]
+    pf, dc, fl, tb = plan["prefill"], plan["decode_step"], plan["floors"], plan["throughput_bound"]
     n, seq = s["concurrency"], s["prompt_tokens"] + s["output_tokens"]
     window = f", sliding window {m['sliding_windows']}" if m["sliding_windows"] else ""
     rows = [
@@ -150,6 +167,11 @@ def format_plan(plan: dict[str, Any]) -> str:
         f"floors       TTFT >= {_ms(fl['ttft_floor_s'])}   TPOT >= {_ms(fl['tpot_floor_s'])}   "
         f"E2E >= {_ms(fl['e2e_floor_s'])}"
         + (f"   decode <= {fl['decode_tokens_per_s']:,.0f} tokens/s" if fl["decode_tokens_per_s"] else ""),
+        f"throughput   <= {tb['requests_per_s']:,.3g} requests/s of this shape ({tb['bound']}-bound: compute "
+        f"<= {tb['compute_requests_per_s']:,.3g}"
+        + (f", memory <= {tb['memory_requests_per_s']:,.3g} with up to {tb['max_batch']} sequences decoding"
+           if tb["memory_requests_per_s"] is not None else "")
+        + "); a ceiling for any SLO, not a prediction",
     ]
     if s["efficiency"] != 1.0:
         rows.append(f"             (peaks scaled by efficiency {s['efficiency']})")
@@ -172,7 +194,9 @@ def plan(
     max_num_batched_tokens: Annotated[int, typer.Option(help="Largest step in tokens (sets the activation estimate).")] = DEFAULT_BATCHED_TOKENS,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON (base units) instead of a table.")] = False,
 ) -> int:
-    """Capacity and roofline plan: KV per token, blocks, memory, max concurrency, TTFT/TPOT floors.
+    """Capacity and roofline plan: KV per token, blocks, memory, max concurrency, TTFT/TPOT floors, requests/s bound.
+
+    The requests/s bound is a ceiling for requests of this shape: `goodput capacity` can never measure more.
 
     \b
     Examples:

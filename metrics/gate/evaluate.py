@@ -1,5 +1,8 @@
 """Evaluating thresholds (metrics.gate.thresholds) against a run, and against a baseline run.
 
+A capacity search is judged the same way: its capacity.json stands where a summary would (`RunView`
+with `summary` = that document, no records), and `capacity:*` queries read its `capacity` object.
+
 Numbers come from `summary.json` whenever it holds them, so a gate reads exactly what the report shows.
 Two kinds of question the summary cannot answer — a percentile other than p50/p90/p95/p99/p99.9, and a
 filter on two bucket dimensions at once (the summary's buckets are one dimension each) — are answered
@@ -12,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from metrics.gate.thresholds import LATENCY_METRICS, Kind, Query, Threshold, compare
+from metrics.gate.thresholds import CAPACITY_METRICS, LATENCY_METRICS, Kind, Query, Threshold, compare
 
 SUMMARY_PERCENTILES: dict[float, str] = {50.0: "p50", 90.0: "p90", 95.0: "p95", 99.0: "p99", 99.9: "p999"}
 
@@ -118,7 +121,10 @@ def _scope(summary: dict[str, Any], query: Query) -> dict[str, Any] | None:
 
 
 def summary_value(summary: dict[str, Any], query: Query) -> float | None:
-    """The queried number from a summary.json dict; None when there is no data for it."""
+    """The queried number from a summary.json dict (or a capacity.json for `capacity:*`); None when there
+    is no data for it."""
+    if query.metric in CAPACITY_METRICS:
+        return _number(summary.get(query.metric, {}).get(query.agg))
     scope = _scope(summary, query)
     if scope is None:
         return None

@@ -12,6 +12,9 @@ Examples: `ttft:p(99)<500ms`, `tpot:avg<40ms`, `goodput:attainment>=0.95`, `erro
 `throughput:output_tokens_per_s>1000`, `ttft{prompt_bucket:2k-8k,cache:none}:p(95)<2s`,
 `ttft:p(99) < baseline * 1.10`, `goodput:attainment >= baseline - 0.02`.
 
+`capacity:*` thresholds (`capacity:rate >= 6`, `capacity:rate >= baseline * 0.95`) judge the result of a
+capacity search (`goodput capacity`, its capacity.json), not a run: a run refuses them (`check_labels`).
+
 Units: durations take `us`, `ms` or `s`; a bare number on a duration is **seconds**, as everywhere in
 goodput (`--slo ttft=0.5` is 500 ms) — not k6's milliseconds. Fractions (attainment, error rate,
 fluidity) take a bare number or `%`. Rates and counts take bare numbers only.
@@ -63,6 +66,12 @@ REQUEST_METRICS: dict[str, dict[str, Kind]] = {
                    "offered_rps": "rate", "achieved_rps": "rate"},
 }
 UNFILTERABLE = frozenset({"throughput"})  # the summary has no per-bucket throughput
+# A capacity search's result (capacity.json `capacity`): the capacity (highest rate shown to pass), the
+# bracket's upper end (lowest rate not shown to pass), the attainment measured at the capacity, and what
+# the search spent.
+CAPACITY_METRICS: dict[str, dict[str, Kind]] = {
+    "capacity": {"rate": "rate", "upper": "rate", "attainment": "fraction", "points": "count", "requests": "count"},
+}
 # Filter key → summary bucket dimension; any other key is a workload tag (`tag:<key>`).
 FILTER_KEYS: dict[str, str] = {
     "prompt_bucket": "prompt_tokens", "prompt_tokens": "prompt_tokens", "prompt": "prompt_tokens",
@@ -96,6 +105,11 @@ class Query:
     @property
     def latency_key(self) -> str | None:
         return LATENCY_METRICS.get(self.metric)
+
+    @property
+    def of_capacity(self) -> bool:
+        """Measured on a capacity search (capacity.json), not on a run."""
+        return self.metric in CAPACITY_METRICS
 
     def describe(self) -> str:
         where = "{" + ",".join(f"{_filter_key(d)}:{lab}" for d, lab in self.filters) + "}" if self.filters else ""
@@ -213,7 +227,16 @@ def _parse_query(text: str, metric: str, agg: str, filters: str | None) -> Query
         if parsed_filters and metric in UNFILTERABLE:
             raise ThresholdError(f"invalid threshold {text!r}: {metric} is measured over the whole run, not per bucket")
         return Query(metric, agg, None, parsed_filters, aggs[agg])
-    known = [*LATENCY_METRICS, *REQUEST_METRICS]
+    if metric in CAPACITY_METRICS:
+        caps = CAPACITY_METRICS[metric]
+        if agg not in caps:
+            raise ThresholdError(
+                f"invalid threshold {text!r}: unknown aggregation {agg!r} for {metric}; expected one of {', '.join(caps)}"
+            )
+        if parsed_filters:
+            raise ThresholdError(f"invalid threshold {text!r}: {metric} is measured over the whole search, not per bucket")
+        return Query(metric, agg, None, (), caps[agg])
+    known = [*LATENCY_METRICS, *REQUEST_METRICS, *CAPACITY_METRICS]
     raise ThresholdError(f"invalid threshold {text!r}: unknown metric {metric!r}; expected one of {', '.join(known)}")
 
 
@@ -262,7 +285,14 @@ def _parse_value(text: str, raw: str, kind: Kind, what: str = "") -> float:
 def check_labels(
     thresholds: Sequence[Threshold], *, prompt_edges: Sequence[int], output_edges: Sequence[int]
 ) -> None:
-    """Reject bucket labels that no request could ever have under these edges (tags cannot be known)."""
+    """Reject what no run can answer: bucket labels that no request could have under these edges (tags
+    cannot be known), and capacity thresholds (a capacity search answers those)."""
+    for t in thresholds:
+        if t.query.of_capacity:
+            raise ThresholdError(
+                f"invalid threshold {t.text!r}: {t.query.metric}:* is the result of a capacity search, not of a "
+                "run; judge it with `goodput capacity --threshold` or `goodput gate CAPACITY_DIR`"
+            )
     valid = {"prompt_tokens": range_labels(prompt_edges), "output_tokens": range_labels(output_edges),
              "cache": list(CACHE_CLASSES)}
     for t in thresholds:

@@ -18,6 +18,7 @@ causal-mask savings some kernels make. It is a lower bound for one GPU rank, not
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -177,4 +178,56 @@ def floors(model: ModelConfig | str, gpu: GpuSpec | str, prompt_tokens: int, out
         "decode_last_step_s": bounds[-1].seconds if bounds else None,
         "e2e_floor_s": prefill.seconds + steps * tpot if tpot is not None else prefill.seconds,
         "decode_tokens_per_s": batch / tpot if tpot else None,
+    }
+
+
+def request_throughput_bound(model: ModelConfig | str, gpu: GpuSpec | str, prompt_tokens: int, output_tokens: int,
+                             *, max_batch: int, weight_dtype: str = "bf16", kv_dtype: str | None = None, tp: int = 1,
+                             efficiency: float = 1.0, cached_tokens: int = 0) -> dict[str, Any]:
+    """An upper bound on completed requests per second, for requests of this shape on one replica.
+
+    Serving N requests takes at least the time of all their steps, and a step takes at least both its
+    FLOPs / peak and its bytes / bandwidth, so the total is at least the larger of the two sums:
+
+    - compute: every request's FLOPs (its prefill, less `cached_tokens`, and its N − 1 decode tokens at
+      their real contexts) ⇒ rate ≤ peak / FLOPs per request;
+    - memory: every decode step reads the weights once and carries at most `max_batch` sequences, and
+      each decode token reads its sequence's KV ⇒ rate ≤ bandwidth / ((N − 1) / max_batch · weight bytes
+      + KV bytes per request).
+
+    Prefill's weight reads, activations, communication and every overhead are left out, and `max_batch`
+    should be the most sequences that could ever decode together, so the bound is never below what a
+    server can do: a measured capacity above it means a mistake somewhere. It is a ceiling, not a
+    prediction (queueing, scheduling and latency SLOs keep real capacity below it).
+    """
+    model = resolve_model(model) if isinstance(model, str) else model
+    gpu = resolve_gpu(gpu) if isinstance(gpu, str) else gpu
+    if prompt_tokens < 1 or output_tokens < 1 or max_batch < 1:
+        raise ValueError("prompt_tokens, output_tokens and max_batch must be >= 1")
+    if not 0 <= cached_tokens < prompt_tokens:
+        raise ValueError("cached_tokens must be in [0, prompt_tokens)")
+    if not 0.0 < efficiency <= 1.0:
+        raise ValueError(f"efficiency must be in (0, 1], got {efficiency}")
+    wb, kb = dtype_bytes(weight_dtype), dtype_bytes(kv_dtype or weight_dtype)
+    prefill = prefill_cost(model, prompt_tokens, cached_tokens=cached_tokens, weight_dtype_bytes=wb,
+                           kv_dtype_bytes=kb, tp=tp)
+    steps = output_tokens - 1
+    matmul, norms, head, *_ = _shape(model, tp)
+    step_weights = float((matmul + norms + head) * wb)
+    decode = step_cost(model, [SeqWork(prompt_tokens + k, 1) for k in range(steps)], weight_dtype_bytes=wb,
+                       kv_dtype_bytes=kb, tp=tp) if steps else StepCost(0.0, step_weights)
+    flops = prefill.flops + decode.flops
+    kv_bytes = decode.bytes - step_weights  # one cost over every decode token holds the weights once
+    memory_bytes = steps / max_batch * step_weights + kv_bytes
+    compute_rate = gpu.peak_flops * efficiency / flops
+    memory_rate = gpu.bandwidth * efficiency / memory_bytes if memory_bytes > 0 else math.inf
+    return {
+        "requests_per_s": min(compute_rate, memory_rate),
+        "compute_requests_per_s": compute_rate,
+        "memory_requests_per_s": memory_rate if math.isfinite(memory_rate) else None,
+        "bound": "compute" if compute_rate <= memory_rate else "memory",
+        "flops_per_request": flops,
+        "decode_bytes_per_request": memory_bytes,
+        "max_batch": max_batch,
+        "efficiency": efficiency,
     }

@@ -1,0 +1,129 @@
+"""`goodput capacity`: every `goodput run` option (and --config) applies to each probe; the search's own
+options set the target and its budget. See `loadgen.sweep.capacity` and docs/capacity-search.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from loadgen.cli.run_params import run_spec_values, with_run_options
+
+if TYPE_CHECKING:
+    from loadgen.run.directory import RunDir
+    from loadgen.sweep.capacity import CapacityJob
+
+SEARCH = "Capacity search"
+
+CAPACITY_HELP = """Find the highest request rate whose SLO attainment meets a target, and say how sure that is.
+
+Each probe is an open-loop run at one rate (DIR/points/<point>/). A rate passes when the confidence
+interval of its attainment (good requests / measured requests) lies above --attainment, fails when it
+lies below; one whose interval straddles the target is run again rather than guessed. The search
+brackets the capacity and bisects until the bracket is within --tolerance or --max-points runs are made.
+The capacity is the highest rate shown to pass, never a rate that was not. Probes where the load
+generator itself fell behind are not taken as evidence. Without --max-rate a closed-loop run at
+--concurrency (default 256) measures the throughput ceiling first.
+
+Writes DIR/capacity.json and prints a line such as
+'capacity 6.3 req/s at 90 % attainment (95 % conf.; bracket 6.3–7.1 req/s; 7 points, 2,940 requests)'.
+--threshold 'capacity:rate >= 6' (or --config) judges it: exit 99 when it fails.
+
+Exit codes: 0 done; 1 a probe could not run; 99 a threshold failed; 130 interrupted; 2 usage error.
+
+\b
+Examples:
+  goodput capacity --url http://127.0.0.1:8000 --slo ttft=500ms --slo tpot=50ms --attainment 0.9 --output runs/cap
+  goodput capacity --url http://127.0.0.1:8000 --slo ttft=1s --min-rate 1 --max-rate 20 --point-duration 30s
+  goodput capacity --config loadtest.yaml --threshold 'capacity:rate >= 6' --junit capacity.xml
+  goodput capacity --url "$URL" --slo ttft=500ms --baseline runs/cap-main --threshold 'capacity:rate >= baseline * 0.95'
+"""
+
+
+def _fraction(text: str, flag: str) -> float:
+    raw = text.strip()
+    try:
+        return float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise ValueError(f"{flag} expects a fraction or a percentage (0.9 or 90%), got {text!r}") from None
+
+
+def _capacity_options(
+    attainment: Annotated[str, typer.Option(help="Target SLO attainment: the share of requests that must be good (0.9 or 90%).", rich_help_panel=SEARCH)] = "0.9",
+    confidence: Annotated[float, typer.Option(help="Confidence of each pass/fail verdict's interval (two-sided).", rich_help_panel=SEARCH)] = 0.95,
+    interval: Annotated[str, typer.Option(help="Interval of a proportion: wilson or clopper-pearson (exact, wider).", rich_help_panel=SEARCH)] = "wilson",
+    min_rate: Annotated[float | None, typer.Option(help="Lowest rate to consider, req/s (default: halve from the first failure).", rich_help_panel=SEARCH)] = None,
+    max_rate: Annotated[float | None, typer.Option(help="Highest rate to consider, req/s (default: 1.25 x a measured throughput ceiling).", rich_help_panel=SEARCH)] = None,
+    point_duration: Annotated[str | None, typer.Option(help="Length of each probe (default 60s, or --duration / --requests when given).", rich_help_panel=SEARCH)] = None,
+    point_requests: Annotated[int | None, typer.Option(help="Requests per probe (with --point-duration: whichever ends first).", rich_help_panel=SEARCH)] = None,
+    max_points: Annotated[int, typer.Option(help="Runs at most, every run counted (a repeat, the ceiling).", rich_help_panel=SEARCH)] = 12,
+    tolerance: Annotated[str, typer.Option(help="Stop when the bracket is this narrow, relative to its lower end (5% or 0.05).", rich_help_panel=SEARCH)] = "5%",
+) -> None:
+    """The search's own options (their signature is what Typer reads)."""
+
+
+def capacity(ctx: typer.Context, **options: Any) -> int:
+    from loadgen.sweep.capacity import run_capacity
+
+    try:
+        job, run_dir = _job(ctx, options)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    code = run_capacity(job, run_dir)
+    if code:
+        raise typer.Exit(code)
+    return 0
+
+
+def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunDir]:
+    from dataclasses import replace
+
+    from loadgen.run.setup import plan_run
+    from loadgen.spec.build import build_spec
+    from loadgen.spec.durations import parse_duration_flag
+    from loadgen.spec.sections import GateSpec
+    from loadgen.sweep.capacity import DEFAULT_CEILING_CONCURRENCY, DEFAULT_POINT_DURATION_S, CapacityJob
+    from loadgen.sweep.directory import prepare_sweep_dir
+    from loadgen.sweep.gate import capacity_gate_plan
+    from loadgen.sweep.points import plan_point, point_length, point_spec
+    from metrics.capacity_search.search import SearchSettings
+    from metrics.slo import SLO
+
+    values, explicit = run_spec_values(ctx, options["config"])
+    spec, secrets = build_spec(values)
+    if spec.metrics.slo == SLO():
+        raise ValueError("goodput capacity needs an SLO (--slo ttft=500ms --slo tpot=50ms, or slo: in --config): "
+                         "attainment is the share of requests that meet it")
+    settings = SearchSettings(target=_fraction(options["attainment"], "--attainment"),
+                              confidence=options["confidence"], method=options["interval"],
+                              tolerance=_fraction(options["tolerance"], "--tolerance"),
+                              max_points=options["max_points"], min_rate=options["min_rate"],
+                              max_rate=options["max_rate"], start_rate=None if options["max_rate"] else 1.0)
+    duration = options["point_duration"]
+    length = point_length(spec, explicit, requests=options["point_requests"],
+                          default_duration_s=DEFAULT_POINT_DURATION_S,
+                          duration_s=parse_duration_flag(duration, "--point-duration") if duration else None)
+    g = spec.gate
+    gate = capacity_gate_plan(g.thresholds, baseline=Path(g.baseline) if g.baseline else None,
+                              junit=Path(g.junit) if g.junit else None,
+                              markdown=Path(g.markdown) if g.markdown else None) if g.enabled else None
+    if g.abort_thresholds:
+        raise ValueError("--abort-on-fail stops a run; a capacity search is judged once, at the end")
+    probe_spec = replace(spec, gate=GateSpec())  # the probes carry no thresholds: the capacity does
+    ceiling = None
+    if options["max_rate"] is None:
+        ceiling = int(values["concurrency"]) if "concurrency" in explicit and values["concurrency"] \
+            else DEFAULT_CEILING_CONCURRENCY
+    # Everything a probe needs that can be wrong (dataset, tokenizer, schedule) fails here, before anything is sent.
+    sample = plan_point(1, "rate", settings.min_rate or settings.max_rate or 1.0, length, seed=spec.load.seed)
+    plan_run(point_spec(probe_spec, sample, run_dir=Path("points") / "check", server_url="http://127.0.0.1:9"),
+             secrets)
+    output = spec.outputs.output
+    run_dir = prepare_sweep_dir(Path(output) if output else None, kind="capacity", overwrite=spec.outputs.overwrite)
+    job = CapacityJob(spec=probe_spec, secrets=secrets, settings=settings, length=length,
+                      ceiling_concurrency=ceiling, gate=gate, quiet=spec.outputs.quiet)
+    return job, run_dir
+
+
+with_run_options(capacity, _capacity_options)

@@ -1,0 +1,238 @@
+"""`goodput capacity`: the highest open-loop request rate whose SLO attainment is shown to meet a target,
+found by the search of `metrics.capacity_search` with each probe an ordinary run in `DIR/points/`.
+
+Without `--max-rate`, a closed-loop point at `--concurrency` (default 256) first measures the throughput
+ceiling T: the search then starts at 0.75·T and probes no higher than 1.25·T (a server cannot keep up
+with more than it can complete; the margin allows for a ceiling measured at too little concurrency).
+That point is not SLO evidence (a closed loop hides queueing), but it counts towards --max-points.
+
+capacity.json is rewritten after every probe (`complete: false`, status `interrupted` until the search
+ends), so Ctrl-C or a kill keeps everything measured so far.
+
+Exit codes: 130 interrupted; 1 a probe could not run (nothing sent: server gone), ended with a runtime
+error (no request succeeded, or its results could not be written), or the ceiling completed nothing; 99 a `capacity:*` threshold failed; 0 otherwise, including a search in which no
+rate passed (the result says so; gate on `capacity:rate` to fail a pipeline on it).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from exporters.files import write_json
+from loadgen.run.directory import RunDir
+from loadgen.run.embedded import EmbeddedServerError
+from loadgen.run.gate import GatePlan
+from loadgen.spec.run_spec import RunSpec
+from loadgen.spec.secrets import Secrets
+from loadgen.sweep.capacity_doc import CAPACITY_FILE, capacity_document
+from loadgen.sweep.directory import discard
+from loadgen.sweep.execute import PointOutcome, run_point
+from loadgen.sweep.gate import judge_capacity
+from loadgen.sweep.points import POINTS_DIR, PointLength, PointPlan, plan_point, point_spec
+from loadgen.sweep.report import capacity_line, point_line, points_table, progress
+from loadgen.sweep.rows import point_row
+from loadgen.sweep.target import SharedServer, shared_server
+from metrics.capacity_search.search import (
+    Observation,
+    Probe,
+    SearchSettings,
+    Stop,
+    conclude,
+    next_step,
+    pool,
+    round_rate,
+)
+
+DEFAULT_POINT_DURATION_S = 60.0
+DEFAULT_CEILING_CONCURRENCY = 256
+CEILING_START = 0.75  # first probe, relative to the measured ceiling
+CEILING_LIMIT = 1.25  # highest probe, relative to the measured ceiling
+EXIT_RUNTIME_ERROR = 1
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityJob:
+    spec: RunSpec  # what every probe starts from
+    secrets: Secrets
+    settings: SearchSettings
+    length: PointLength
+    ceiling_concurrency: int | None  # None: no ceiling run (--max-rate bounds the search)
+    gate: GatePlan | None
+    quiet: bool
+
+
+@dataclass(slots=True)
+class _Search:
+    job: CapacityJob
+    settings: SearchSettings
+    server: SharedServer | None = None
+    observations: list[Observation] | None = None
+    rows: list[dict[str, Any]] | None = None
+    requests: int = 0
+    ceiling: dict[str, Any] | None = None
+    stop: Stop | None = None
+    error: str | None = None
+    interrupted: bool = False
+
+    def __post_init__(self) -> None:
+        self.observations, self.rows = [], []
+
+    def document(self) -> dict[str, Any]:
+        assert self.observations is not None and self.rows is not None
+        stop = self.stop
+        if stop is None:  # not (yet) ended by the search's own rule
+            stop = Stop("error", self.error) if self.error else Stop("interrupted", "the search did not finish")
+        result = conclude(self.settings, self.observations, stop)
+        return capacity_document(spec=self.job.spec, settings=self.settings, result=result, rows=self.rows,
+                                 requests=self.requests, ceiling=self.ceiling,
+                                 server=self.server.info if self.server else {},
+                                 complete=self.stop is not None, interrupted=self.interrupted)
+
+
+def _run(search: _Search, point: PointPlan, out: Path) -> PointOutcome:
+    assert search.server is not None
+    point_dir = out / POINTS_DIR / point.label
+    progress(f"{point.label} ...", quiet=search.job.quiet)
+    return run_point(point_spec(search.job.spec, point, run_dir=point_dir, server_url=search.server.url),
+                     search.job.secrets)
+
+
+def _record(search: _Search, point: PointPlan, outcome: PointOutcome) -> dict[str, Any] | None:
+    """The row of a point that measured something (None: interrupted before it sent, or nothing sent)."""
+    assert search.rows is not None
+    if outcome.interrupted:
+        search.interrupted = True
+    if not outcome.has_data:
+        if not outcome.interrupted:
+            search.error = f"point {point.label} could not run (exit {outcome.code}); the search stops here"
+        return None
+    assert outcome.summary is not None
+    status = "interrupted" if outcome.interrupted else "done"
+    row = point_row(point, status=status, code=outcome.code, summary=outcome.summary)
+    row["rate"] = point.value if point.kind == "rate" else None
+    search.requests += int(outcome.summary.get("requests", {}).get("sent") or 0)
+    search.rows.append(row)
+    if outcome.code == EXIT_RUNTIME_ERROR and not outcome.interrupted:
+        # Nothing succeeded (a server gone, refusing connections) or results could not be written: no
+        # attainment to learn from, and a search that read it as "fails at every rate" would mislead.
+        search.error = f"point {point.label} ended with a runtime error (exit 1, above); the search stops here"
+        return None
+    return row
+
+
+def _ceiling(search: _Search, out: Path) -> None:
+    job = search.job
+    assert job.ceiling_concurrency is not None
+    point = plan_point(0, "concurrency", float(job.ceiling_concurrency), job.length, seed=job.spec.load.seed,
+                       role="ceiling")
+    row = _record(search, point, _run(search, point, out))
+    if row is None or search.interrupted:
+        return
+    row["verdict"] = "ceiling"
+    progress(point_line(row), quiet=job.quiet)
+    rps = row.get("requests_per_s")
+    if not isinstance(rps, float) or rps <= 0:
+        search.error = "the ceiling point completed no request: there is no throughput to search under"
+        return
+    search.ceiling = {"concurrency": job.ceiling_concurrency, "requests_per_s": rps, "label": point.label}
+    try:
+        search.settings = replace(search.settings, max_rate=round_rate(rps * CEILING_LIMIT),
+                                  start_rate=round_rate(rps * CEILING_START))
+    except ValueError:
+        search.error = (f"--min-rate {search.settings.min_rate:g} req/s is above {CEILING_LIMIT:g} × the throughput "
+                        f"the server completed at the ceiling ({rps:.3g} req/s): nothing to search")
+
+
+def _probe(search: _Search, step: Probe, index: int, out: Path) -> None:
+    assert search.observations is not None
+    job = search.job
+    repeat = sum(1 for o in search.observations if o.rate == step.rate)
+    point = plan_point(index, "rate", step.rate, job.length, seed=job.spec.load.seed + repeat, role="probe")
+    if repeat:
+        point = replace(point, label=f"{point.label}-run{repeat + 1}")
+    row = _record(search, point, _run(search, point, out))
+    if row is None or search.interrupted:
+        return
+    summary_good = row.get("good") or 0
+    search.observations.append(Observation(step.rate, int(summary_good), int(row.get("measured") or 0),
+                                           bool(row.get("client_saturated"))))
+    entry = next(e for e in pool(search.settings, search.observations) if e.rate == step.rate)
+    row["verdict"] = "not evidence" if row.get("client_saturated") else entry.verdict
+    progress(point_line(row), quiet=job.quiet)
+
+
+def _save(search: _Search, out: Path) -> None:
+    write_json(out / CAPACITY_FILE, search.document())
+
+
+def run_capacity(job: CapacityJob, run_dir: RunDir) -> int:
+    """Run the search into `run_dir`, print the points and the capacity line, judge the thresholds."""
+    out = run_dir.path
+    search = _Search(job=job, settings=job.settings)
+    try:
+        with shared_server(job.spec, job.secrets) as server:
+            search.server = server
+            if job.ceiling_concurrency is not None:
+                _ceiling(search, out)
+                _save(search, out)
+            index = 1
+            while search.error is None and not search.interrupted:
+                assert search.rows is not None and search.observations is not None
+                step = next_step(search.settings, search.observations, len(search.rows))
+                if isinstance(step, Stop):
+                    search.stop = step
+                    break
+                _probe(search, step, index, out)
+                index += 1
+                _save(search, out)
+    except KeyboardInterrupt:
+        search.interrupted = True
+    except EmbeddedServerError as exc:
+        search.error = f"the reference server could not start: {exc}"
+    except OSError as exc:  # capacity.json cannot be written (disk full, permissions)
+        search.error = f"cannot write {exc.filename or out}: {exc.strerror or exc}"
+    return _finish(search, run_dir)
+
+
+def _finish(search: _Search, run_dir: RunDir) -> int:
+    out = run_dir.path
+    if not search.rows:
+        discard(run_dir)
+        line = ("interrupted before the first probe; nothing was sent" if search.interrupted
+                else f"error: {search.error}")
+        print(f"goodput capacity: {line}", file=sys.stderr)
+        return EXIT_INTERRUPTED if search.interrupted else EXIT_RUNTIME_ERROR
+    doc = search.document()
+    try:
+        write_json(out / CAPACITY_FILE, doc)
+    except OSError as exc:
+        search.error = search.error or f"cannot write {exc.filename or out}: {exc.strerror or exc}"
+    print(points_table(search.rows or []))
+    for note in doc["notes"]:
+        print(f"note: {note}")
+    print(capacity_line(doc))
+    print(f"results: {out} ({CAPACITY_FILE}, {POINTS_DIR}/<point>/)")
+    if search.error is not None:
+        print(f"goodput capacity: error: {search.error}", file=sys.stderr)
+    if search.interrupted:
+        print("goodput capacity: interrupted; capacity.json holds what was measured (complete: false)",
+              file=sys.stderr)
+    code = 0
+    if search.job.gate is not None:
+        try:
+            code = judge_capacity(search.job.gate, doc, label=str(out))
+        except (LookupError, ValueError) as exc:
+            print(f"goodput capacity: error: thresholds could not be evaluated: {exc}", file=sys.stderr)
+            code = 2
+        except OSError as exc:
+            print(f"goodput capacity: error: cannot write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+            code = EXIT_RUNTIME_ERROR
+    if search.interrupted:
+        return EXIT_INTERRUPTED
+    if search.error is not None:
+        return EXIT_RUNTIME_ERROR
+    return code

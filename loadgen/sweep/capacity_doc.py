@@ -1,0 +1,85 @@
+"""capacity.json: the result of `goodput capacity`, written after every probe and at the end.
+
+    {
+      "kind": "capacity", "schema_version": 1, "complete": true, "interrupted": false,
+      "capacity": {"rate": 6.3, "upper": 7.1, "attainment": 0.94, "interval": [0.91, 0.96],
+                   "status": "bracketed", "reason": "...", "points": 7, "requests": 2940,
+                   "target": 0.9, "confidence": 0.95, "interval_method": "wilson", "tolerance": 0.05,
+                   "min_rate": null, "max_rate": 9.8, "max_points": 12},
+      "slo": {"ttft_s": 0.5, "tpot_s": 0.05},
+      "ceiling": {"concurrency": 256, "requests_per_s": 7.8, "label": "00-ceiling-c256"} | null,
+      "rates": [{"rate": 6.3, "verdict": "pass", "good": 470, "measured": 500, "attainment": 0.94,
+                 "interval": [0.91, 0.96], "runs": 1, "saturated_runs": 0}, ...],
+      "points": [{... one row per run, see loadgen.sweep.rows, plus "rate" and "verdict" ...}],
+      "notes": ["..."], "server": {...}, "spec": {... the run spec every probe starts from ...}
+    }
+
+While the search runs (and after a kill) it reads `complete: false` with status `interrupted`; a search
+stopped by a runtime error has status `error`. `capacity.rate` is the highest rate shown to pass (null when none was), `capacity.upper` the lowest rate
+not shown to pass (null when none was probed): the bracket. `goodput gate DIR --threshold
+'capacity:rate >= 6'` reads `capacity`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from loadgen.spec.run_spec import RunSpec
+from metrics.capacity_search.search import RateEvidence, SearchResult, SearchSettings
+
+CAPACITY_FILE = "capacity.json"
+SCHEMA_VERSION = 1
+
+
+def _evidence(e: RateEvidence) -> dict[str, Any]:
+    return {"rate": e.rate, "verdict": e.verdict, "good": e.good, "measured": e.measured,
+            "attainment": e.attainment, "interval": list(e.interval) if e.interval else None,
+            "runs": e.runs, "saturated_runs": e.saturated_runs}
+
+
+def capacity_document(*, spec: RunSpec, settings: SearchSettings, result: SearchResult, rows: Sequence[dict[str, Any]],
+                      requests: int, ceiling: dict[str, Any] | None, server: dict[str, Any],
+                      complete: bool, interrupted: bool) -> dict[str, Any]:
+    """`complete`: the search ended by its own rule (not interrupted, killed or stopped by an error)."""
+    at_capacity = result.at(result.capacity)
+    return {
+        "kind": "capacity", "schema_version": SCHEMA_VERSION,
+        "complete": complete, "interrupted": interrupted,
+        "capacity": {
+            "rate": result.capacity, "upper": result.upper,
+            "attainment": at_capacity.attainment if at_capacity else None,
+            "interval": list(at_capacity.interval) if at_capacity and at_capacity.interval else None,
+            "status": result.status, "reason": result.reason, "points": len(rows), "requests": requests,
+            "target": settings.target, "confidence": settings.confidence, "interval_method": settings.method,
+            "tolerance": settings.tolerance, "min_rate": settings.min_rate, "max_rate": settings.max_rate,
+            "max_points": settings.max_points,
+        },
+        "slo": {k: v for k, v in spec.metrics.slo.to_dict().items() if v is not None},
+        "ceiling": ceiling,
+        "rates": [_evidence(e) for e in result.evidence],
+        "points": list(rows),
+        "notes": list(result.notes),
+        "server": server,
+        "spec": spec.to_json(),
+    }
+
+
+def read_capacity(directory: Path) -> dict[str, Any]:
+    """A capacity search's capacity.json (ValueError, one line, when it is missing or not one)."""
+    path = directory / CAPACITY_FILE
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise ValueError(f"{directory} is not a capacity search ({CAPACITY_FILE}: {exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("kind") != "capacity" or not isinstance(data.get("capacity"), dict):
+        raise ValueError(f"{path} is not a capacity.json written by goodput capacity")
+    return data
+
+
+def is_capacity_dir(directory: Path) -> bool:
+    return (directory / CAPACITY_FILE).is_file()

@@ -1,0 +1,52 @@
+"""Running one point: an ordinary run (plan, directory, execute) whose console summary is left out, since
+the sweep prints one table for all its points."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loadgen.run.directory import prepare_run_dir
+from loadgen.run.session import execute
+from loadgen.run.setup import plan_run
+from loadgen.spec.run_spec import RunSpec
+from loadgen.spec.secrets import Secrets
+
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True, slots=True)
+class PointOutcome:
+    code: int  # the point's exit code, as `goodput run` would have returned it
+    summary: dict[str, Any] | None  # its summary.json; None when the run wrote none (nothing was sent)
+
+    @property
+    def interrupted(self) -> bool:
+        return self.code == EXIT_INTERRUPTED
+
+    @property
+    def has_data(self) -> bool:
+        return self.summary is not None
+
+
+def _quiet(_line: str) -> None:
+    """A point directory left by an interrupted sweep is replaced without a notice: resuming says so."""
+
+
+def run_point(spec: RunSpec, secrets: Secrets) -> PointOutcome:
+    """Run one point into `spec.outputs.output` (ValueError: the spec cannot be run, a usage error)."""
+    setup = plan_run(spec, secrets)
+    assert spec.outputs.output is not None
+    run_dir = prepare_run_dir(Path(spec.outputs.output), overwrite=True, notice=_quiet)
+    code = execute(setup, run_dir, console=False)
+    return PointOutcome(code, read_summary(run_dir.path))
+
+
+def read_summary(run_dir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((run_dir / "summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,132 @@
+"""`goodput capacity` end to end on the embedded sim engine, its usage errors (nothing sent), its gate,
+and Ctrl-C (capacity.json keeps what was measured)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from loadgen.cli import run_cli
+from metrics.capacity_search.search import round_rate
+
+GOODPUT = str(Path(sys.executable).with_name("goodput"))
+# The sim engine on a slow GPU preset: steps of tens of milliseconds, so a capacity of a few tens of
+# requests/s that a busy test machine can offer without falling behind.
+SIM = ["--server-arg=--engine=sim", "--server-arg=--sim-gpu=L4", "--prompt-tokens", "32", "--output-tokens", "4",
+       "--server-metrics", "none", "--lag-threshold", "200ms", "--slo", "ttft=1s"]
+LINE = re.compile(r"^capacity (at least )?[\d.]+ req/s at 90 % attainment \(95 % conf\.; .*; (\d+) points, ([\d,]+) requests\)$",
+                  re.MULTILINE)
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    ([], "needs an SLO"),
+    (["--slo", "ttft=1s", "--threshold", "ttft:p(99) < 1s"], "is about a run"),
+    (["--slo", "ttft=1s", "--threshold", "capacity:rate >= baseline"], "pass --baseline"),
+    (["--slo", "ttft=1s", "--threshold", "capacity:rate >= baseline", "--baseline", "/nonexistent"],
+     "not a capacity search"),
+    (["--slo", "ttft=1s", "--threshold", "capacity:rate >= 1", "--abort-on-fail"], "judged once"),
+    (["--slo", "ttft=1s", "--attainment", "1"], "--attainment must be in (0, 1)"),
+    (["--slo", "ttft=1s", "--attainment", "lots"], "--attainment expects"),
+    (["--slo", "ttft=1s", "--min-rate", "5", "--max-rate", "2"], "must be below --max-rate"),
+    (["--slo", "ttft=1s", "--interval", "normal"], "--interval"),
+    (["--slo", "ttft=1s", "--tolerance", "0"], "--tolerance"),
+    (["--slo", "ttft=1s", "--max-points", "0"], "--max-points"),
+    (["--slo", "ttft=1s", "--point-duration", "soon"], "--point-duration"),
+])
+def test_usage_errors_send_nothing(args: list[str], needle: str, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "never"
+    assert run_cli(["capacity", "--url", "http://127.0.0.1:9", "--model", "m", "--output", str(out), *args]) == 2
+    assert needle in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_capacity_with_a_ceiling_and_a_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, junit = tmp_path / "cap", tmp_path / "cap.xml"
+    code = run_cli(["capacity", "--concurrency", "8", "--point-duration", "1.5s", "--max-points", "4",
+                    "--output", str(out), *SIM, "--threshold", "capacity:points <= 4",
+                    "--threshold", "capacity:rate >= 0 | nodata=pass", "--junit", str(junit)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    doc = json.loads((out / "capacity.json").read_text())
+    cap, ceiling = doc["capacity"], doc["ceiling"]
+    assert doc["complete"] is True and doc["kind"] == "capacity"
+    assert ceiling["concurrency"] == 8 and ceiling["label"] == "00-ceiling-c8"
+    assert cap["max_rate"] == round_rate(ceiling["requests_per_s"] * 1.25)  # the search stays under the ceiling
+    assert cap["points"] == len(doc["points"]) <= 4
+    assert cap["status"] in ("bracketed", "at_least", "max_points", "client_limited")
+    sent = 0
+    for row in doc["points"]:
+        point_dir = out / "points" / row["label"]
+        summary = json.loads((point_dir / "summary.json").read_text())
+        sent += summary["requests"]["sent"]
+        assert row["measured"] == summary["goodput"]["measured"] and row["good"] == summary["goodput"]["good"]
+    assert cap["requests"] == sent
+    probes = [r for r in doc["points"] if r["label"] != "00-ceiling-c8"]
+    assert probes and all(r["rate"] <= cap["max_rate"] for r in probes)
+    if cap["rate"] is not None:  # the claim is a probed rate whose pooled interval clears the target
+        at = next(e for e in doc["rates"] if e["rate"] == cap["rate"])
+        assert at["verdict"] == "pass" and at["interval"][0] >= 0.9 and cap["interval"] == at["interval"]
+    match = LINE.search(captured.out)
+    assert match is not None, captured.out
+    assert int(match.group(2)) == cap["points"] and int(match.group(3).replace(",", "")) == cap["requests"]
+    assert "thresholds: all 2 passed" in captured.out
+    assert len(ET.parse(junit).getroot().findall(".//testcase")) == 2
+
+
+def test_capacity_threshold_failure_exits_99(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cap"
+    code = run_cli(["capacity", "--min-rate", "4", "--max-rate", "12", "--point-duration", "1.5s",
+                    "--max-points", "2", "--output", str(out), *SIM, "--threshold", "capacity:rate >= 1000"])
+    assert code == 99
+    assert "FAIL capacity:rate >= 1000" in capsys.readouterr().out
+    assert json.loads((out / "capacity.json").read_text())["capacity"]["points"] == 2
+
+
+def test_interrupt_keeps_what_was_measured(tmp_path: Path) -> None:
+    out = tmp_path / "cap"
+    proc = subprocess.Popen([GOODPUT, "capacity", "--min-rate", "2", "--max-rate", "20", "--point-duration", "2s",
+                             "--output", str(out), *SIM], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if json.loads((out / "capacity.json").read_text())["points"]:
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.1)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    doc = json.loads((out / "capacity.json").read_text())
+    assert doc["complete"] is False and doc["interrupted"] is True
+    assert doc["capacity"]["status"] == "interrupted"
+    assert doc["points"][0]["status"] == "done"
+    assert "interrupted; capacity.json holds what was measured" in stderr
+
+
+def test_a_server_that_refuses_connections_stops_the_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cap"
+    code = run_cli(["capacity", "--url", "http://127.0.0.1:9", "--model", "m", "--slo", "ttft=1s", "--max-rate", "8",
+                    "--point-requests", "3", "--output", str(out), "--server-metrics", "none", "--quiet"])
+    assert code == 1  # not "fails at every rate": nothing was learnt about attainment
+    err = capsys.readouterr().err
+    assert "01-rate-4 ended with a runtime error" in err
+    doc = json.loads((out / "capacity.json").read_text())
+    assert doc["capacity"]["rate"] is None and doc["rates"] == [] and len(doc["points"]) == 1
+    assert (doc["complete"], doc["interrupted"], doc["capacity"]["status"]) == (False, False, "error")
