@@ -58,6 +58,9 @@ def serve(
         str | None, typer.Option(help="Require 'Authorization: Bearer KEY' on /v1/*.", envvar="GOODPUT_API_KEY")
     ] = None,
     max_body_bytes: Annotated[int, typer.Option(help="Largest request body accepted.", min=1)] = 4 << 20,
+    tokenize_endpoint: Annotated[
+        bool, typer.Option("--tokenize-endpoint/--no-tokenize-endpoint", help="Answer POST /tokenize (vLLM's shape), with which clients size prompts exactly.")
+    ] = True,
     max_tokens_limit: Annotated[int | None, typer.Option(help="Refuse larger max_tokens.", min=1)] = None,
     header_timeout: Annotated[
         str, typer.Option(help="A request head must arrive within this (else 408 and close).", rich_help_panel=_CONNECTIONS)
@@ -172,6 +175,7 @@ def serve(
             max_body_bytes=max_body_bytes,
             max_tokens_limit=max_tokens_limit,
             faults=faults,
+            tokenize_endpoint=tokenize_endpoint,
         )
         app = build_server_app(engine_config, app_config, max_model_len=max_model_len)
     except (ValueError, FileNotFoundError) as exc:

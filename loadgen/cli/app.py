@@ -23,6 +23,7 @@ from loadgen.cli.gate import COMPARE_HELP, GATE_HELP, compare, gate
 from loadgen.cli.report import REPORT_HELP, report
 from loadgen.cli.run import RUN_HELP, run
 from loadgen.cli.sweep import SWEEP_HELP, sweep
+from loadgen.cli.trace import trace_app
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -59,6 +60,7 @@ app.command("compare", help=COMPARE_HELP)(_interruptible(compare))
 app.command("sweep", help=SWEEP_HELP)(_interruptible(sweep))
 app.command("capacity", help=CAPACITY_HELP)(_interruptible(capacity))
 app.add_typer(dashboards_app, name="dashboards")
+app.add_typer(trace_app, name="trace")
 
 
 def _register_optional() -> None:

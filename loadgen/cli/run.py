@@ -39,6 +39,8 @@ Examples:
   goodput run --url http://127.0.0.1:8000 --arrival concurrency --concurrency 32 \\
       --requests 500 --dataset sharegpt.json --output runs/c32
   goodput run --url http://127.0.0.1:8000 --rate 8 --duration 1m --threshold 'ttft:p(99)<800ms'
+  goodput run --url http://127.0.0.1:8000 --trace mooncake.jsonl --time-scale 2 --trace-duration 10m
+  goodput run --url http://127.0.0.1:8000 --turns uniform:2:8 --think-time exponential:5s --rate 0.5
   goodput run --config loadtest.yaml --rate 16      # a checked-in config file; flags win over it
   goodput run --url http://127.0.0.1:8000 --rate 8 --print-config > loadtest.yaml   # start a config file
 """
@@ -51,12 +53,12 @@ def run(
     endpoint: Annotated[str, typer.Option(help="chat (/v1/chat/completions) or completions (/v1/completions).", rich_help_panel=TARGET)] = "chat",
     api_key: Annotated[str | None, typer.Option(envvar="OPENAI_API_KEY", help="Bearer token; never written anywhere.", show_default=False, rich_help_panel=TARGET)] = None,
     arrival: Annotated[str, typer.Option(help="constant | poisson | gamma | ramp | concurrency (closed loop: subject to coordinated omission).", rich_help_panel=LOAD)] = "poisson",
-    rate: Annotated[float | None, typer.Option(help="Requests/s (default 4; start rate for ramp; optional cap for concurrency).", rich_help_panel=LOAD)] = None,
+    rate: Annotated[float | None, typer.Option(help="Requests/s (default 4; start rate for ramp; optional cap for concurrency; new sessions/s with --turns; with --trace: the mean rate the trace is rescaled to).", rich_help_panel=LOAD)] = None,
     rate_end: Annotated[float | None, typer.Option(help="Ramp: requests/s at the end of --duration.", rich_help_panel=LOAD)] = None,
     burstiness: Annotated[float, typer.Option(help="Gamma shape: 1 = Poisson, <1 burstier, >1 smoother.", rich_help_panel=LOAD)] = 1.0,
     concurrency: Annotated[int | None, typer.Option(help="Closed loop: requests kept in flight.", rich_help_panel=LOAD)] = None,
     duration: Annotated[str | None, typer.Option(help="Dispatch for this long (e.g. 30s, 2m).", rich_help_panel=LOAD)] = None,
-    requests: Annotated[int | None, typer.Option(help="Send this many requests (default 100 when no --duration).", rich_help_panel=LOAD)] = None,
+    requests: Annotated[int | None, typer.Option(help="Send this many requests (sessions with --turns; default 100 when no --duration, the whole trace with --trace).", rich_help_panel=LOAD)] = None,
     warmup: Annotated[str, typer.Option(help="Exclude requests scheduled in the first part of the run.", rich_help_panel=LOAD)] = "0s",
     cooldown: Annotated[str, typer.Option(help="Exclude requests scheduled in the last part of the run.", rich_help_panel=LOAD)] = "0s",
     seed: Annotated[int, typer.Option(help="Seed of the schedule and the workload.", rich_help_panel=LOAD)] = 0,
@@ -69,6 +71,15 @@ def run(
     prefix_weights: Annotated[str | None, typer.Option(help="Shared-prefix mode: comma-separated group weights.", rich_help_panel=WORKLOAD)] = None,
     tag: Annotated[list[str] | None, typer.Option(help="KEY=VALUE tag on every request (scenario, tenant); becomes a bucket.", rich_help_panel=WORKLOAD)] = None,
     tokenizer: Annotated[str, typer.Option(help="Counting tokens: words | bytes | path to tokenizer.json. Sizes prompts, and splits or estimates output tokens when the server reports no per-chunk usage. Default: bytes for the embedded server, else words.", rich_help_panel=WORKLOAD)] = "auto",
+    prompt_sizing: Annotated[str, typer.Option(help="How prompts are sized: auto (the embedded server or --tokenizer: the local counter; another server: its POST /tokenize, else a calibration), tokenize, calibrate (a few max_tokens=1 probes), counter (the --tokenizer counter only).", rich_help_panel=WORKLOAD)] = "auto",
+    turns: Annotated[str | None, typer.Option(help="Conversations: turns per session (N, uniform:LO:HI, ...); each turn re-sends the history with the answers streamed so far. --rate, --concurrency and --requests then count sessions. With --dataset: its conversations turn by turn, at most this many turns each.", rich_help_panel=WORKLOAD)] = None,
+    think_time: Annotated[str, typer.Option(help="Conversations: wait between a turn's answer and the next turn: 2s, exponential:5s, uniform:1s:4s, lognormal:3s:0.5.", rich_help_panel=WORKLOAD)] = "0s",
+    trace: Annotated[str | None, typer.Option(help="Replay a trace at its own timestamps with its lengths: Mooncake JSONL, Azure or BurstGPT CSV (see goodput trace inspect).", rich_help_panel=WORKLOAD)] = None,
+    trace_format: Annotated[str, typer.Option(help="auto | mooncake | azure | burstgpt.", rich_help_panel=WORKLOAD)] = "auto",
+    cache_bust: Annotated[bool, typer.Option("--cache-bust", help="A unique prefix on every request, so no prompt can hit the prefix cache (cold-cache TTFT).", rich_help_panel=WORKLOAD)] = False,
+    time_scale: Annotated[float, typer.Option(help="Trace replay: speed-up (2 = twice as fast).", rich_help_panel=LOAD)] = 1.0,
+    trace_start: Annotated[str, typer.Option(help="Trace replay: skip this much of the trace (trace time).", rich_help_panel=LOAD)] = "0s",
+    trace_duration: Annotated[str | None, typer.Option(help="Trace replay: replay only this much of the trace (trace time).", rich_help_panel=LOAD)] = None,
     ignore_eos: Annotated[bool | None, typer.Option("--ignore-eos/--no-ignore-eos", help="Ask the server to generate exactly max_tokens (vLLM extension; default on for the embedded server).", rich_help_panel=REQUEST)] = None,
     min_tokens: Annotated[int | None, typer.Option(help="min_tokens on every request (vLLM extension).", rich_help_panel=REQUEST)] = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature on every request.", rich_help_panel=REQUEST)] = None,

@@ -59,6 +59,7 @@ class ChunkAccumulator:
         "empty_at",
         "finish_reason",
         "goodput_final",
+        "reasoning_at",
         "server_s",
         "server_tokens",
         "texts",
@@ -70,6 +71,7 @@ class ChunkAccumulator:
     def __init__(self) -> None:
         self.chunk_ns: list[int] = []
         self.texts: list[Any] = []  # each content chunk's text (None for a tool call), read after the stream
+        self.reasoning_at: list[int] = []  # content chunks whose text is reasoning, not the answer
         self.empty_at: list[int] = []  # per empty token event: the number of content chunks before it
         self.usage_tokens: list[int] = []  # Δ completion_tokens per content chunk that carried usage
         self.server_tokens: list[int] = []  # goodput.n per content chunk that carried it
@@ -114,7 +116,11 @@ class ChunkAccumulator:
             first = choices[0]
             delta = first.get("delta")
             if delta is not None:
-                text = delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning")
+                text = delta.get("content")
+                if not text:
+                    text = delta.get("reasoning_content") or delta.get("reasoning")
+                    if text:
+                        self.reasoning_at.append(len(self.chunk_ns))
                 content = bool(text or delta.get("tool_calls"))
             else:
                 text = first.get("text")
@@ -156,6 +162,11 @@ class ChunkAccumulator:
         timings = obj.get("timings")
         if type(timings) is dict and timings:
             self.timings = timings
+
+    def content_text(self) -> str:
+        """The answer as streamed: the content chunks' text, without reasoning and tool calls."""
+        skip = set(self.reasoning_at)
+        return "".join(t for i, t in enumerate(self.texts) if type(t) is str and i not in skip)
 
     def fill(self, record: RequestRecord, counter: TokenCounter | None = None) -> None:
         """The record's chunk and token fields; `counter` (the run's tokenizer, if any) is only used when

@@ -104,9 +104,11 @@ class StreamingClient:
         await self._http.aclose()
 
     async def send(
-        self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int
+        self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int,
+        text_out: list[str] | None = None,
     ) -> RequestRecord:
-        """Stream one request; always returns its one record (see the module docstring), never raises."""
+        """Stream one request; always returns its one record (see the module docstring), never raises.
+        `text_out`, when given, receives the answer's streamed content text (a conversation's history)."""
         record = RequestRecord(
             id=request_id,
             intended_ns=intended_ns,
@@ -124,7 +126,7 @@ class StreamingClient:
             body = encode_body(item, self.config)
         except (ValueError, TypeError) as exc:
             failure = errors.InvalidRequest(f"cannot build the request: {exc}")
-            return self._finish(record, chunks, failure, anchor_ns)
+            return self._finish(record, chunks, failure, anchor_ns, text_out)
         try:
             assert task is not None, "send() must run inside an asyncio task"
             watchdog = Watchdog(self.config.timeouts, task=task, start_ns=perf_counter_ns())
@@ -148,7 +150,7 @@ class StreamingClient:
         finally:
             if watchdog is not None:
                 watchdog.stop()
-        return self._finish(record, chunks, failure, anchor_ns)
+        return self._finish(record, chunks, failure, anchor_ns, text_out)
 
     def _prompt_count(self, item: WorkItem) -> int | None:
         """The client's count of the prompt it sends: the workload's count, plus the chat template's
@@ -160,7 +162,8 @@ class StreamingClient:
         return item.prompt_tokens_counted
 
     def _finish(
-        self, record: RequestRecord, chunks: ChunkAccumulator, failure: errors.RequestFailed | None, anchor_ns: int
+        self, record: RequestRecord, chunks: ChunkAccumulator, failure: errors.RequestFailed | None, anchor_ns: int,
+        text_out: list[str] | None = None,
     ) -> RequestRecord:
         if record.closed_ns is None:
             record.closed_ns = perf_counter_ns() - anchor_ns
@@ -175,6 +178,8 @@ class StreamingClient:
             record.error_message = failure.message
             if isinstance(failure, errors.HTTPStatusFailed):
                 record.http_status = failure.status_code
+        if text_out is not None:
+            text_out.append(chunks.content_text())
         return record
 
     async def _exchange(

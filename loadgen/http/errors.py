@@ -30,6 +30,8 @@ Prometheus label value) and whose `status` is the leaf's `status`.
     │   ├── ResponseTooLarge           response_too_large      the whole body bigger than max_response_bytes
     │   └── MidStreamError             mid_stream_error        the server sent `data: {"error": {...}}`
     ├── ClientCancelled                client_cancelled        the caller cancelled the task (status "cancelled")
+    ├── SessionEnded                   session_ended           a conversation turn never sent: an earlier turn of
+    │                                                          its session failed (status "cancelled")
     └── ClientInternalError            internal_error          a bug in the client itself; never hidden as another kind
 """
 
@@ -142,6 +144,13 @@ class MidStreamError(StreamFailed):
 
 class ClientCancelled(RequestFailed):
     kind = "client_cancelled"
+    status = "cancelled"
+
+
+class SessionEnded(RequestFailed):
+    """Never raised by the client: the runner records the turns a failed turn left unsent (loadgen.run.conversation)."""
+
+    kind = "session_ended"
     status = "cancelled"
 
 

@@ -2,8 +2,13 @@
 
 Open loop: every intended send time is an offset from one anchor (`perf_counter_ns` at start) and the
 runner sleeps until that absolute time, so lateness never accumulates; whatever lateness there is shows
-up as dispatch lag (d − a) in every record. Closed loop: N workers each send their next request as soon
-as their previous one ends (optionally capped in rate); the intended time is when the slot came free.
+up as dispatch lag (d − a) in every record. The offsets come precomputed (`RunPlan.offsets`, from
+loadgen.workload.schedule). Closed loop: N workers each send their next request as soon as their previous
+one ends (optionally capped in rate); the intended time is when the slot came free.
+
+Conversations (a workload of sessions, loadgen.workload.sessions): the schedule or the closed-loop slots
+start sessions instead of requests, and each session sends its turns one after another
+(loadgen.run.conversation).
 
 Stopping (`stop()`, wired to SIGINT/SIGTERM by the CLI): no new request is dispatched, in-flight requests
 get `grace_s` to finish, the rest are cancelled (each still ends as a record, status "cancelled").
@@ -26,14 +31,22 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from loadgen.run.conversation import run_session
 from loadgen.types import WorkItem
 from loadgen.workload.arrivals import Arrival, schedule
-from loadgen.workload.sources import Workload
+from loadgen.workload.build import AnyWorkload, is_sessions
 from metrics.records.record import RequestRecord
 
 
 class Sender(Protocol):
     async def send(self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int) -> RequestRecord: ...
+
+
+class TextSender(Protocol):
+    """A sender that can also hand back the streamed answer's text (conversations need it)."""
+
+    async def send(self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int,
+                   text_out: list[str] | None = None) -> RequestRecord: ...
 
 
 RecordHook = Callable[[RequestRecord], None]
@@ -46,6 +59,7 @@ class RunPlan:
     count: int | None
     seed: int = 0
     grace_s: float = 10.0
+    offsets: np.ndarray | None = None  # the open-loop schedule (drawn from the arrival process when None)
 
 
 @dataclass(slots=True)
@@ -90,20 +104,30 @@ class GcFreezer:
 
 
 class Runner:
-    def __init__(self, sender: Sender, workload: Workload, plan: RunPlan, *, hooks: list[RecordHook] | None = None):
+    def __init__(self, sender: Sender, workload: AnyWorkload, plan: RunPlan, *,
+                 hooks: list[RecordHook] | None = None):
         self.sender = sender
         self.workload = workload
         self.plan = plan
         self.hooks = hooks or []
         self.state = RunState()
+        self.sessions = is_sessions(workload)
+        self.record_ids = itertools.count()  # conversations: one id per turn, in the order turns are made
         self._tasks: set[asyncio.Task[None]] = set()
         self._stop = asyncio.Event()
-        self._offsets: np.ndarray | None = None
-        if plan.arrival.open_loop:
+        self._offsets: np.ndarray | None = plan.offsets
+        if self._offsets is None and plan.arrival.open_loop:
             self._offsets = schedule(plan.arrival, duration_s=plan.duration_s, count=plan.count, seed=plan.seed)
+        if self.sessions:
+            self.state.planned = None  # the turns of a session are known as it starts
+        elif self._offsets is not None:
             self.state.planned = int(self._offsets.size)
         elif plan.count is not None:
             self.state.planned = plan.count
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
 
     def stop(self, *, interrupted: bool = True) -> None:
         """Stop dispatching; in-flight requests get the grace period. Safe to call from a signal handler."""
@@ -121,22 +145,36 @@ class Runner:
         await self._drain()
         return self.state
 
-    async def _wait_until(self, target_ns: int) -> bool:
-        """Sleep until an absolute time on the run's clock; False if a stop came first."""
+    async def wait_until(self, target_ns: int) -> bool:
+        """Sleep until an absolute time on the run's clock; False if a stop came first. Never returns early:
+        the event loop's timers may fire up to a millisecond before their time (uvloop keeps its clock in
+        whole milliseconds), so what is left of the wait passes yielding to the loop."""
         delay = (target_ns - time.perf_counter_ns()) / 1e9
         if delay > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=delay)
+        while time.perf_counter_ns() < target_ns and not self._stop.is_set():  # noqa: ASYNC110 - under 1 ms: no timer is that fine
+            await asyncio.sleep(0)
         return not self._stop.is_set()
 
     async def _dispatch_open(self, offsets: np.ndarray) -> None:
         anchor = self.state.anchor_ns
         for i, offset_s in enumerate(offsets.tolist()):
             intended_ns = round(offset_s * 1e9)
-            item = self.workload.item(i)  # built before the wait, so it never adds to dispatch lag
-            if not await self._wait_until(anchor + intended_ns):
+            prepared = self._prepare(i)  # built before the wait, so it never adds to dispatch lag
+            if not await self.wait_until(anchor + intended_ns):
                 return
-            self._spawn(self._one(item, i, intended_ns))
+            self._spawn(self._start(prepared, i, intended_ns))
+
+    def _prepare(self, i: int) -> Any:
+        """Request i, or session i of a conversation workload."""
+        return self.workload.session(i) if self.sessions else self.workload.item(i)  # type: ignore[union-attr]
+
+    async def _start(self, prepared: Any, i: int, intended_ns: int) -> None:
+        if self.sessions:
+            await run_session(self, i, prepared, intended_ns)
+        else:
+            await self.one(prepared, i, intended_ns)
 
     async def _dispatch_closed(self) -> None:
         from asyncio_throttle import Throttler  # type: ignore[attr-defined]
@@ -151,14 +189,14 @@ class Runner:
                 i = next(ids)
                 if plan.count is not None and i >= plan.count:
                     return
-                item = self.workload.item(i)
+                prepared = self._prepare(i)
                 if throttler is not None:
                     async with throttler:
                         pass
                 now = time.perf_counter_ns()
                 if self._stop.is_set() or (deadline_ns is not None and now >= deadline_ns):
                     return
-                await self._one(item, i, now - self.state.anchor_ns)
+                await self._start(prepared, i, now - self.state.anchor_ns)
 
         workers = {asyncio.create_task(worker()) for _ in range(arrival.concurrency)}
         everyone = asyncio.gather(*workers, return_exceptions=True)
@@ -175,13 +213,20 @@ class Runner:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _one(self, item: WorkItem, request_id: int, intended_ns: int) -> None:
+    async def one(self, item: WorkItem, request_id: int, intended_ns: int, *, session: int | None = None,
+                  turn: int | None = None, text_out: list[str] | None = None) -> RequestRecord:
+        """Send one request and deliver its record; `text_out` receives the streamed answer's text."""
         st = self.state
         st.sent += 1
         st.in_flight += 1
         try:
-            record = await self.sender.send(item, request_id=request_id, intended_ns=intended_ns,
-                                            anchor_ns=st.anchor_ns)
+            if text_out is None:
+                record = await self.sender.send(item, request_id=request_id, intended_ns=intended_ns,
+                                                anchor_ns=st.anchor_ns)
+            else:
+                sender: TextSender = self.sender  # type: ignore[assignment]
+                record = await sender.send(item, request_id=request_id, intended_ns=intended_ns,
+                                           anchor_ns=st.anchor_ns, text_out=text_out)
         except asyncio.CancelledError:
             record = RequestRecord(id=request_id, intended_ns=intended_ns, sent_ns=None, status="cancelled",
                                    error_kind="client_cancelled", error_message="cancelled before a record was made",
@@ -189,6 +234,13 @@ class Runner:
                                    output_tokens_target=item.max_tokens)
         finally:
             st.in_flight -= 1
+        record.session, record.turn = session, turn
+        self.deliver(record)
+        return record
+
+    def deliver(self, record: RequestRecord) -> None:
+        """Count a finished record and hand it to every hook (also one that was never sent)."""
+        st = self.state
         st.done += 1
         if record.status != "ok":
             st.errors += 1

@@ -36,6 +36,7 @@ from loadgen.run.recorder import RecordWriter
 from loadgen.run.roofline import spec_from_models_entry
 from loadgen.run.runner import GcFreezer, Runner, RunPlan, RunState
 from loadgen.run.setup import RunSetup, client_config
+from loadgen.run.sizing import resolve_sizing
 from loadgen.types import ClientConfig
 
 TOOL_VERSION = "0.1.0"
@@ -106,12 +107,18 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: _Run) -> Client
         entries = list_models(client)
         client = replace(client, model=str(entries[0]["id"]))
     roofline = setup.roofline if setup.roofline is not None else _sim_spec(client, entries)
+    sizing = resolve_sizing(setup, client)  # probes the server: before run.json and the first scrape
+    if sizing.counter is not None:
+        setup.rebuild_workload(sizing.counter)
+    if sizing.line is not None and (sizing.warning or not spec.outputs.quiet):
+        print(sizing.line, file=sys.stderr)
     load = spec.load
     run.run_info = {
         "schema_version": RUN_SCHEMA_VERSION,
         "spec": spec.to_json(),
         "resolved": {"schedule_end_s": setup.schedule_end_s, "roofline": roofline,
-                     "token_counter": client.token_counter, "ignore_eos": client.ignore_eos},
+                     "token_counter": client.token_counter, "ignore_eos": client.ignore_eos,
+                     "prompt_sizing": sizing.to_json()},
         "target": public_url(base_url),
         "embedded": spec.target.embedded,
         "model": client.model,
@@ -297,7 +304,7 @@ async def _main(setup: RunSetup, client_config: ClientConfig, run: _Run, exporte
 
     load = setup.spec.load
     plan = RunPlan(arrival=load.arrival, duration_s=load.duration_s, count=load.requests, seed=load.seed,
-                   grace_s=load.grace_s)
+                   grace_s=load.grace_s, offsets=setup.schedule.offsets if setup.schedule is not None else None)
     loop = asyncio.get_running_loop()
     signals = (signal.SIGINT, signal.SIGTERM)
     # The loop takes SIGINT/SIGTERM over while requests are in flight (stop, grace, outputs); removing its

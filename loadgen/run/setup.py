@@ -1,9 +1,9 @@
 """From a `RunSpec` to what a run needs in hand before its first request: the workload, the gate, where the
 measurement window ends, the metric settings, and the client's configuration.
 
-`plan_run` does every check that needs more than the spec itself (the dataset and tokenizer files, the
-baseline run, drawing the schedule), so that a mistake is still a usage error found before anything is
-sent.
+`plan_run` does every check that needs more than the spec itself (the dataset, trace and tokenizer files,
+the baseline run, drawing the schedule), so that a mistake is still a usage error found before anything is
+sent. The schedule is drawn here once (loadgen.workload.schedule) and the runner dispatches on it.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets
 from loadgen.spec.sections import LoadSpec, RooflineSpec
 from loadgen.types import ClientConfig
-from loadgen.workload.arrivals import schedule
-from loadgen.workload.build import build_workload
-from loadgen.workload.sources import Workload
+from loadgen.workload.build import AnyWorkload, build_workload, is_sessions
+from loadgen.workload.schedule import Schedule, run_schedule
+from loadgen.workload.text import TokenCounter
+from loadgen.workload.traces import Trace, load_trace
 from metrics.summary.build import SummaryConfig
 
 
@@ -29,10 +30,18 @@ from metrics.summary.build import SummaryConfig
 class RunSetup:
     spec: RunSpec
     secrets: Secrets
-    workload: Workload
+    workload: AnyWorkload
     gate: GatePlan | None
     schedule_end_s: float | None
     roofline: dict[str, Any] | None  # from --model-config/--gpu; a sim target may announce its own
+    schedule: Schedule | None = None  # None: closed loop
+    trace: Trace | None = None
+
+    def rebuild_workload(self, counter: TokenCounter) -> None:
+        """The same workload with prompts sized by `counter` (learnt from the server, loadgen.run.sizing)."""
+        rows = self.schedule.rows if self.schedule is not None else None
+        self.workload = build_workload(self.spec.workload, seed=self.spec.load.seed, embedded=self.embedded,
+                                       counter=counter, trace=self.trace, rows=rows)
 
     @property
     def embedded(self) -> bool:
@@ -53,25 +62,33 @@ class RunSetup:
 
 def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
     """ValueError (a usage error) for anything that stops the run from starting."""
-    schedule_end = schedule_end_s(spec.load)
-    workload = build_workload(spec.workload, seed=spec.load.seed, embedded=spec.target.embedded)
+    w = spec.workload
+    trace = load_trace(w.trace, w.trace_format) if w.trace is not None else None
+    schedule = run_schedule(spec.load, trace)
+    workload = build_workload(w, seed=spec.load.seed, embedded=spec.target.embedded, trace=trace,
+                              rows=schedule.rows if schedule is not None else None)
     roofline = roofline_settings(spec.metrics.roofline) if spec.metrics.roofline is not None else None
-    return RunSetup(spec=spec, secrets=secrets, workload=workload, gate=gate_plan(spec), schedule_end_s=schedule_end,
-                    roofline=roofline)
+    return RunSetup(spec=spec, secrets=secrets, workload=workload, gate=gate_plan(spec),
+                    schedule_end_s=schedule_end_s(spec.load, schedule, sessions=is_sessions(workload)),
+                    roofline=roofline, schedule=schedule, trace=trace)
 
 
-def schedule_end_s(load: LoadSpec) -> float | None:
+def schedule_end_s(load: LoadSpec, schedule: Schedule | None = None, *, sessions: bool = False) -> float | None:
     """Where the cool-down is measured back from: the duration when it is what ends dispatching, else the
     last planned send (open loop) or None (a count-bound closed loop, whose end is not known in advance:
     the metrics then take the last intended send). Known before the run, so the live exporters, the
-    summary and `goodput report` after a kill all use the same window. Drawing the schedule here also
-    refuses a schedule that cannot be drawn."""
-    if not load.arrival.open_loop:
+    summary and `goodput report` after a kill all use the same window. Conversations: None, since later
+    turns are meant to leave after the last session starts (their time depends on the answers)."""
+    if sessions:
+        return None
+    if schedule is None and load.arrival.open_loop and load.arrival.kind != "trace":
+        schedule = run_schedule(load)
+    if schedule is None:
         return load.duration_s if load.requests is None else None
-    offsets = schedule(load.arrival, duration_s=load.duration_s, count=load.requests, seed=load.seed)
+    offsets = schedule.offsets
     if load.duration_s is not None and (load.requests is None or offsets.size < load.requests):
         return load.duration_s
-    return float(offsets[-1]) if offsets.size else None
+    return schedule.end_s
 
 
 def roofline_settings(spec: RooflineSpec) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from loadgen.spec.sections import (
 from loadgen.types import Timeouts
 from loadgen.workload.arrivals import parse_arrival
 from loadgen.workload.lengths import LengthDist, parse_length
+from loadgen.workload.think import parse_think_time
 from metrics.gate.thresholds import Threshold, parse_threshold
 from metrics.slo import SLO, parse_slo
 
@@ -59,7 +60,12 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                                   output_tokens=parse_length(str(v["output_tokens"])),
                                   prefix_groups=v["prefix_groups"], prefix_tokens=v["prefix_tokens"],
                                   prefix_weights=_weights(v["prefix_weights"]),
-                                  tags=tuple(_pairs(v["tag"] or [], "--tag", "=").items()), tokenizer=v["tokenizer"]),
+                                  tags=tuple(_pairs(v["tag"] or [], "--tag", "=").items()), tokenizer=v["tokenizer"],
+                                  prompt_sizing=v["prompt_sizing"],
+                                  turns=parse_length(str(v["turns"])) if v["turns"] is not None else None,
+                                  think_time=parse_think_time(str(v["think_time"])),
+                                  trace=v["trace"] and str(v["trace"]), trace_format=v["trace_format"],
+                                  cache_bust=v["cache_bust"]),
             load=_load(v),
             timeouts=Timeouts(*(_duration(v[k], k, positive=True) for k in
                                    ("timeout_connect", "timeout_first_byte", "timeout_between_chunks", "timeout_total"))),
@@ -128,19 +134,28 @@ def _url(url: str | None, endpoint: str) -> tuple[str | None, str | None]:
 
 def _load(v: Mapping[str, Any]) -> LoadSpec:
     rate = v["rate"]
-    if rate is None and v["arrival"] != "concurrency":
-        rate = DEFAULT_RATE
-    arrival = parse_arrival(v["arrival"], rate=rate, burstiness=v["burstiness"], rate_end=v["rate_end"],
-                            concurrency=v["concurrency"])
+    replay = v["trace"] is not None
+    if replay:  # the trace's own timestamps; --rate, when given, rescales its mean rate
+        if v["arrival"] not in ("poisson", "trace"):
+            raise SpecError(f"--trace dispatches at the trace's own timestamps: --arrival {v['arrival']} does not "
+                            "apply (--rate rescales the trace's mean rate)")
+        arrival = parse_arrival("trace", rate=rate, burstiness=1.0, rate_end=None, concurrency=None)
+    else:
+        if rate is None and v["arrival"] != "concurrency":
+            rate = DEFAULT_RATE
+        arrival = parse_arrival(v["arrival"], rate=rate, burstiness=v["burstiness"], rate_end=v["rate_end"],
+                                concurrency=v["concurrency"])
     duration_s = _duration(v["duration"], "duration", positive=True)
     requests = v["requests"]
     if requests is not None and requests < 1:
         raise SpecError(f"--requests must be >= 1, got {requests}")
-    if duration_s is None and requests is None:
+    if duration_s is None and requests is None and not replay:
         requests = DEFAULT_REQUESTS
     return LoadSpec(arrival=arrival, duration_s=duration_s, requests=requests,
                     warmup_s=_req_duration(v, "warmup"), cooldown_s=_req_duration(v, "cooldown"),
-                    seed=v["seed"], grace_s=_req_duration(v, "grace"))
+                    seed=v["seed"], grace_s=_req_duration(v, "grace"), time_scale=v["time_scale"],
+                    trace_start_s=_req_duration(v, "trace_start"),
+                    trace_duration_s=_duration(v["trace_duration"], "trace_duration", positive=True))
 
 
 def _pairs(values: Sequence[str], flag: str, sep: str) -> dict[str, str]:
@@ -251,12 +266,16 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "dataset": w.dataset, "dataset_format": w.dataset_format, "prompt_tokens": _length(w.prompt_tokens),
         "output_tokens": _length(w.output_tokens), "prefix_groups": w.prefix_groups, "prefix_tokens": w.prefix_tokens,
         "prefix_weights": ",".join(repr(x) for x in w.prefix_weights) if w.prefix_weights is not None else None,
-        "tag": [f"{k}={val}" for k, val in w.tags], "tokenizer": w.tokenizer,
-        "arrival": a.kind, "rate": a.rate if a.open_loop or a.rate else None,
+        "tag": [f"{k}={val}" for k, val in w.tags], "tokenizer": w.tokenizer, "prompt_sizing": w.prompt_sizing,
+        "turns": _length(w.turns) if w.turns is not None else None, "think_time": str(w.think_time),
+        "trace": w.trace, "trace_format": w.trace_format, "cache_bust": w.cache_bust,
+        "arrival": a.kind, "rate": a.rate if (a.open_loop and a.kind != "trace") or a.rate else None,
         "rate_end": a.rate_end if a.kind == "ramp" else None, "burstiness": a.burstiness,
         "concurrency": a.concurrency if not a.open_loop else None,
         "duration": dur(ld.duration_s) if ld.duration_s is not None else None, "requests": ld.requests,
         "warmup": dur(ld.warmup_s), "cooldown": dur(ld.cooldown_s), "seed": ld.seed, "grace": dur(ld.grace_s),
+        "time_scale": ld.time_scale, "trace_start": dur(ld.trace_start_s),
+        "trace_duration": dur(ld.trace_duration_s) if ld.trace_duration_s is not None else None,
         "ignore_eos": r.ignore_eos, "min_tokens": r.min_tokens, "temperature": r.temperature, "usage": r.usage,
         "continuous_usage": r.continuous_usage, "extra_body": r.extra_body,
         "header": [f"{k}: {val}" for k, val in r.headers], "max_connections": r.max_connections,

@@ -30,6 +30,7 @@ from loadgen.spec.sections import (
 from loadgen.types import Timeouts
 from loadgen.workload.arrivals import Arrival, parse_arrival
 from loadgen.workload.lengths import LENGTH_KINDS, LengthDist, parse_length
+from loadgen.workload.think import ThinkTime, parse_think_time
 from metrics.gate.thresholds import Threshold, parse_threshold
 from metrics.slo import SLO
 
@@ -47,6 +48,15 @@ class RunSpec:
     outputs: OutputSpec = field(default_factory=OutputSpec)
     prometheus: PrometheusSpec = field(default_factory=PrometheusSpec)
     gate: GateSpec = field(default_factory=GateSpec)
+
+    def __post_init__(self) -> None:
+        """What one section cannot check alone: a trace replay is a workload and a load shape at once."""
+        trace, kind = self.workload.trace is not None, self.load.arrival.kind
+        if trace and kind != "trace":
+            raise SpecError(f"--trace dispatches at the trace's own timestamps: --arrival {kind} does not apply "
+                            "(--rate rescales the trace's mean rate)")
+        if kind == "trace" and not trace:
+            raise SpecError("--arrival trace needs --trace FILE")
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON values (seconds as numbers, distributions and thresholds in their own forms)."""
@@ -143,6 +153,9 @@ def _check_value(value: Any, where: str) -> None:
             parse_arrival(value.kind, rate=value.rate if value.kind != "concurrency" else value.rate or None,
                           burstiness=value.burstiness, rate_end=value.rate_end or None,
                           concurrency=value.concurrency or None)
+        elif isinstance(value, ThinkTime):
+            if parse_think_time(str(value)) != value:
+                raise ValueError(f"not a valid think time: {value}")
         elif isinstance(value, LengthDist):
             text = f"{value.a!r}" if value.kind == "fixed" else f"{value.kind}:{value.a!r}:{value.b!r}"
             if value.kind not in LENGTH_KINDS or parse_length(text.removesuffix(".0")) != value:

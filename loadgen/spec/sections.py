@@ -14,11 +14,14 @@ from dataclasses import dataclass, field
 
 from loadgen.workload.arrivals import Arrival
 from loadgen.workload.lengths import LengthDist
+from loadgen.workload.think import ThinkTime
 from metrics.gate.thresholds import Threshold
 from metrics.slo import SLO
 
 ENDPOINTS = ("chat", "completions")
 DATASET_FORMATS = ("auto", "jsonl", "sharegpt")
+TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt")  # as loadgen.workload.traces reads them
+PROMPT_SIZINGS = ("auto", "tokenize", "calibrate", "counter")
 DEFAULT_REQUESTS = 100  # when neither --requests nor --duration bounds the run
 DEFAULT_RATE = 4.0  # open loop, when --rate is not given
 
@@ -100,6 +103,12 @@ class WorkloadSpec:
     prefix_weights: tuple[float, ...] | None = None
     tags: Pairs = ()
     tokenizer: str = "auto"  # words | bytes | path to tokenizer.json | auto (bytes embedded, else words)
+    prompt_sizing: str = "auto"  # auto | tokenize | calibrate | counter (loadgen.run.sizing)
+    turns: LengthDist | None = None  # conversations: turns per session; None: single requests
+    think_time: ThinkTime = field(default_factory=ThinkTime)
+    trace: str | None = None  # a trace file replayed at its own timestamps
+    trace_format: str = "auto"
+    cache_bust: bool = False  # a unique prefix on every request
 
     def __post_init__(self) -> None:
         _require(self.dataset_format in DATASET_FORMATS,
@@ -113,6 +122,25 @@ class WorkloadSpec:
             _require(len(self.prefix_weights) == self.prefix_groups,
                      f"--prefix-weights has {len(self.prefix_weights)} weights for {self.prefix_groups} --prefix-groups")
         _require(bool(self.tokenizer.strip()), "--tokenizer must not be empty")
+        _require(self.prompt_sizing in PROMPT_SIZINGS,
+                 f"unknown --prompt-sizing {self.prompt_sizing!r}; choose {', '.join(PROMPT_SIZINGS)}")
+        _require(self.trace_format in TRACE_FORMATS,
+                 f"unknown --trace-format {self.trace_format!r}; choose {', '.join(TRACE_FORMATS)}")
+        _require(self.trace is None or bool(self.trace.strip()), "--trace must not be empty")
+        _require(self.trace is None or self.dataset is None, "--trace and --dataset are two workloads: give one")
+        _require(self.trace is None or self.turns is None,
+                 "--turns does not apply to --trace (a trace's requests are replayed as they are)")
+        _require(self.trace is None or not self.prefix_groups, "--prefix-groups does not apply to --trace")
+        _require(self.turns is not None or self.think_time == ThinkTime(),
+                 "--think-time separates the turns of a conversation: it needs --turns")
+        _require(self.trace is not None or self.trace_format == "auto", "--trace-format needs --trace FILE")
+        _require(self.tokenizer == "auto" or self.prompt_sizing in ("auto", "counter"),
+                 f"--prompt-sizing {self.prompt_sizing} sizes prompts with the server; --tokenizer sizes them locally: "
+                 "give one")
+
+    @property
+    def conversations(self) -> bool:
+        return self.turns is not None
 
     def token_counter(self, embedded: bool) -> str:
         """The counter prompts are sized with: `auto` resolves by target."""
@@ -132,12 +160,24 @@ class LoadSpec:
     cooldown_s: float = 0.0
     seed: int = 0
     grace_s: float = 10.0  # after SIGINT/SIGTERM, how long in-flight requests may finish
+    time_scale: float = 1.0  # trace replay: 2 replays twice as fast
+    trace_start_s: float = 0.0  # trace replay: the window of the trace, in the trace's time
+    trace_duration_s: float | None = None
 
     def __post_init__(self) -> None:
         _positive_or_none(self.duration_s, "--duration")
         _require(self.requests is None or self.requests >= 1, f"--requests must be >= 1, got {self.requests}")
-        _require(self.duration_s is not None or self.requests is not None,
+        _require(self.duration_s is not None or self.requests is not None or self.arrival.kind == "trace",
                  "a run needs --duration and/or --requests")
+        _require(math.isfinite(self.time_scale) and self.time_scale > 0,
+                 f"--time-scale must be greater than 0, got {self.time_scale}")
+        _non_negative(self.trace_start_s, "--trace-start")
+        _positive_or_none(self.trace_duration_s, "--trace-duration")
+        if self.arrival.kind != "trace":
+            _require(self.time_scale == 1.0 and self.trace_start_s == 0.0 and self.trace_duration_s is None,
+                     "--time-scale, --trace-start and --trace-duration apply to --trace only")
+        _require(self.arrival.kind != "trace" or not self.arrival.rate or self.time_scale == 1.0,
+                 "--time-scale and --rate both rescale the trace: give one")
         _require(self.arrival.kind != "ramp" or self.duration_s is not None,
                  "--arrival ramp needs --duration (the ramp's length)")
         _non_negative(self.warmup_s, "--warmup")

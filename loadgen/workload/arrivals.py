@@ -5,6 +5,8 @@ is reproducible and the runner can dispatch at absolute times (never by chaining
 lateness accumulate and hides it). Closed loop (fixed concurrency) has no schedule: a request is meant
 to leave when a slot frees, which makes it subject to coordinated omission: a slow server slows the
 offered load, and latency under overload is understated. Prefer an open-loop process to measure latency.
+A trace replay (`trace`) is open loop too: its offsets come from the trace file
+(`loadgen.workload.schedule`), its `rate` (when not 0) the mean rate the trace is rescaled to.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ARRIVAL_KINDS = ("constant", "poisson", "gamma", "ramp", "concurrency")
+ARRIVAL_KINDS = ("constant", "poisson", "gamma", "ramp", "concurrency", "trace")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +24,8 @@ class Arrival:
     """A parsed arrival process. `str()` gives a readable, re-parsable name (`poisson@4.00`)."""
 
     kind: str
-    rate: float = 0.0  # requests/s (constant, poisson, gamma; the cap for concurrency, 0 = none)
+    rate: float = 0.0  # requests/s (constant, poisson, gamma; the cap for concurrency, 0 = none; trace: the
+    # mean rate the trace is rescaled to, 0 = its own timestamps)
     burstiness: float = 1.0  # gamma shape; 1 = Poisson, < 1 burstier, > 1 smoother
     rate_end: float = 0.0  # ramp: rate at the end of the run (rate is the start)
     concurrency: int = 0  # closed loop
@@ -39,6 +42,8 @@ class Arrival:
         if self.kind == "concurrency":
             cap = f":cap={self.rate:g}" if self.rate else ""
             return f"concurrency@{self.concurrency}{cap}"
+        if self.kind == "trace":
+            return f"trace@{self.rate:.2f}" if self.rate else "trace"
         return f"{self.kind}@{self.rate:.2f}"
 
 
@@ -54,6 +59,10 @@ def parse_arrival(kind: str, *, rate: float | None, burstiness: float, rate_end:
         if cap < 0 or not math.isfinite(cap):
             raise ValueError(f"rate cap must be a positive number, got {rate}")
         return Arrival("concurrency", rate=cap, concurrency=concurrency)
+    if kind == "trace":
+        if rate is not None and rate != 0 and (not math.isfinite(rate) or rate < 0):
+            raise ValueError(f"--rate must be a positive number of requests/s to rescale a trace, got {rate}")
+        return Arrival("trace", rate=rate or 0.0)
     if rate is None or not math.isfinite(rate) or rate <= 0:
         raise ValueError(f"--rate must be a positive number of requests/s for {kind!r}, got {rate}")
     if kind == "gamma" and (not math.isfinite(burstiness) or burstiness <= 0):
@@ -105,6 +114,8 @@ def schedule(arrival: Arrival, *, duration_s: float | None, count: int | None, s
         raise ValueError("closed-loop runs have no schedule")
     if duration_s is None and count is None:
         raise ValueError("a run needs --duration and/or --requests")
+    if arrival.kind == "trace":
+        raise ValueError("a trace replay's schedule comes from its file (loadgen.workload.schedule)")
     if arrival.kind == "ramp":
         if duration_s is None:
             raise ValueError("--arrival ramp needs --duration (the ramp's length)")

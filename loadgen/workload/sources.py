@@ -71,13 +71,9 @@ class SyntheticWorkload:
         tags = dict(self.tags)
         messages: list[dict[str, Any]] = []
         target = counted = 0
-        if self.prefix_groups:
-            p = None
-            if self.prefix_weights is not None:
-                w = np.asarray(self.prefix_weights, dtype=np.float64)
-                p = w / w.sum()
-            group = int(rng.choice(self.prefix_groups, p=p))
-            prefix, prefix_count = self._prefixes[group]
+        drawn = self.group_prefix(rng)
+        if drawn is not None:
+            group, prefix, prefix_count = drawn
             messages.append({"role": "system", "content": prefix})
             tags["prefix_group"] = str(group)
             target, counted = self.prefix_tokens, prefix_count
@@ -86,6 +82,18 @@ class SyntheticWorkload:
         return WorkItem(messages=messages, prompt=_flatten(messages), max_tokens=n_out,
                         prompt_tokens_target=target + n_prompt, prompt_tokens_counted=counted + count,
                         template_tokens=template_tokens(self.counter, messages), tags=tags)
+
+    def group_prefix(self, rng: np.random.Generator) -> tuple[int, str, int] | None:
+        """Shared-prefix mode: a group drawn by weight, its system prompt and that prompt's count."""
+        if not self.prefix_groups:
+            return None
+        p = None
+        if self.prefix_weights is not None:
+            w = np.asarray(self.prefix_weights, dtype=np.float64)
+            p = w / w.sum()
+        group = int(rng.choice(self.prefix_groups, p=p))
+        prefix, prefix_count = self._prefixes[group]
+        return group, prefix, prefix_count
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "synthetic", "prompt_tokens": str(self.prompt),

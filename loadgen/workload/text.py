@@ -8,7 +8,15 @@ template); the client can only aim. Three counters (`--tokenizer`):
 - `bytes`: one token per UTF-8 byte, as the bundled reference server's default byte-level tokenizer
   counts; exact for that server, chat template included.
 - a local `tokenizer.json` path: exact, through the `tokenizers` library (`loadgen.workload.tokenizer_counter`).
+Against a remote server without `--tokenizer`, the server itself sizes prompts (loadgen.workload.sizing:
+its tokenize endpoint, or a calibration).
 How close each lands is measured on every run against the server's count (summary `tokens.prompt_accuracy`).
+
+Blocks (`fit_block`, `head`): text that concatenates without changing its tokens, for prompts that must
+share tokens at the same positions (a trace's hash ids). A block starts with a space and ends at a word
+boundary, so a tokenizer that splits text at spaces before merging (the byte tokenizer, and the BPE
+tokenizers of Llama 3, Qwen, GPT and Mistral) never merges across two blocks; with one that does not
+(SentencePiece without pre-tokenization) a block boundary may shift by a token.
 """
 
 from __future__ import annotations
@@ -75,6 +83,23 @@ class TokenCounter:
         """Tokens the server's chat template adds around these messages; None when unknown."""
         return None
 
+    def fit_block(self, target: int, rng: np.random.Generator) -> str:
+        """A block of `target` tokens (or as close as the counter allows): a space, then whole words."""
+        words = _fit_by_bisection(target, rng, lambda text: self(" " + text))
+        return " " + words if words else ""
+
+    def head(self, block: str, tokens: int) -> str:
+        """The start of a block made by `fit_block` that counts `tokens` (or as close as it allows)."""
+        words = block.split()
+        lo, hi = 0, len(words)  # count(lo words) <= tokens, found by bisection on a count that grows with words
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self(" " + " ".join(words[:mid])) <= tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        return " " + " ".join(words[:lo]) if lo else ""
+
 
 class WordCounter(TokenCounter):
     name = "words"
@@ -84,6 +109,12 @@ class WordCounter(TokenCounter):
 
     def fit(self, target: int, rng: np.random.Generator) -> tuple[str, int]:
         return (random_words(target, rng), target) if target > 0 else ("", 0)
+
+    def fit_block(self, target: int, rng: np.random.Generator) -> str:
+        return " " + random_words(target, rng) if target > 0 else ""
+
+    def head(self, block: str, tokens: int) -> str:
+        return " " + " ".join(block.split()[:tokens]) if tokens > 0 else ""
 
 
 class ByteCounter(TokenCounter):
@@ -105,6 +136,13 @@ class ByteCounter(TokenCounter):
         while len(text) < target:
             text += " " + random_words(target // 3 + 2, rng)
         return text[:target], target  # WORDS are ASCII: one byte per character
+
+    def fit_block(self, target: int, rng: np.random.Generator) -> str:
+        # One byte per token: a block may end inside a word, and still never merges with the next.
+        return (" " + self.fit(target, rng)[0])[:target] if target > 0 else ""
+
+    def head(self, block: str, tokens: int) -> str:
+        return block[: max(tokens, 0)]
 
     def piece_tokens(self, pieces: Sequence[str]) -> list[int] | None:
         return [count_bytes(p) for p in pieces]

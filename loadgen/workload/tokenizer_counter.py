@@ -97,6 +97,25 @@ class TokenizerCounter(TokenCounter):
                     best, best_count = candidate, count
         return best, best_count
 
+    def fit_block(self, target: int, rng: np.random.Generator) -> str:
+        """A space, then words, cut at the end of token `target`: a cut inside a word still encodes the same
+        before the next block's leading space (the tokenizer splits at spaces before merging)."""
+        if target <= 0:
+            return ""
+        text = " " + random_words(math.ceil(target / self._tokens_per_word * 1.05) + 2, rng)
+        for _ in range(64):
+            encoding = self._tok.encode(text, add_special_tokens=False)
+            if len(encoding.ids) >= target:
+                return text[: encoding.offsets[target - 1][1]]
+            text += " " + random_words(target - len(encoding.ids) + 1, rng)
+        return text
+
+    def head(self, block: str, tokens: int) -> str:
+        if tokens <= 0:
+            return ""
+        offsets = self._tok.encode(block, add_special_tokens=False).offsets
+        return block if tokens >= len(offsets) else block[: offsets[tokens - 1][1]]
+
     def piece_tokens(self, pieces: Sequence[str]) -> list[int] | None:
         """The whole text encoded once; each token belongs to the piece in which its text ends (the
         chunk that completed it), so Σ equals the whole text's count."""

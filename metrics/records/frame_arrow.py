@@ -38,7 +38,7 @@ def record_schema() -> Any:
         ("output_tokens_estimated", flag), ("prompt_tokens", i64), ("prompt_tokens_estimated", flag),
         ("prompt_tokens_target", i64), ("cached_tokens", i64), ("finish_reason", text),
         ("first_byte_ns", i64), ("closed_ns", i64), ("output_tokens_target", i64),
-        ("server_chunk_s", pa.list_(f64)), ("worker", i64),
+        ("server_chunk_s", pa.list_(f64)), ("worker", i64), ("session", i64), ("turn", i64),
     ])
 
 
@@ -188,6 +188,7 @@ def frame_from_table(table: Any) -> RequestFrame:
         token_source=[s if s is not None else "estimate" for s in table.column("token_source").to_pylist()],
         tokens_known=tokens_known, chunk_off=chunk_off, chunk_ns=chunk_ns, chunk_tok=chunk_tok,
         server_s=server_s, has_server=has_server,
+        session=_floats(table, "session"), turn=_floats(table, "turn"),
         server_phases=_phases(table.column("server") if "server" in names else None, table.num_rows),
         tags=_tags(table.column("tags") if "tags" in names else None),
     )

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from metrics.records.frame import Columns, RequestFrame, gc_paused
+from metrics.records.columns import Columns, RequestFrame, gc_paused
 from metrics.records.record_check import NOT_JSON, InputReport, decode, is_blank, record_problem
 
 
@@ -32,6 +32,7 @@ def _add(cols: Columns, d: dict[str, Any]) -> None:
         prompt_tokens=d.get("prompt_tokens"), prompt_estimated=_get(d, "prompt_tokens_estimated", True),
         prompt_target=d.get("prompt_tokens_target"), cached_tokens=d.get("cached_tokens"),
         server_chunk_s=d.get("server_chunk_s"), server=d.get("server"), tags=d.get("tags"),
+        session=d.get("session"), turn=d.get("turn"),
     )
 
 

@@ -7,6 +7,8 @@ in `summary.json` (`run.start_unix_s`) for correlating with servers.
 
 Symbols follow docs/metrics.md: `a` = `intended_ns`, `d` = `sent_ns`, `c_j` = `chunk_ns[j]`,
 `k_j` = `chunk_tokens[j]`, `N` = `output_tokens`, `P` = `prompt_tokens`, `C` = `cached_tokens`.
+A conversation's turns (`goodput run --turns`) carry their `session` and 1-based `turn`; every other
+record has null there.
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ class RequestRecord:
     server_chunk_s: list[float] | None = None  # server seconds since arrival, per content chunk
     server: dict[str, Any] | None = None  # final-chunk figures: queue_s, prefill_s, decode_s, timings
     worker: int = 0
+    session: int | None = None  # the conversation this request is a turn of (--turns); None: a lone request
+    turn: int | None = None  # 1-based turn within that conversation
 
     def to_json(self) -> bytes:
         """One `records.jsonl` line, newline included."""

@@ -6,6 +6,8 @@
 - `cache`: `none` (C = 0), `partial`, `full` (C/P ≥ full_ratio, default 0.9), `unknown` (the server
   did not report C — absent is not zero, unless the caller says so because the server, like vLLM, omits
   the field when it is 0).
+- `turn`: a conversation turn's number (`--turns`): `1`, `2`, `3-4`, `5-8`, `9+`; a request that is no
+  turn is `unknown`. Only runs with turns have this dimension.
 - `tag:<key>`: one dimension per workload tag key (scenario, tenant, ...); a request without the key
   is `"(none)"`.
 """
@@ -30,6 +32,9 @@ DEFAULT_OUTPUT_EDGES: tuple[int, ...] = (0, 64, 256, 1024, 4096)
 UNKNOWN = "unknown"
 NO_TAG = "(none)"
 CACHE_CLASSES: tuple[str, ...] = ("none", "partial", "full", UNKNOWN)
+# Turn buckets: turn t falls in the last edge <= t (doubling widths: later turns are rarer).
+TURN_EDGES: tuple[int, ...] = (1, 2, 3, 5, 9)
+TURN_LABELS: tuple[str, ...] = ("1", "2", "3-4", "5-8", "9+", UNKNOWN)
 
 
 @dataclass(slots=True)
@@ -98,6 +103,20 @@ def cache_dimension(frame: RequestFrame, *, full_ratio: float, absent_is_zero: b
         frame.cached_tokens, frame.prompt_tokens, full_ratio=full_ratio, absent_is_zero=absent_is_zero
     )
     return Dimension("cache", list(CACHE_CLASSES), codes)
+
+
+def turn_codes(turns: FloatArray) -> IntArray:
+    """Index into TURN_LABELS per request (NaN or a turn below 1 → `unknown`)."""
+    codes = np.searchsorted(np.asarray(TURN_EDGES, dtype=np.float64), turns, side="right") - 1
+    unknown = np.isnan(turns) | (codes < 0)
+    return np.where(unknown, len(TURN_LABELS) - 1, codes).astype(np.int64)
+
+
+def turn_dimensions(frame: RequestFrame) -> list[Dimension]:
+    """The `turn` dimension when some request is a conversation turn; none otherwise."""
+    if not (~np.isnan(frame.turn)).any():
+        return []
+    return [Dimension("turn", list(TURN_LABELS), turn_codes(frame.turn))]
 
 
 def tag_dimensions(frame: RequestFrame) -> list[Dimension]:

@@ -43,9 +43,11 @@ from metrics.summary.buckets import (
     output_dimension,
     prompt_dimension,
     tag_dimensions,
+    turn_dimensions,
 )
 from metrics.summary.server_side import server_section
-from metrics.summary.tokens import tokens_section
+from metrics.summary.sessions import sessions_section
+from metrics.summary.tokens import cache_share, tokens_section
 from metrics.summary.window import Window, measurement_window, throughput
 
 SCHEMA_VERSION = 2  # 2: `requests.sent` counts only requests that were sent; `records` counts them all
@@ -143,11 +145,13 @@ def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: Bool
 
 
 def bucket_dimensions(frame: RequestFrame, config: SummaryConfig) -> list[Dimension]:
-    """The bucket dimensions of a run, in summary order: prompt tokens, cache class, output tokens, tags."""
+    """The bucket dimensions of a run, in summary order: prompt tokens, cache class, output tokens, the
+    conversation turn (runs with turns only), tags."""
     return [
         prompt_dimension(frame, config.prompt_bucket_edges),
         cache_dimension(frame, full_ratio=config.cache_full_ratio, absent_is_zero=config.absent_cache_is_zero),
         output_dimension(frame, config.output_bucket_edges),
+        *turn_dimensions(frame),
         *tag_dimensions(frame),
     ]
 
@@ -188,16 +192,18 @@ def _buckets(
                 continue
             mine = measured & (dim.codes == code)
             good = int((per.good & mine).sum())
+            ok = mine & (frame.status == OK)
             out.append({
                 "dimension": dim.name,
                 "label": label,
                 "measured": int(in_measured[code]),
-                "ok": int((mine & (frame.status == OK)).sum()),
+                "ok": int(ok.sum()),
                 "failed": int((mine & (frame.status == ERROR)).sum()),
                 "cancelled": int((mine & (frame.status == CANCELLED)).sum()),
                 "good": good,
                 "latency": {name: dict(rows[d][code]) for name, rows in blocks.items()},
                 "goodput": _goodput(good, int(in_measured[code]), window.duration_s),
+                "prefix_cache": cache_share(frame, ok),
             })
     return out
 
@@ -278,4 +284,5 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
         "goodput": {"slo": slo_summary(config.slo), **_goodput(good, measured, window.duration_s)},
         "buckets": _buckets(frame, per, window, dims, blocks),
         "server": server_section(frame, sampled, per.ttft),
+        **sessions_section(frame, window.measured),
     }, per

@@ -91,6 +91,16 @@ def prompt_accuracy(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
     }
 
 
+def cache_share(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
+    """Prompt tokens served from the prefix cache over the included requests that reported both P and C:
+    `cached_tokens` / `prompt_tokens` is the measured hit ratio (None when no request reported both)."""
+    both = include & ~np.isnan(frame.prompt_tokens) & ~np.isnan(frame.cached_tokens)
+    prompt = float(frame.prompt_tokens[both].sum())
+    cached = float(frame.cached_tokens[both].sum())
+    return {"requests": int(both.sum()), "prompt_tokens": int(prompt), "cached_tokens": int(cached),
+            "cached_ratio": cached / prompt if prompt > 0 else None}
+
+
 def tokens_section(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
     n_out = frame.output_tokens[include]
     p = frame.prompt_tokens[include]
@@ -110,4 +120,5 @@ def tokens_section(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
         "itl_token_basis": itl_token_basis(frame, include),
         "itl_token_bases": itl_token_bases(frame, include),
         "prompt_accuracy": prompt_accuracy(frame, include),
+        "prefix_cache": cache_share(frame, include),
     }

@@ -2,7 +2,7 @@
 
 `create_app(engine, tokenizer, config)` builds it; the engine is started and stopped by the app's
 lifespan. Routes: `POST /v1/chat/completions`, `POST /v1/completions`, `GET /v1/models`, `GET /health`,
-`GET /metrics`. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`. Every error,
+`GET /metrics`, and `POST /tokenize` unless `config.tokenize_endpoint` is off. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`. Every error,
 also an unknown path (404), a wrong method (405) and an unexpected failure (500), has an OpenAI-style
 JSON body.
 """
@@ -30,6 +30,7 @@ from refserver.api.protocol import Kind, parse_request
 from refserver.api.state import AppConfig, ServerState
 from refserver.api.streaming import ChunkBuilder, SSEResponse, stream_events, wait_for_disconnect
 from refserver.api.timing import RequestTimes, final_goodput, llama_timings, usage
+from refserver.api.tokenize import tokenize
 from refserver.chat_template import ChatTemplate, load_chat_template
 from refserver.engine.sim_runner import describe_engine
 from refserver.engine.types import AsyncEngine
@@ -241,6 +242,8 @@ def create_app(
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ]
+    if config.tokenize_endpoint:
+        routes.append(Route("/tokenize", tokenize, methods=["POST"]))
     handlers = {HTTPException: _http_exception, Exception: _unexpected_error}
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.server = state

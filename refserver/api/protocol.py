@@ -101,6 +101,11 @@ def _messages(body: dict[str, Any]) -> list[Message]:
     return messages
 
 
+def parse_messages(body: dict[str, Any]) -> list[Message]:
+    """A body's chat `messages`, validated as the chat endpoint validates them (a 400 APIError otherwise)."""
+    return _messages(body)
+
+
 def _content_text(content: object, param: str) -> str:
     """A message's content: a string, null (assistant tool calls), or a list of text parts."""
     if content is None:

@@ -30,6 +30,7 @@ class AppConfig:
     max_body_bytes: int = 4 << 20
     max_tokens_limit: int | None = None  # refuse larger max_tokens; None = only the context limits
     faults: FaultConfig = field(default_factory=FaultConfig)
+    tokenize_endpoint: bool = True  # POST /tokenize (vLLM's shape): lets clients size prompts exactly
 
 
 class ServerState:

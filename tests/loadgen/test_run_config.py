@@ -49,6 +49,13 @@ def test_every_run_flag_has_a_config_key_and_every_key_a_flag() -> None:
     ("metrics_port", "70000", 70000, "--metrics-port must be in 0..65535"),
     ("threshold", "ttft:p(99)<<3", ["ttft:p(99)<<3"], "invalid threshold"),
     ("endpoint", "embeddings", "embeddings", "--endpoint must be chat or completions"),
+    ("turns", "0", 0, "bad length '0'"),
+    ("think_time", "soon", "soon", "--think-time: bad value"),
+    ("trace_format", "parquet", "parquet", "unknown --trace-format 'parquet'"),
+    ("prompt_sizing", "exact", "exact", "unknown --prompt-sizing 'exact'"),
+    ("time_scale", "-1", -1, "--time-scale must be greater than 0"),
+    ("trace_start", "later", "later", "--trace-start"),
+    ("trace_duration", "0s", "0s", "--trace-duration must be greater than 0"),
 ])
 def test_a_flag_and_its_config_key_are_checked_alike(param: str, flag_value: str, file_value: Any, needle: str,
                                                       tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

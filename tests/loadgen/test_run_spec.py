@@ -37,6 +37,31 @@ threshold_items = st.lists(st.one_of(
     st.tuples(st.sampled_from(["tpot:p(50)<40ms", "errors:count<5"]), st.just(True)),
 ), max_size=3, unique=True)
 names = st.text("abcdefghij", min_size=1, max_size=6)
+think_times = st.one_of(
+    durations,
+    durations.map(lambda d: f"exponential:{d}"),
+    st.tuples(st.floats(0, 100), st.floats(0, 100)).map(lambda ab: f"uniform:{min(ab)!r}s:{max(ab)!r}s"),
+    st.tuples(positive_durations, st.floats(0, 3)).map(lambda ms: f"lognormal:{ms[0]}:{ms[1]!r}"),
+)
+
+
+def _traffic(draw: st.DrawFn, v: dict[str, Any]) -> None:
+    """The options of issue 12: a trace replay, conversations, cache busting and prompt sizing."""
+    mode = draw(st.sampled_from(["requests", "sessions", "trace"]))
+    if mode == "trace":
+        v["trace"], v["trace_format"] = "trace.jsonl", draw(st.sampled_from(["auto", "mooncake", "azure", "burstgpt"]))
+        v["arrival"], v["prefix_groups"], v["prefix_tokens"], v["prefix_weights"] = "trace", 0, 0, None
+        v["rate"] = draw(st.none() | rates)
+        v["time_scale"] = draw(st.floats(0.01, 100)) if v["rate"] is None else 1.0
+        v["trace_start"] = draw(durations)
+        v["trace_duration"] = draw(st.none() | positive_durations)
+        v["duration"] = draw(st.none() | positive_durations)
+        v["requests"] = draw(st.none() | st.integers(1, 10**6))
+    elif mode == "sessions":
+        v["turns"], v["think_time"] = draw(lengths), draw(think_times)
+    v["cache_bust"] = draw(st.booleans())
+    sizings = ["auto", "tokenize", "calibrate", "counter"] if v["tokenizer"] == "auto" else ["auto", "counter"]
+    v["prompt_sizing"] = draw(st.sampled_from(sizings))
 
 
 @st.composite
@@ -103,10 +128,11 @@ def option_values(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         v["model_config"], v["gpu"] = draw(st.sampled_from(["Llama-3.1-8B", "Qwen2.5-7B"])), "H100-SXM"
         v["tp"], v["weight_dtype"] = draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from(["bf16", "fp8"]))
+    _traffic(draw, v)
     return v
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(option_values())
 def test_a_spec_round_trips_through_json_options_and_yaml(values: dict[str, Any]) -> None:
     spec, secrets = build_spec(values)
@@ -161,6 +187,11 @@ def test_pushgateway_credentials_in_the_url_become_secrets() -> None:
     ({"target": {"colour": "red"}}, "unknown field"),
     ({"gate": {"thresholds": ["ttft:p(99)<<3"]}}, "gate.thresholds"),
     ({"timeouts": {"connect_s": 0}}, "--timeout-connect"),
+    ({"workload": {"think_time": {"kind": "uniform", "a": 3.0, "b": 1.0}}}, "--think-time: bad value"),
+    ({"workload": {"turns": {"kind": "fixed", "a": 0.0, "b": 0.0}}}, "workload.turns: bad length"),
+    ({"workload": {"trace": "t.jsonl"}}, "--arrival poisson does not apply"),
+    ({"load": {"arrival": {"kind": "trace", "rate": 0.0}, "requests": None}}, "--arrival trace needs --trace"),
+    ({"load": {"time_scale": 2.0}}, "apply to --trace only"),
 ])
 def test_a_stored_spec_is_checked_like_a_new_one(bad: dict[str, Any], message: str) -> None:
     stored = RunSpec().to_json()

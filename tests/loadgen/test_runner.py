@@ -135,3 +135,17 @@ def test_gc_freezer_freezes_as_records_finish() -> None:
         assert gc.get_freeze_count() > after_start
     finally:
         gc.unfreeze()
+
+
+def test_no_request_leaves_before_its_time_under_uvloop() -> None:
+    """uvloop's timers fire up to a millisecond early; the runner waits out the rest, so dispatch lag is
+    never negative."""
+    import uvloop
+
+    async def main() -> list[RequestRecord]:
+        runner = Runner(FakeSender(0.001), WORKLOAD, plan("constant", rate=400.0, count=200))
+        return (await runner.run()).records
+
+    records = uvloop.run(main())
+    lags = [r.sent_ns - r.intended_ns for r in records if r.sent_ns is not None]
+    assert len(lags) == 200 and min(lags) >= 0

@@ -1,0 +1,84 @@
+"""`goodput trace inspect FILE`: a trace's shape and the prefix-cache hit rate its replay should produce."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+TRACE_HELP = "Production traces: what a trace holds before `goodput run --trace` replays it."
+INSPECT_HELP = """Print a trace's shape and its predicted prefix-cache hit rate.
+
+Shape: requests, duration, mean and peak rate per minute, prompt (ISL) and output (OSL) length
+percentiles. Prediction (Mooncake traces, whose hash ids record prompt reuse): the share of prompt tokens
+a prefix-caching server with --block-size tokens per block serves from cache when the trace is replayed
+in order, with an unbounded cache and, with --cache-blocks N, an LRU cache of N blocks. A replay on the
+reference server measures the same ratio (summary.json tokens.prefix_cache.cached_ratio).
+
+\b
+Examples:
+  goodput trace inspect mooncake_trace.jsonl
+  goodput trace inspect mooncake_trace.jsonl --block-size 16 --cache-blocks 200000 --json
+  goodput trace inspect AzureLLMInferenceTrace_conv.csv
+"""
+
+trace_app = typer.Typer(help=TRACE_HELP, no_args_is_help=True)
+
+
+@trace_app.command("inspect", help=INSPECT_HELP)
+def inspect(
+    file: Annotated[Path, typer.Argument(help="Mooncake JSONL, Azure or BurstGPT CSV.")],
+    trace_format: Annotated[str, typer.Option(help="auto | mooncake | azure | burstgpt.")] = "auto",
+    block_size: Annotated[int, typer.Option(help="The server's tokens per KV block (vLLM and the reference server: 16).", min=1)] = 16,
+    cache_blocks: Annotated[int | None, typer.Option(help="Also predict with an LRU cache of this many blocks (the server's KV pool).", min=1)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout, for scripts.")] = False,
+) -> None:
+    from loadgen.workload.prefix_cache import predict_hits
+    from loadgen.workload.trace_shape import trace_shape
+    from loadgen.workload.traces import load_trace
+
+    try:
+        trace = load_trace(str(file), trace_format)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    prediction: dict[str, Any] = {"unbounded": predict_hits(trace, block_size=block_size).to_json()}
+    if cache_blocks is not None:
+        prediction["lru"] = predict_hits(trace, block_size=block_size, cache_blocks=cache_blocks).to_json()
+    out = {**trace_shape(trace), "prefix_cache": prediction}
+    typer.echo(json.dumps(out, indent=2) if as_json else render(out))
+
+
+def _lengths(block: dict[str, float]) -> str:
+    return "  ".join(f"{k} {block[k]:.0f}" for k in ("mean", "p50", "p90", "p99", "max"))
+
+
+def _pct(value: Any) -> str:
+    return f"{value:.1%}" if isinstance(value, float) else "n/a"
+
+
+def render(out: dict[str, Any]) -> str:
+    mean = out["mean_rate_per_min"]
+    lines = [
+        f"trace: {out['path']} ({out['format']})",
+        f"requests: {out['requests']} over {out['duration_s']:.1f} s; rate per minute: mean "
+        f"{mean:.1f}, peak {out['peak_rate_per_min']}" if mean is not None else
+        f"requests: {out['requests']} over {out['duration_s']:.1f} s",
+        f"input tokens (ISL):  {_lengths(out['input_tokens'])}",
+        f"output tokens (OSL): {_lengths(out['output_tokens'])}",
+    ]
+    blocks = out.get("blocks")
+    pred = out["prefix_cache"]
+    unbounded = pred["unbounded"]
+    if blocks is None:
+        lines.append("predicted prefix-cache hit rate: 0% (this format records no prompt reuse: every prompt is unique)")
+        return "\n".join(lines)
+    lines.append(f"blocks: {blocks['block_tokens']} tokens each; {blocks['total']} in prompts, {blocks['unique']} distinct")
+    text = (f"predicted prefix-cache hit rate (server blocks of {unbounded['block_size']} tokens): "
+            f"{_pct(unbounded['hit_rate'])} with an unbounded cache")
+    lru = pred.get("lru")
+    if lru is not None:
+        text += f", {_pct(lru['hit_rate'])} with an LRU cache of {lru['cache_blocks']} blocks"
+    lines.append(text + f" ({unbounded['cached_tokens']} of {unbounded['prompt_tokens']} prompt tokens)")
+    return "\n".join(lines)

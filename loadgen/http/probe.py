@@ -1,0 +1,167 @@
+"""Asking the server how it counts tokens, before the run (loadgen.run.sizing decides what to ask).
+
+- `learn_table`: the server's `POST /tokenize` (vLLM's and SGLang's shape, which the reference server
+  answers too: `{"model", "prompt", "add_special_tokens"}` or `{"model", "messages",
+  "add_generation_prompt"}` → `{"count", "tokens", "max_model_len"}`) counts each word of the synthetic
+  vocabulary at the start of a text and after a space, and the chat template's tokens.
+- `calibrate`: a few non-streamed requests with `max_tokens: 1` and prompts of known numbers of words;
+  their `usage.prompt_tokens` fit tokens ≈ overhead + tokens_per_word × words.
+Both raise ProbeFailed with a one-line reason when the server does not answer the way they need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import numpy as np
+
+from loadgen.http.payload import endpoint_url
+from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
+from loadgen.workload.text import WORDS, random_words
+
+PROBE_TIMEOUT_S = httpx.Timeout(30.0, connect=10.0)
+TOKENIZE_CONCURRENCY = 16
+CALIBRATION_WORDS = (16, 32, 48, 64, 96, 128, 192, 256)  # one user message each
+CALIBRATION_TURNS = (24, 64, 128)  # words over a (user, assistant, user) conversation: the per-message cost
+
+
+class ProbeFailed(Exception):
+    """The server cannot size prompts this way; the message says why, in one line."""
+
+
+class ServerUnreachable(ProbeFailed):
+    """No connection at all: the run itself will say so; probing stops at the first attempt."""
+
+
+def _failed(what: str, exc: httpx.HTTPError) -> ProbeFailed:
+    kind = ServerUnreachable if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) else ProbeFailed
+    return kind(f"{what}: {type(exc).__name__}: {exc}")
+
+
+def tokenize_url(base_url: str) -> str:
+    """`http://host:8000[/v1]` → `http://host:8000/tokenize` (vLLM serves it beside /v1, not under it)."""
+    parts = urlsplit(endpoint_url(base_url, "chat"))
+    root = parts.path.removesuffix("/chat/completions").removesuffix("/v1")
+    return f"{parts.scheme}://{parts.netloc}{root}/tokenize"
+
+
+def _auth(api_key: str | None, headers: dict[str, str]) -> dict[str, str]:
+    out = dict(headers)
+    if api_key:
+        out["Authorization"] = f"Bearer {api_key}"
+    return out
+
+
+async def _count(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> int:
+    try:
+        resp = await client.post(url, json=body)
+    except httpx.HTTPError as exc:
+        raise _failed(f"POST {urlsplit(url).path}", exc) from None
+    if resp.status_code != 200:
+        raise ProbeFailed(f"POST {urlsplit(url).path} answered HTTP {resp.status_code}")
+    try:
+        data = resp.json()
+    except ValueError:
+        raise ProbeFailed(f"POST {urlsplit(url).path} answered no JSON") from None
+    count = data.get("count") if isinstance(data, dict) else None
+    if type(count) is not int:
+        tokens = data.get("tokens") if isinstance(data, dict) else None
+        if not isinstance(tokens, list):
+            raise ProbeFailed(f"POST {urlsplit(url).path} answered no count")
+        count = len(tokens)
+    return count
+
+
+async def learn_table(base_url: str, model: str, *, chat: bool, api_key: str | None = None,
+                      headers: dict[str, str] | None = None) -> TableCounter:
+    url = tokenize_url(base_url)
+    async with httpx.AsyncClient(headers=_auth(api_key, headers or {}), timeout=PROBE_TIMEOUT_S,
+                                 trust_env=False) as client:
+        def text(prompt: str) -> dict[str, Any]:
+            return {"model": model, "prompt": prompt, "add_special_tokens": False}
+
+        anchor = await _count(client, url, text("the"))  # also: is there an endpoint at all
+        empty = await _count(client, url, text(""))
+        gate = asyncio.Semaphore(TOKENIZE_CONCURRENCY)
+
+        async def counted(prompt: str) -> int:
+            async with gate:
+                return await _count(client, url, text(prompt))
+
+        firsts = await asyncio.gather(*(counted(w) for w in WORDS))
+        spaced = await asyncio.gather(*(counted("the " + w) for w in WORDS))
+        sample = " ".join(WORDS)
+        per_char = await counted(sample) / len(sample)
+        template = TemplateCost()
+        if chat:
+            first_the = anchor - empty
+
+            async def chat_count(roles: tuple[str, ...]) -> int:
+                body = {"model": model, "messages": [{"role": r, "content": "the"} for r in roles],
+                        "add_generation_prompt": True}
+                return await _count(client, url, body) - len(roles) * first_the
+
+            one = await chat_count(("user",))
+            system = await chat_count(("system", "user"))
+            pair = await chat_count(("user", "assistant", "user"))
+            template = TemplateCost(one, system - one, pair - one)
+    table = TableCounter("server_tokenize", {w: c - empty for w, c in zip(WORDS, firsts, strict=True)},
+                         {w: c - anchor for w, c in zip(WORDS, spaced, strict=True)}, template, per_char)
+    return table
+
+
+async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | None = None,
+                    headers: dict[str, str] | None = None, extra_body: dict[str, Any] | None = None) -> RatioCounter:
+    url = endpoint_url(base_url, "chat" if chat else "completions")
+    rng = np.random.default_rng(20_240_611)
+    shapes = [(n, 1) for n in CALIBRATION_WORDS] + ([(n, 3) for n in CALIBRATION_TURNS] if chat else [])
+    words: list[int] = []
+    extra: list[int] = []
+    tokens: list[int] = []
+    reasons: list[str] = []
+    async with httpx.AsyncClient(headers=_auth(api_key, headers or {}), timeout=PROBE_TIMEOUT_S,
+                                 trust_env=False) as client:
+        for n, messages in shapes:
+            parts = [random_words(max(1, n // messages), rng) for _ in range(messages)]
+            body: dict[str, Any] = {"model": model, "max_tokens": 1, "stream": False, **(extra_body or {})}
+            body["stream"], body["max_tokens"] = False, 1
+            if chat:
+                roles = ("user", "assistant", "user")[:messages]
+                body["messages"] = [{"role": r, "content": p} for r, p in zip(roles, parts, strict=True)]
+            else:
+                body["prompt"] = parts[0]
+            try:
+                prompt_tokens = await _usage(client, url, body)
+            except ServerUnreachable:
+                raise
+            except ProbeFailed as exc:
+                reasons.append(str(exc))
+                continue
+            words.append(sum(len(p.split()) for p in parts))
+            extra.append(messages - 1)
+            tokens.append(prompt_tokens)
+    if sum(1 for e in extra if e == 0) < 3:
+        raise ProbeFailed(reasons[0] if reasons else "too few probe requests succeeded")
+    a, b, e = fit_line(words, extra, tokens)
+    template = TemplateCost(round(a), per_system=e, per_pair=2 * e) if chat else TemplateCost()
+    return RatioCounter(b, template, probes=len(tokens))
+
+
+async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> int:
+    try:
+        resp = await client.post(url, json=body)
+    except httpx.HTTPError as exc:
+        raise _failed("a probe request failed", exc) from None
+    if resp.status_code != 200:
+        raise ProbeFailed(f"a probe request answered HTTP {resp.status_code}")
+    try:
+        usage = resp.json().get("usage") or {}
+    except (ValueError, AttributeError):
+        raise ProbeFailed("a probe request answered no JSON object") from None
+    prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    if type(prompt) is not int:
+        raise ProbeFailed("the server reports no usage.prompt_tokens")
+    return prompt

@@ -1,0 +1,97 @@
+"""How a run sizes its prompts (`--prompt-sizing`), decided once the target is up and before run.json.
+
+- `counter`: the workload's own counter (`--tokenizer`: words, bytes or a tokenizer.json).
+- `tokenize`: the server's tokenize endpoint teaches a word table (loadgen.http.probe.learn_table): exact
+  synthetic prompts on servers that split text at spaces before merging.
+- `calibrate`: a few `max_tokens: 1` probes fit tokens per word and the template's overhead.
+- `auto`: the counter for the embedded server (bytes: exact) and whenever `--tokenizer` is given;
+  otherwise tokenize, else calibrate, else the words counter with a warning (none when the server cannot
+  be reached at all: the run's own error says that).
+
+The choice is one line on stderr (with `--quiet` only when it is a warning) and `resolved.prompt_sizing`
+in run.json; the workload is rebuilt with
+the learnt counter (the schedule and a trace's parse are kept).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadgen.http.payload import public_url
+from loadgen.http.probe import ProbeFailed, ServerUnreachable, calibrate, learn_table, tokenize_url
+from loadgen.run.setup import RunSetup
+from loadgen.types import ClientConfig
+from loadgen.workload.sizing import RatioCounter, TableCounter
+from loadgen.workload.text import TokenCounter
+
+
+@dataclass(slots=True)
+class Sizing:
+    method: str  # counter | tokenize | calibrate
+    counter: TokenCounter | None  # learnt from the server; None: the workload's own
+    detail: dict[str, Any] = field(default_factory=dict)
+    line: str | None = None  # what the console says about it (stderr; under --quiet only a warning)
+    warning: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"method": self.method, **self.detail}
+
+
+def resolve_sizing(setup: RunSetup, client: ClientConfig) -> Sizing:
+    """RuntimeError (exit 1) when the sizing asked for explicitly cannot be had."""
+    w, target = setup.spec.workload, setup.spec.target
+    local = w.token_counter(target.embedded)
+    wanted = w.prompt_sizing
+    if wanted == "counter" or (wanted == "auto" and (target.embedded or w.tokenizer != "auto")):
+        return Sizing("counter", None, {"counter": local})
+    chat = client.endpoint == "chat"
+    tokenize_error = calibrate_error = None
+    if wanted in ("auto", "tokenize"):
+        try:
+            table = asyncio.run(learn_table(client.base_url, client.model, chat=chat, api_key=client.api_key,
+                                            headers=client.extra_headers))
+            return _tokenized(table, client)
+        except ProbeFailed as exc:
+            tokenize_error = str(exc)
+            if isinstance(exc, ServerUnreachable) and wanted == "auto":  # the run's own error will say it
+                return Sizing("counter", None, {"counter": local, "tokenize_error": tokenize_error})
+            if wanted == "tokenize":
+                raise RuntimeError(f"--prompt-sizing tokenize: the server has no usable tokenize endpoint "
+                                   f"({tokenize_error}); use --prompt-sizing calibrate or --tokenizer") from None
+    try:
+        ratio = asyncio.run(calibrate(client.base_url, client.model, chat=chat, api_key=client.api_key,
+                                      headers=client.extra_headers, extra_body=client.extra_body))
+        return _calibrated(ratio, tokenize_error)
+    except ProbeFailed as exc:
+        calibrate_error = str(exc)
+        if isinstance(exc, ServerUnreachable) and wanted == "auto":
+            return Sizing("counter", None, {"counter": local, "calibrate_error": calibrate_error})
+        if wanted == "calibrate":
+            raise RuntimeError(f"--prompt-sizing calibrate: the probe requests could not size prompts "
+                               f"({calibrate_error}); use --tokenizer") from None
+    line = (f"goodput: warning: prompts are sized by counting words, not tokens (no tokenize endpoint: "
+            f"{tokenize_error}; calibration: {calibrate_error}); prompt lengths will be approximate: pass "
+            "--tokenizer with the model's tokenizer.json")
+    return Sizing("counter", None, {"counter": local, "tokenize_error": tokenize_error,
+                                    "calibrate_error": calibrate_error}, line, warning=True)
+
+
+def _tokenized(table: TableCounter, client: ClientConfig) -> Sizing:
+    url = public_url(tokenize_url(client.base_url))
+    overhead = table.template.one_message
+    detail = {"counter": table.name, "endpoint": url, "chat_template_tokens": overhead}
+    shown = f", chat template {overhead} tokens" if overhead is not None else ""
+    return Sizing("tokenize", table, detail, f"goodput: prompts sized with the server's tokenizer ({url}{shown})")
+
+
+def _calibrated(ratio: RatioCounter, tokenize_error: str | None) -> Sizing:
+    overhead = ratio.template.one_message
+    detail = {"counter": ratio.name, "tokens_per_word": ratio.tokens_per_word, "chat_template_tokens": overhead,
+              "probes": ratio.probes, "tokenize_error": tokenize_error}
+    why = f"no tokenize endpoint ({tokenize_error}); " if tokenize_error else ""
+    shown = f", chat template {overhead} tokens" if overhead is not None else ""
+    line = (f"goodput: {why}prompts sized by calibration: {ratio.tokens_per_word:.3f} tokens per word{shown}, "
+            f"fitted on {ratio.probes} probe requests (max_tokens=1)")
+    return Sizing("calibrate", ratio, detail, line)

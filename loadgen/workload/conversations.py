@@ -1,0 +1,143 @@
+"""Conversation datasets replayed turn by turn (`--dataset FILE --turns N`).
+
+- ShareGPT JSON: each human turn is one turn (sent with the real history), the gpt answer after it gives
+  that turn's `max_tokens` (its length under the run's counter); a system entry joins the next turn.
+- JSONL, one conversation per line, either
+  `{"turns": [{"messages": [...], "max_tokens": 64}, ...], "tags": {...}}` (each turn's messages are
+  what it adds: usually one user message), or
+  `{"messages": [...], "max_tokens"?: n, "tags"?: {...}}` with several user messages: each user message
+  closes a turn (with the system or tool messages before it), and the assistant message after it gives
+  that turn's `max_tokens` (the line's `max_tokens` serves a last turn no answer follows).
+The file's assistant messages are never sent: the answers the server streams take their place.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from loadgen.workload.sessions import Session, Turn
+from loadgen.workload.text import Counter
+
+_USER_SIDE = frozenset({"system", "developer", "user", "tool"})
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read dataset {path}: {exc}") from None
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else ""
+
+
+def _turn(messages: list[dict[str, Any]], max_tokens: int | None, counter: Counter) -> Turn:
+    count = sum(counter(_content(m)) for m in messages)
+    return Turn(messages=messages, max_tokens=max_tokens, target=count, counted=count)
+
+
+def load_sharegpt_conversations(path: str, counter: Counter, tags: dict[str, str]) -> list[Session]:
+    try:
+        data = json.loads(_read(path))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: ShareGPT data must be a JSON list of conversations")
+    out: list[Session] = []
+    for entry in data:
+        entries = entry.get("conversations") if isinstance(entry, dict) else None
+        if not isinstance(entries, list):
+            continue
+        turns: list[Turn] = []
+        pending: list[dict[str, Any]] = []
+        for e in entries:
+            if not isinstance(e, dict) or not isinstance(e.get("value"), str) or not e["value"]:
+                continue
+            who = e.get("from")
+            if who == "system":
+                pending.append({"role": "system", "content": e["value"]})
+            elif who == "human":
+                turns.append(_turn([*pending, {"role": "user", "content": e["value"]}], None, counter))
+                pending = []
+            elif who in ("gpt", "assistant") and turns and turns[-1].max_tokens is None:
+                turns[-1].max_tokens = max(1, counter(e["value"]))
+        if turns:
+            out.append(Session(turns, dict(tags)))
+    return out
+
+
+def _messages(value: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not value or not all(isinstance(m, dict) and "role" in m for m in value):
+        raise ValueError(f"{where}: needs 'messages' (a non-empty list of {{role, content}})")
+    return value
+
+
+def _max_tokens(value: Any, where: str) -> int | None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ValueError(f"{where}: 'max_tokens' must be a positive integer")
+    return value
+
+
+def load_jsonl_conversations(path: str, counter: Counter, tags: dict[str, str]) -> list[Session]:
+    out: list[Session] = []
+    for lineno, line in enumerate(_read(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: each line must be a JSON object")
+        row_tags = row.get("tags", {})
+        if not isinstance(row_tags, dict):
+            raise ValueError(f"{where}: 'tags' must be an object of strings")
+        merged = {**tags, **{str(k): str(v) for k, v in row_tags.items()}}
+        if "turns" in row:
+            turns = _listed_turns(row["turns"], where, counter)
+        else:
+            messages = row.get("messages")
+            if messages is None and isinstance(row.get("prompt"), str):
+                messages = [{"role": "user", "content": row["prompt"]}]
+            turns = _split_turns(_messages(messages, where), _max_tokens(row.get("max_tokens"), where), where, counter)
+        out.append(Session(turns, merged))
+    return out
+
+
+def _listed_turns(value: Any, where: str, counter: Counter) -> list[Turn]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{where}: 'turns' must be a non-empty list of {{messages, max_tokens}}")
+    turns = []
+    for i, t in enumerate(value, 1):
+        if not isinstance(t, dict):
+            raise ValueError(f"{where}: turn {i} must be an object with 'messages'")
+        turns.append(_turn(_messages(t.get("messages"), f"{where} turn {i}"),
+                           _max_tokens(t.get("max_tokens"), f"{where} turn {i}"), counter))
+    return turns
+
+
+def _split_turns(messages: list[dict[str, Any]], last_max: int | None, where: str, counter: Counter) -> list[Turn]:
+    turns: list[Turn] = []
+    pending: list[dict[str, Any]] = []
+    for m in messages:
+        role = m.get("role")
+        if role == "assistant":
+            if turns and turns[-1].max_tokens is None:
+                turns[-1].max_tokens = max(1, counter(_content(m)))
+            continue
+        pending.append(m)
+        if role == "user":
+            turns.append(_turn(pending, None, counter))
+            pending = []
+        elif role not in _USER_SIDE:
+            raise ValueError(f"{where}: unknown role {role!r}")
+    if not turns:
+        raise ValueError(f"{where}: a conversation needs at least one user message")
+    if turns[-1].max_tokens is None:
+        turns[-1].max_tokens = last_max
+    return turns

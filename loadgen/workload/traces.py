@@ -1,0 +1,247 @@
+"""Production traces: when each request arrived and how long its prompt and answer were.
+
+Formats (`--trace-format auto` picks by content):
+- `mooncake`: JSON lines `{"timestamp": ms, "input_length": n, "output_length": n, "hash_ids": [...]}`;
+  each hash id stands for one block of MOONCAKE_BLOCK_TOKENS prompt tokens, and two requests holding the
+  same id at the same position share those tokens (the trace's record of prefix reuse).
+- `azure`: the Azure LLM inference trace CSV (`TIMESTAMP` as a date-time, `ContextTokens`,
+  `GeneratedTokens`); no reuse information.
+- `burstgpt`: the BurstGPT CSV (`Timestamp` in seconds, `Request tokens`, `Response tokens`, optional
+  `Model`, `Log Type`); no reuse information.
+
+A file that fits no format is refused with the columns (or keys) it has; a malformed line is refused
+with its line number. Parsed traces are kept per file (path, size, modification time), so the run can
+build its workload twice (before and after sizing prompts against the server) at the cost of one read.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+
+TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt")
+MOONCAKE_BLOCK_TOKENS = 512
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+_MOONCAKE_KEYS = ("timestamp", "input_length", "output_length")
+_CSV_COLUMNS = {
+    "azure": ("TIMESTAMP", "ContextTokens", "GeneratedTokens"),
+    "burstgpt": ("Timestamp", "Request tokens", "Response tokens"),
+}
+_NEEDS = ("mooncake needs JSON lines with timestamp, input_length, output_length (and hash_ids); "
+          "azure needs TIMESTAMP, ContextTokens, GeneratedTokens; burstgpt needs Timestamp, Request tokens, "
+          "Response tokens")
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """A trace's requests in arrival order (sorted by time, stable)."""
+
+    path: str
+    format: str
+    arrival_s: FloatArray  # seconds on the trace's own clock
+    input_tokens: IntArray
+    output_tokens: IntArray
+    hash_off: IntArray | None = None  # Mooncake: request i's block ids are hash_ids[hash_off[i]:hash_off[i+1]]
+    hash_ids: IntArray | None = None
+    block_tokens: int = MOONCAKE_BLOCK_TOKENS
+
+    @property
+    def n(self) -> int:
+        return int(self.arrival_s.shape[0])
+
+    def blocks(self, row: int) -> IntArray | None:
+        if self.hash_ids is None or self.hash_off is None:
+            return None
+        return self.hash_ids[self.hash_off[row]: self.hash_off[row + 1]]
+
+
+def load_trace(path: str, fmt: str = "auto") -> Trace:
+    """Read a trace; ValueError (one line, naming the file and line) for anything wrong with it."""
+    if fmt not in TRACE_FORMATS:
+        raise ValueError(f"unknown --trace-format {fmt!r}; choose {', '.join(TRACE_FORMATS)}")
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ValueError(f"cannot read trace {path}: {exc.strerror or exc}") from None
+    return _load_cached(str(Path(path).resolve()), fmt, st.st_size, st.st_mtime_ns, path)
+
+
+@functools.lru_cache(maxsize=2)
+def _load_cached(resolved: str, fmt: str, _size: int, _mtime_ns: int, shown: str) -> Trace:
+    try:
+        data = Path(resolved).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read trace {shown}: {exc.strerror or exc}") from None
+    if fmt == "auto":
+        fmt = detect_format(data, shown)
+    trace = _mooncake(data, shown) if fmt == "mooncake" else _csv_trace(data, shown, fmt)
+    if trace.n == 0:
+        raise ValueError(f"{shown}: the trace holds no requests")
+    return _sorted(trace)
+
+
+def _first_line(data: bytes) -> tuple[int, bytes]:
+    for number, line in enumerate(data.splitlines(), start=1):
+        if line.strip():
+            return number, line.strip()
+    return 0, b""
+
+
+def detect_format(data: bytes, shown: str) -> str:
+    """The format a file's first non-blank line says it is in; ValueError naming what was found."""
+    number, line = _first_line(data.lstrip(b"\xef\xbb\xbf"))
+    if not line:
+        raise ValueError(f"{shown}: the trace is empty")
+    if line.startswith(b"{"):
+        try:
+            first = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise ValueError(f"{shown}:{number}: not valid JSON") from None
+        keys = sorted(first) if isinstance(first, dict) else []
+        if all(k in keys for k in _MOONCAKE_KEYS):
+            return "mooncake"
+        raise ValueError(f"{shown}: fits no trace format; keys found: {', '.join(keys) or '(none)'} ({_NEEDS})")
+    header = _header(line)
+    for fmt, needed in _CSV_COLUMNS.items():
+        if all(c in header for c in needed):
+            return fmt
+    raise ValueError(f"{shown}: fits no trace format; columns found: {', '.join(header) or '(none)'} ({_NEEDS})")
+
+
+def _header(line: bytes) -> list[str]:
+    text = line.decode("utf-8", "replace")
+    return [c.strip() for c in next(csv.reader([text]), [])]
+
+
+def _count(value: Any, where: str, name: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < minimum:
+        raise ValueError(f"{where}: {name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _mooncake(data: bytes, shown: str) -> Trace:
+    arrival: list[float] = []
+    inputs: list[int] = []
+    outputs: list[int] = []
+    ids: list[int] = []
+    off = [0]
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{shown}:{number}"
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise ValueError(f"{where}: not valid JSON") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: each line must be a JSON object")
+        missing = [k for k in _MOONCAKE_KEYS if k not in row]
+        if missing:
+            raise ValueError(f"{where}: missing {', '.join(missing)} (keys found: {', '.join(sorted(row))})")
+        stamp = row["timestamp"]
+        if isinstance(stamp, bool) or not isinstance(stamp, int | float) or not np.isfinite(stamp):
+            raise ValueError(f"{where}: timestamp must be a number of milliseconds, got {stamp!r}")
+        arrival.append(float(stamp) / 1000.0)
+        inputs.append(_count(row["input_length"], where, "input_length", minimum=1))
+        outputs.append(_count(row["output_length"], where, "output_length", minimum=0))
+        hashes = row.get("hash_ids", [])
+        if not isinstance(hashes, list) or not all(type(h) is int and h >= 0 for h in hashes):
+            raise ValueError(f"{where}: hash_ids must be a list of non-negative integers")
+        ids.extend(hashes)
+        off.append(len(ids))
+    return Trace(shown, "mooncake", np.array(arrival, dtype=np.float64), np.array(inputs, dtype=np.int64),
+                 np.array(outputs, dtype=np.int64), np.array(off, dtype=np.int64), np.array(ids, dtype=np.int64))
+
+
+def _csv_trace(data: bytes, shown: str, fmt: str) -> Trace:
+    text = data.decode("utf-8-sig", "replace")
+    reader = csv.reader(io.StringIO(text))
+    header: list[str] = []
+    for row in reader:
+        if any(c.strip() for c in row):
+            header = [c.strip() for c in row]
+            break
+    t_col, in_col, out_col = _CSV_COLUMNS[fmt]
+    missing = [c for c in (t_col, in_col, out_col) if c not in header]
+    if missing:
+        raise ValueError(f"{shown}: not a {fmt} trace: missing column(s) {', '.join(missing)}; "
+                         f"columns found: {', '.join(header) or '(none)'}")
+    ti, ii, oi = header.index(t_col), header.index(in_col), header.index(out_col)
+    parse_time = _azure_time if fmt == "azure" else _seconds
+    arrival: list[float] = []
+    inputs: list[int] = []
+    outputs: list[int] = []
+    width = max(ti, ii, oi) + 1
+    for row in reader:
+        if not any(c.strip() for c in row):
+            continue
+        where = f"{shown}:{reader.line_num}"
+        if len(row) < width:
+            raise ValueError(f"{where}: {len(row)} columns, the header has {len(header)}")
+        arrival.append(parse_time(row[ti].strip(), where))
+        # BurstGPT logs failed requests with 0 response tokens: one token keeps them a valid request.
+        inputs.append(max(1, _int_cell(row[ii], where, in_col)))
+        outputs.append(max(1, _int_cell(row[oi], where, out_col)))
+    return Trace(shown, fmt, np.array(arrival, dtype=np.float64), np.array(inputs, dtype=np.int64),
+                 np.array(outputs, dtype=np.int64))
+
+
+def _int_cell(text: str, where: str, name: str) -> int:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ValueError(f"{where}: {name} is not a number: {text.strip()!r}") from None
+    return _count(value, where, name, minimum=0)
+
+
+def _seconds(text: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{where}: the timestamp is not a number of seconds: {text!r}") from None
+    if not np.isfinite(value):
+        raise ValueError(f"{where}: the timestamp is not finite: {text!r}")
+    return value
+
+
+def _azure_time(text: str, where: str) -> float:
+    """`2023-11-16 18:15:46.6805900` (seven fractional digits in the published trace) → POSIX seconds
+    (UTC when the text names no zone)."""
+    import re
+    from datetime import UTC
+
+    # Python reads at most six fractional digits: the seventh (100 ns) is below any dispatch precision.
+    cleaned = re.sub(r"(\.\d{6})\d+", r"\1", text)
+    try:
+        stamp = datetime.fromisoformat(cleaned)
+    except ValueError:
+        raise ValueError(f"{where}: TIMESTAMP is not a date-time (YYYY-MM-DD HH:MM:SS[.fff]): {text!r}") from None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    return stamp.timestamp()
+
+
+def _sorted(trace: Trace) -> Trace:
+    order = np.argsort(trace.arrival_s, kind="stable")
+    if np.array_equal(order, np.arange(trace.n)):
+        return trace
+    hash_off, hash_ids = trace.hash_off, trace.hash_ids
+    if hash_off is not None and hash_ids is not None:
+        lengths = np.diff(hash_off)[order]
+        pieces = [hash_ids[hash_off[i]: hash_off[i + 1]] for i in order.tolist()]
+        hash_ids = np.concatenate(pieces) if pieces else hash_ids
+        hash_off = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    return Trace(trace.path, trace.format, trace.arrival_s[order], trace.input_tokens[order],
+                 trace.output_tokens[order], hash_off, hash_ids, trace.block_tokens)
