@@ -38,7 +38,7 @@ def run_files() -> tuple[str, ...]:
     from loadgen.run.scrape import SERIES_FILE
 
     return (RECORDS_FILE, RUN_FILE, "summary.json", "summary.csv", "records.parquet", TEXTFILE, SERIES_FILE,
-            SECTION_FILE)
+            SECTION_FILE, "report.html")
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,14 @@ from loadgen.http.payload import endpoint_url, public_url
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EmbeddedServerError, embedded_server
 from loadgen.run.gate import abort_fields, finish_run_gate, watch_for_abort
-from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION, run_summary_config, write_outputs
+from loadgen.run.outputs import (
+    RECORDS_FILE,
+    RUN_FILE,
+    RUN_SCHEMA_VERSION,
+    Outputs,
+    build_outputs,
+    run_summary_config,
+)
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters, add_server_section, start_exporters
 from loadgen.run.recorder import RecordWriter
@@ -200,13 +207,18 @@ def _conclude(setup: RunSetup, out: Path, run: _Run, state: RunState, *, console
     except OSError as exc:  # the run.json written at the start stays
         run.output_errors.append(exc)
     summary = None
+    built = None
     try:
-        summary = write_outputs(out, info)
+        built = build_outputs(out, info)
+        summary = built.summary
         add_server_section(out, summary, run.server_prom)
     except OSError as exc:
         run.output_errors.append(exc)
         if summary is None:
             summary = _summary_in_memory(out, info)
+    if built is not None and summary is not None and setup.spec.outputs.html:
+        _write_html(setup, out, built, run)
+    del built
     if summary is not None and console:
         print(format_summary(summary))
         if run.server_prom is not None:
@@ -229,6 +241,20 @@ def _conclude(setup: RunSetup, out: Path, run: _Run, state: RunState, *, console
     if gate_code:
         return gate_code
     return EXIT_RUNTIME_ERROR if errors else 0
+
+
+def _write_html(setup: RunSetup, out: Path, built: Outputs, run: _Run) -> None:
+    """report.html from what the summary was just built from; a failure to write it is an output error,
+    a missing plotting library a warning."""
+    from loadgen.run.html_report import write_run_report
+
+    try:
+        write_run_report(out, frame=built.frame, gaps=built.gap_samples, load_baseline=False,
+                         baseline=setup.gate.baseline if setup.gate is not None else None)
+    except OSError as exc:
+        run.output_errors.append(exc)
+    except (RuntimeError, ValueError) as exc:
+        print(f"goodput: warning: report.html not written: {exc}", file=sys.stderr)
 
 
 def _summary_in_memory(out: Path, info: dict[str, Any]) -> dict[str, Any] | None:

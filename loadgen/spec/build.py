@@ -76,7 +76,8 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                                 output_bucket_edges=_edges(v["output_buckets"], "--output-buckets"),
                                 cache_full_ratio=v["cache_full_ratio"], absent_cache_is_zero=v["absent_cache_is_zero"],
                                 roofline=_roofline(v)),
-            outputs=OutputSpec(output=v["output"] and str(v["output"]), overwrite=v["overwrite"], quiet=v["quiet"]),
+            outputs=OutputSpec(output=v["output"] and str(v["output"]), overwrite=v["overwrite"], quiet=v["quiet"],
+                               html=v["html"]),
             prometheus=PrometheusSpec(
                 metrics_port=v["metrics_port"], metrics_host=v["metrics_host"],
                 metrics_linger_s=_req_duration(v, "metrics_linger"), pushgateway=push_url,
@@ -289,7 +290,7 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "prompt_buckets": ",".join(map(str, m.prompt_bucket_edges)) if m.prompt_bucket_edges else None,
         "output_buckets": ",".join(map(str, m.output_bucket_edges)) if m.output_bucket_edges else None,
         "cache_full_ratio": m.cache_full_ratio, "absent_cache_is_zero": m.absent_cache_is_zero,
-        "output": o.output, "overwrite": o.overwrite, "quiet": o.quiet,
+        "output": o.output, "overwrite": o.overwrite, "quiet": o.quiet, "html": o.html,
         "metrics_port": p.metrics_port, "metrics_host": p.metrics_host, "metrics_linger": dur(p.metrics_linger_s),
         "pushgateway": p.pushgateway, "pushgateway_job": p.pushgateway_job, "pushgateway_user": p.pushgateway_user,
         "pushgateway_interval": dur(p.pushgateway_interval_s), "pushgateway_delete": p.pushgateway_delete,

@@ -100,6 +100,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("absent_cache_is_zero", METRICS, "bool"),
     Option("output", OUTPUTS, "path"),
     Option("overwrite", OUTPUTS, "bool"),
+    Option("html", OUTPUTS, "bool"),
     Option("quiet", OUTPUTS, "bool"),
     Option("metrics_port", PROMETHEUS, "int"),
     Option("metrics_host", PROMETHEUS, "str"),

@@ -237,6 +237,7 @@ class OutputSpec:
     output: str | None = None  # None: runs/<timestamp>
     overwrite: bool = False  # replace the run already in --output
     quiet: bool = False
+    html: bool = True  # write report.html at the end
 
 
 @dataclass(frozen=True, slots=True)

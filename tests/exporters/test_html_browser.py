@@ -39,14 +39,16 @@ def goodput(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Two real runs against the embedded reference server, each with its report.html."""
+    """Two real runs against the embedded reference server, each with its report.html: the first written by
+    `goodput run` itself, the second (run with --no-html) by `goodput report --html`."""
     root = tmp_path_factory.mktemp("html-runs")
     real, faults = root / "real", root / "faults"
     goodput("run", *SMALL_RUN, "--threshold", "ttft:p(99)<60s", "--model-config", "Llama-3.1-8B", "--gpu", "H100-SXM",
             "--output", str(real))
-    goodput("run", *SMALL_RUN, *FAULTS, "--output", str(faults))
-    for run_dir in (real, faults):
-        goodput("report", str(run_dir), "--quiet", "--html")
+    assert (real / "report.html").is_file()
+    goodput("run", *SMALL_RUN, *FAULTS, "--no-html", "--output", str(faults))
+    assert not (faults / "report.html").exists()
+    goodput("report", str(faults), "--quiet", "--html")
     return {"real": real, "faults": faults}
 
 

@@ -90,3 +90,13 @@ def test_cache_share_counts_only_requests_that_report_both() -> None:
     assert cache_share(frame, np.array([True, True])) == {"requests": 1, "prompt_tokens": 100, "cached_tokens": 50,
                                                           "cached_ratio": 0.5}
     assert cache_share(frame, np.array([False, True]))["cached_ratio"] is None
+
+
+def test_thresholds_filter_by_turn_and_refuse_an_impossible_turn_label() -> None:
+    from metrics.gate.thresholds import ThresholdError, check_labels, parse_threshold
+
+    ok = parse_threshold("ttft{turn:3-4}:p(95) < 2s")
+    assert ok.query.filters == (("turn", "3-4"),)
+    check_labels([ok], prompt_edges=(0, 128), output_edges=(0, 128))
+    with pytest.raises(ThresholdError, match="turn"):
+        check_labels([parse_threshold("ttft{turn:3-5}:p(95) < 2s")], prompt_edges=(0, 128), output_edges=(0, 128))
