@@ -60,6 +60,10 @@ class RunPlan:
     seed: int = 0
     grace_s: float = 10.0
     offsets: np.ndarray | None = None  # the open-loop schedule (drawn from the arrival process when None)
+    # A share of the run (a worker's): which entries of the schedule this runner dispatches (their index is
+    # the request id), and the run's one anchor on the host's monotonic clock. None: all of it, anchored now.
+    ids: np.ndarray | None = None
+    anchor_ns: int | None = None
 
 
 @dataclass(slots=True)
@@ -121,7 +125,7 @@ class Runner:
         if self.sessions:
             self.state.planned = None  # the turns of a session are known as it starts
         elif self._offsets is not None:
-            self.state.planned = int(self._offsets.size)
+            self.state.planned = int(self._offsets.size if plan.ids is None else plan.ids.size)
         elif plan.count is not None:
             self.state.planned = plan.count
 
@@ -136,8 +140,8 @@ class Runner:
         self._stop.set()
 
     async def run(self) -> RunState:
-        self.state.anchor_ns = time.perf_counter_ns()
-        self.state.start_unix_s = time.time()
+        self.state.anchor_ns = self.plan.anchor_ns if self.plan.anchor_ns is not None else time.perf_counter_ns()
+        self.state.start_unix_s = time.time() - (time.perf_counter_ns() - self.state.anchor_ns) / 1e9
         if self._offsets is not None:
             await self._dispatch_open(self._offsets)
         else:
@@ -159,7 +163,10 @@ class Runner:
 
     async def _dispatch_open(self, offsets: np.ndarray) -> None:
         anchor = self.state.anchor_ns
-        for i, offset_s in enumerate(offsets.tolist()):
+        values = offsets.tolist()
+        ids = range(len(values)) if self.plan.ids is None else self.plan.ids.tolist()
+        for i in ids:
+            offset_s = values[i]
             intended_ns = round(offset_s * 1e9)
             prepared = self._prepare(i)  # built before the wait, so it never adds to dispatch lag
             if not await self.wait_until(anchor + intended_ns):

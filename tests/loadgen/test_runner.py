@@ -149,3 +149,22 @@ def test_no_request_leaves_before_its_time_under_uvloop() -> None:
     records = uvloop.run(main())
     lags = [r.sent_ns - r.intended_ns for r in records if r.sent_ns is not None]
     assert len(lags) == 200 and min(lags) >= 0
+
+
+async def test_runners_sharing_one_anchor_dispatch_the_one_schedule_between_them() -> None:
+    """Two shares of one schedule (as two workers get them) send exactly the requests, at exactly the intended
+    times, that one runner would: ids and intended times merge into the single-process schedule."""
+    import dataclasses
+
+    import numpy as np
+
+    whole = plan("poisson", rate=200.0, count=40)
+    single = await Runner(FakeSender(0.0), WORKLOAD, whole).run()
+    anchor = time.perf_counter_ns()
+    ids = np.arange(40)
+    shares = [dataclasses.replace(whole, ids=ids[w::2], anchor_ns=anchor) for w in range(2)]
+    states = await asyncio.gather(*(Runner(FakeSender(0.0), WORKLOAD, p).run() for p in shares))
+    merged = sorted((r.id, r.intended_ns) for st in states for r in st.records)
+    assert merged == sorted((r.id, r.intended_ns) for r in single.records)
+    assert all(st.anchor_ns == anchor and st.planned == 20 for st in states)
+    assert all(r.sent_ns is not None and r.sent_ns >= r.intended_ns for st in states for r in st.records)
