@@ -54,6 +54,7 @@ def serve(
         bool, typer.Option("--prefix-caching/--no-prefix-caching", help="Reuse cached prompt blocks.", rich_help_panel=_ENGINE)
     ] = True,
     seed: Annotated[int, typer.Option(help="Tiny-model weights and sampling seed.", rich_help_panel=_ENGINE)] = 0,
+    cpu_threads: Annotated[int | None, typer.Option(min=1, help="torch threads on the CPU (default: 1 for the tiny model, else torch's own).", rich_help_panel=_ENGINE)] = None,
     api_key: Annotated[
         str | None, typer.Option(help="Require 'Authorization: Bearer KEY' on /v1/*.", envvar="GOODPUT_API_KEY")
     ] = None,
@@ -161,6 +162,7 @@ def serve(
             max_num_seqs=max_num_seqs,
             max_waiting=max_waiting,
             seed=seed,
+            cpu_threads=cpu_threads,
             enable_prefix_caching=prefix_caching,
             runner="sim" if engine == "sim" else "torch",
             sim=sim_options_from_flags(

@@ -172,3 +172,17 @@ def test_is_loopback(host: str, loopback: bool) -> None:
     from refserver.api.serve import is_loopback
 
     assert is_loopback(host) is loopback
+
+
+def test_cpu_threads_reach_the_engine_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    import refserver.api.serve as serve_module
+
+    seen: list[Any] = []
+    real = serve_module.build_server_app
+    monkeypatch.setattr(serve_module, "build_server_app",
+                        lambda config, *a, **k: (seen.append(config), real(config, *a, **k))[1])
+    result, calls = _invoke_without_binding(monkeypatch, "--cpu-threads", "3")
+    assert result.exit_code == 0, result.output
+    assert seen[0].cpu_threads == 3 and calls
+    result, calls = _invoke_without_binding(monkeypatch, "--cpu-threads", "0")
+    assert result.exit_code == 2 and calls == []
