@@ -22,10 +22,12 @@ Level = Literal["warn", "info", "ok", "fail"]
 
 @dataclass(slots=True)
 class Cell:
-    """A table cell with a CSS class (`pass`, `fail`, `num`, ...)."""
+    """A table cell with a CSS class (`pass`, `fail`, `num`, ...) and, optionally, a link (a relative URL:
+    a report beside this one)."""
 
     text: str
     cls: str = ""
+    href: str = ""
 
 
 @dataclass(slots=True)
@@ -109,7 +111,8 @@ def _table(t: Table) -> str:
         for c in row:
             cell = c if isinstance(c, Cell) else Cell(c)
             cls = f" class=\"{_esc(cell.cls)}\"" if cell.cls else ""
-            cells.append(f"<td{cls}>{_esc(cell.text)}</td>")
+            text = f"<a href=\"{_esc(cell.href)}\">{_esc(cell.text)}</a>" if cell.href else _esc(cell.text)
+            cells.append(f"<td{cls}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     note = f"<p class=\"note\">{_esc(t.note)}</p>" if t.note else ""
     return (f"<div class=\"table-wrap\"><table><caption>{_esc(t.caption)}</caption><thead><tr>{head}</tr></thead>"

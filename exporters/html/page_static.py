@@ -33,6 +33,7 @@ th, td { border: 1px solid #d6d9de; padding: 3px 8px; text-align: right; white-s
 th { background: #eef1f5; }
 td:first-child, th:first-child { text-align: left; }
 td.pass { background: #e3f4ec; } td.fail { background: #fbe3e6; font-weight: 600; } td.text { text-align: left; white-space: normal; }
+td.name { text-align: left; }
 footer { color: #666; font-size: 12px; padding-bottom: 24px; }
 """
 
@@ -71,6 +72,9 @@ BOOTSTRAP_JS = r"""
     var xTitle = axisTitle(fig.layout, "xaxis", "x"), yTitle = axisTitle(fig.layout, "yaxis", "y");
     fig.data.forEach(function (trace) {
       var xs = trace.x || [], ys = trace.y || [], texts = Array.isArray(trace.text) ? trace.text : null;
+      // More numbers per point (an interval's ends): trace.customdata rows, named by trace.meta.columns.
+      var extra = (trace.meta && Array.isArray(trace.meta.columns)) ? trace.meta.columns : [];
+      var custom = Array.isArray(trace.customdata) ? trace.customdata : [];
       var wrap = document.createElement("div");
       wrap.className = "trace-table";
       var table = document.createElement("table");
@@ -80,11 +84,13 @@ BOOTSTRAP_JS = r"""
       table.appendChild(caption);
       var head = document.createElement("tr");
       cell(head, xTitle, "th"); cell(head, yTitle, "th");
+      extra.forEach(function (name) { cell(head, name, "th"); });
       if (texts) { cell(head, "label", "th"); }
       table.appendChild(head);
       for (var i = 0; i < xs.length; i++) {
         var row = document.createElement("tr");
         cell(row, xs[i]); cell(row, ys[i]);
+        extra.forEach(function (_, j) { cell(row, Array.isArray(custom[i]) ? custom[i][j] : null); });
         if (texts) { cell(row, texts[i]); }
         table.appendChild(row);
       }

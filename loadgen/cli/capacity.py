@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from loadgen.cli.run_params import run_spec_values, with_run_options
+from loadgen.spec.options import OUTPUTS
 
 if TYPE_CHECKING:
     from loadgen.run.directory import RunDir
@@ -26,7 +27,7 @@ The capacity is the highest rate shown to pass, never a rate that was not. Probe
 generator itself fell behind are not taken as evidence. Without --max-rate a closed-loop run at
 --concurrency (default 256) measures the throughput ceiling first.
 
-Writes DIR/capacity.json and prints a line such as
+Writes DIR/capacity.json, DIR/capacity.html (plots; --no-html: none) and prints a line such as
 'capacity 6.3 req/s at 90 % attainment (95 % conf.; bracket 6.3–7.1 req/s; 7 points, 2,940 requests)'.
 --threshold 'capacity:rate >= 6' (or --config) judges it: exit 99 when it fails.
 
@@ -59,6 +60,7 @@ def _capacity_options(
     point_requests: Annotated[int | None, typer.Option(help="Requests per probe (with --point-duration: whichever ends first).", rich_help_panel=SEARCH)] = None,
     max_points: Annotated[int, typer.Option(help="Runs at most, every run counted (a repeat, the ceiling).", rich_help_panel=SEARCH)] = 12,
     tolerance: Annotated[str, typer.Option(help="Stop when the bracket is this narrow, relative to its lower end (5% or 0.05).", rich_help_panel=SEARCH)] = "5%",
+    html: Annotated[bool, typer.Option("--html/--no-html", help="Write DIR/capacity.html (attainment and its interval against rate, the bracket, the probes in order; one self-contained file) at the end, and each probe's report.html.", rich_help_panel=OUTPUTS)] = True,
 ) -> None:
     """The search's own options (their signature is what Typer reads)."""
 
@@ -126,4 +128,5 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     return job, run_dir
 
 
-with_run_options(capacity, _capacity_options)
+# --html/--no-html is the search's own (its help says what a search writes); it sets the run option of that name.
+with_run_options(capacity, _capacity_options, drop=frozenset({"print_config", "html"}))

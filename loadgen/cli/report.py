@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -20,12 +20,16 @@ SHOWN_ON_CONSOLE = 3
 
 REPORT_HELP = """Rebuild summary.json, summary.csv and records.parquet of a run directory from records.jsonl.
 
+On a sweep or capacity directory (sweep.json / capacity.json), print its table of points; with --html
+(re)write its sweep.html / capacity.html.
+
 \b
 Examples:
   goodput report runs/20261202-101500
   goodput report runs/c32 --slo ttft=300ms --slo tpot=40ms     # re-judge goodput with other SLOs
   goodput report runs/c32 --html                  # also write runs/c32/report.html
   goodput report runs/c32 --html c32.html         # ... or there
+  goodput report runs/sweep --html                # a sweep: runs/sweep/sweep.html
 
 metrics.prom is rebuilt when it is missing (a killed run), when --slo changes the SLOs, or with --textfile;
 otherwise the one the run wrote from the same records stands. Server figures scraped during the run
@@ -43,9 +47,9 @@ side and the roofline floors where known.
 
 
 def report(
-    run_dir: Annotated[Path, typer.Argument(help="A run's output directory (holds records.jsonl).")],
+    run_dir: Annotated[Path, typer.Argument(help="A run's output directory (holds records.jsonl), or a sweep's or capacity search's (sweep.json, capacity.json).")],
     html_path: Annotated[Path | None, typer.Argument(
-        metavar="[PATH]", show_default=False, help="With --html: where to write the HTML report (default DIR/report.html).")] = None,
+        metavar="[PATH]", show_default=False, help="With --html: where to write the HTML report (default DIR/report.html; DIR/sweep.html or DIR/capacity.html for a sweep or a capacity search).")] = None,
     slo: Annotated[list[str] | None, typer.Option(help="Replace the run's SLOs: ttft=500ms, tpot=50ms, e2e=10s, itl_max=1s.")] = None,
     quiet: Annotated[bool, typer.Option(help="Write the files without printing the summary.")] = False,
     textfile: Annotated[bool | None, typer.Option("--textfile/--no-textfile", help="Rebuild metrics.prom (default: when it is missing, as after a kill, or when --slo changes the SLOs).")] = None,
@@ -58,7 +62,12 @@ def report(
         raise typer.BadParameter(f"--html {html_path} is a directory; give a file path")
     records_path = run_dir / RECORDS_FILE
     if not records_path.is_file():
-        raise typer.BadParameter(f"no {RECORDS_FILE} in {run_dir}")
+        kind = results_kind(run_dir)
+        if kind is None:
+            raise typer.BadParameter(f"no {RECORDS_FILE} in {run_dir} (nor a sweep.json or capacity.json)")
+        return report_results(run_dir, kind, html=html, html_path=html_path, quiet=quiet,
+                              run_only=[flag for flag, given in (("--slo", slo), ("--textfile/--no-textfile",
+                                        textfile is not None), ("--allow-damaged", allow_damaged)) if given])
     try:
         run = read_run(run_dir)
     except ValueError as exc:
@@ -97,6 +106,59 @@ def report(
         print(f"goodput report: the run could not write {unwritten} record(s) to {RECORDS_FILE}"
               f" ({run.get('write_error') or 'write error'}); they are not in this summary", file=sys.stderr)
     return 1 if read.skipped and not allow_damaged else 0
+
+
+def results_kind(directory: Path) -> str | None:
+    """`sweep` or `capacity` for a directory `goodput sweep` / `goodput capacity` wrote; None otherwise."""
+    for kind in ("sweep", "capacity"):
+        if (directory / f"{kind}.json").is_file():
+            return kind
+    return None
+
+
+def report_results(directory: Path, kind: str, *, html: bool, html_path: Path | None, quiet: bool,
+                   run_only: list[str]) -> int:
+    """`goodput report` on a sweep or capacity directory: print its table of points (unless --quiet) and, with
+    --html, write its page (sweep.html / capacity.html, or PATH). Its points are runs of their own:
+    `goodput report DIR/points/<point>` rebuilds one."""
+    if run_only:
+        raise typer.BadParameter(f"{', '.join(run_only)}: only for a run directory; {directory} is a {kind} "
+                                 f"(give one of its points: {directory / 'points' / '<point>'})")
+    from loadgen.sweep.html_pages import write_capacity_html, write_sweep_html
+    from loadgen.sweep.report import capacity_line, points_table
+
+    try:
+        doc = read_results(directory, kind)
+        page = None
+        if html:
+            page = write_capacity_html(directory, path=html_path) if kind == "capacity" else \
+                write_sweep_html(directory, path=html_path)
+    except ValueError as exc:  # a results file that is not one
+        raise typer.BadParameter(str(exc)) from None
+    except (OSError, RuntimeError) as exc:  # writing the page, plotly not installed
+        print(f"goodput report: error: {exc}", file=sys.stderr)
+        return 1
+    if not quiet:
+        rows = [p["row"] for p in doc["points"]] if kind == "sweep" else list(doc["points"])
+        print(points_table(rows))
+        if kind == "capacity":
+            print(capacity_line(doc))
+        if page is not None:
+            print(f"HTML report: {page}")
+    return 0
+
+
+def read_results(directory: Path, kind: str) -> dict[str, Any]:
+    """sweep.json or capacity.json, checked (ValueError, one line)."""
+    from exporters.html.sweep_write import read_document
+    from loadgen.sweep.capacity_doc import read_capacity
+
+    if kind == "capacity":
+        return read_capacity(directory)
+    doc = read_document(directory, "sweep.json", "sweep")
+    if not all(isinstance(p, dict) and isinstance(p.get("row"), dict) for p in doc["points"]):
+        raise ValueError(f"{directory / 'sweep.json'} is malformed (a point without its row)")
+    return doc
 
 
 def input_lines(read: InputReport, allow_damaged: bool) -> list[str]:

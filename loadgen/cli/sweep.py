@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from loadgen.cli.run_params import run_spec_values, with_run_options
+from loadgen.spec.options import OUTPUTS
 
 if TYPE_CHECKING:
     from loadgen.run.directory import RunDir
@@ -20,8 +21,9 @@ SWEEP = "Sweep"
 
 SWEEP_HELP = """Run a series of load points against one server and tabulate them.
 
-One complete run per point in DIR/points/<point>/, plus DIR/sweep.json, DIR/sweep.csv and a table of
-throughput, latency percentiles, SLO attainment, goodput and errors per point.
+One complete run per point in DIR/points/<point>/, plus DIR/sweep.json, DIR/sweep.csv, DIR/sweep.html
+(plots: latency against throughput, attainment and goodput against the load; --no-html: none) and a
+table of throughput, latency percentiles, SLO attainment, goodput and errors per point.
 
 Every `goodput run` option (and --config) applies to each point; --rates, --concurrencies or --auto
 picks the points, --point-duration / --point-requests their length. Each point leaves its first 10 %
@@ -49,7 +51,8 @@ def _sweep_options(
     points: Annotated[int, typer.Option(help="--auto: how many open-loop rates.", rich_help_panel=SWEEP)] = 8,
     point_duration: Annotated[str | None, typer.Option(help="Length of each point (e.g. 30s, 2m); default: --duration / --requests, else 100 requests.", rich_help_panel=SWEEP)] = None,
     point_requests: Annotated[int | None, typer.Option(help="Requests per point (with --point-duration: whichever ends first).", rich_help_panel=SWEEP)] = None,
-    resume: Annotated[Path | None, typer.Option(help="Finish the interrupted sweep in this directory, as it was planned (only credentials may be given again).", rich_help_panel=SWEEP)] = None,
+    resume: Annotated[Path | None, typer.Option(help="Finish the interrupted sweep in this directory, as it was planned (only credentials, --quiet and --no-html may be given again).", rich_help_panel=SWEEP)] = None,
+    html: Annotated[bool, typer.Option("--html/--no-html", help="Write DIR/sweep.html (latency against throughput, attainment and goodput against the load, the points; one self-contained file) at the end, and each point's report.html.", rich_help_panel=OUTPUTS)] = True,
 ) -> None:
     """The sweep's own options (their signature is what Typer reads)."""
 
@@ -115,13 +118,14 @@ def _set_by_user(ctx: typer.Context, name: str) -> bool:
     return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
 
 
-_RESUME_ALLOWED = frozenset({"api_key", "header", "pushgateway_password", "url", "quiet"})
+_RESUME_ALLOWED = frozenset({"api_key", "header", "pushgateway_password", "url", "quiet", "html"})
 _OWN = ("rates", "concurrencies", "auto", "points", "point_duration", "point_requests", "config")
 
 
 def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Secrets, RunDir]:
     """The sweep sweep.json describes, with credentials (never stored) from the command line or
-    environment again; any other option is refused: a resumed sweep runs as it was planned."""
+    environment again, and --quiet / --no-html; any other option is refused: a resumed sweep runs as it was
+    planned."""
     from loadgen.cli.run import given_values
     from loadgen.run.directory import RunDir
     from loadgen.spec.build import build_spec, spec_values
@@ -134,7 +138,7 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     if refused:
         flags = ", ".join("--" + name.replace("_", "-") for name in refused)
         raise ValueError(f"--resume finishes the sweep as it was planned; it takes no other options than "
-                         f"credentials (--api-key, --header, --pushgateway-password, --url) and --quiet; drop {flags}")
+                         f"credentials (--api-key, --header, --pushgateway-password, --url), --quiet and --no-html; drop {flags}")
     state = read_sweep(directory)
     values = spec_values(state.spec)
     for name in _RESUME_ALLOWED & set(given):
@@ -145,10 +149,11 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     if replace(spec, outputs=state.spec.outputs) != state.spec:
         raise ValueError("--resume: the credentials given change the sweep's target or headers; give only the "
                          "values of the secret headers and the URL it was planned with")
-    state.spec = replace(state.spec, outputs=replace(state.spec.outputs, quiet=spec.outputs.quiet))
+    state.spec = replace(state.spec, outputs=replace(state.spec.outputs, quiet=spec.outputs.quiet, html=spec.outputs.html))
     if not state.missing():
         raise ValueError(f"--resume {directory}: the sweep is complete; nothing to run")
     return state, secrets, RunDir(directory, None)
 
 
-with_run_options(sweep, _sweep_options)
+# --html/--no-html is the sweep's own (its help says what a sweep writes); it sets the run option of that name.
+with_run_options(sweep, _sweep_options, drop=frozenset({"print_config", "html"}))

@@ -7,10 +7,12 @@ with more than it can complete; the margin allows for a ceiling measured at too 
 That point is not SLO evidence (a closed loop hides queueing), but it counts towards --max-points.
 
 capacity.json is rewritten after every probe (`complete: false`, status `interrupted` until the search
-ends), so Ctrl-C or a kill keeps everything measured so far.
+ends), so Ctrl-C or a kill keeps everything measured so far; capacity.html (unless --no-html) is written
+once the search ends.
 
 Exit codes: 130 interrupted; 1 a probe could not run (nothing sent: server gone), ended with a runtime
-error (no request succeeded, or its results could not be written), or the ceiling completed nothing; 99 a `capacity:*` threshold failed; 0 otherwise, including a search in which no
+error (no request succeeded, or its results could not be written), the ceiling completed nothing, or
+capacity.html could not be written; 99 a `capacity:*` threshold failed; 0 otherwise, including a search in which no
 rate passed (the result says so; gate on `capacity:rate` to fail a pipeline on it).
 """
 
@@ -31,6 +33,7 @@ from loadgen.sweep.capacity_doc import CAPACITY_FILE, capacity_document
 from loadgen.sweep.directory import discard
 from loadgen.sweep.execute import PointOutcome, run_point
 from loadgen.sweep.gate import judge_capacity
+from loadgen.sweep.html_pages import write_page_at_end
 from loadgen.sweep.points import POINTS_DIR, PointLength, PointPlan, plan_point, point_spec
 from loadgen.sweep.report import capacity_line, point_line, points_table, progress
 from loadgen.sweep.rows import point_row
@@ -52,6 +55,7 @@ CEILING_START = 0.75  # first probe, relative to the measured ceiling
 CEILING_LIMIT = 1.25  # highest probe, relative to the measured ceiling
 EXIT_RUNTIME_ERROR = 1
 EXIT_INTERRUPTED = 130
+CAPACITY_PAGE = "capacity.html"
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +219,11 @@ def _finish(search: _Search, run_dir: RunDir) -> int:
     for note in doc["notes"]:
         print(f"note: {note}")
     print(capacity_line(doc))
-    print(f"results: {out} ({CAPACITY_FILE}, {POINTS_DIR}/<point>/)")
+    page, page_error = write_page_at_end("capacity", out, capacity=True) if search.job.spec.outputs.html else (None, None)
+    print(f"results: {out} ({CAPACITY_FILE}, {CAPACITY_PAGE + ', ' if page else ''}{POINTS_DIR}/<point>/)")
+    if page_error is not None:
+        print(f"goodput capacity: error: cannot write {page_error.filename or CAPACITY_PAGE}: "
+              f"{page_error.strerror or page_error}", file=sys.stderr)
     if search.error is not None:
         print(f"goodput capacity: error: {search.error}", file=sys.stderr)
     if search.interrupted:
@@ -235,4 +243,4 @@ def _finish(search: _Search, run_dir: RunDir) -> int:
         return EXIT_INTERRUPTED
     if search.error is not None:
         return EXIT_RUNTIME_ERROR
-    return code
+    return code or (EXIT_RUNTIME_ERROR if page_error is not None else 0)

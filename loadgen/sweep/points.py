@@ -132,7 +132,7 @@ def point_spec(base: RunSpec, point: PointPlan, *, run_dir: Path, server_url: st
         base,
         load=replace(base.load, arrival=point_arrival(base.load.arrival, point), duration_s=point.duration_s,
                      requests=point.requests, warmup_s=point.warmup_s, seed=point.seed),
-        outputs=OutputSpec(output=str(run_dir), overwrite=True, quiet=True),
+        outputs=OutputSpec(output=str(run_dir), overwrite=True, quiet=True, html=base.outputs.html),
         gate=gate if gate is not None else GateSpec(),
     )
     if server_url is not None and base.target.embedded:

@@ -6,11 +6,12 @@ Modes: `--rates 1,2,4,8` (open loop, the run's arrival process at each rate), `-
 ceiling, then `--points` open-loop rates are spread evenly from ceiling × 1.1 / N up to ceiling × 1.1,
 from light load to a little past what the server can complete.
 
-sweep.json is rewritten after every point. Ctrl-C stops the point in flight (its requests get
+sweep.json is rewritten after every point; sweep.html (unless --no-html) is written once the sweep
+ends, however it ends, from the points it finished. Ctrl-C stops the point in flight (its requests get
 --grace), keeps every finished point, and says which are missing; `goodput sweep --resume DIR` runs them.
 
-Exit codes: 130 interrupted; 1 a point could not run at all (the sweep stops there) or a point
-had a runtime error (e.g. no request succeeded); 99 a point failed its thresholds; 0 otherwise.
+Exit codes: 130 interrupted; 1 a point could not run at all (the sweep stops there), a point had a
+runtime error (e.g. no request succeeded), or sweep.html could not be written; 99 a point failed its thresholds; 0 otherwise.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from loadgen.spec.sections import GateSpec
 from loadgen.sweep.directory import discard
 from loadgen.sweep.document import SweepState, write_sweep
 from loadgen.sweep.execute import run_point
+from loadgen.sweep.html_pages import write_page_at_end
 from loadgen.sweep.points import POINTS_DIR, PointLength, PointPlan, plan_point, point_gate, point_spec
 from loadgen.sweep.report import point_line, points_table, progress
 from loadgen.sweep.rows import point_row
@@ -169,8 +171,14 @@ def run_sweep(state: SweepState, secrets: Secrets, run_dir: RunDir, *, quiet: bo
     except OSError as exc:
         stopped = stopped or f"cannot write {exc.filename or sweep_dir}: {exc.strerror or exc}"
     print(points_table([state.row(p) for p in state.points]))
-    print(f"results: {sweep_dir} (sweep.json, sweep.csv, {POINTS_DIR}/<point>/)")
-    return _finish(state, sweep_dir, codes, stopped)
+    page, page_error = write_page_at_end("sweep", sweep_dir, capacity=False) if state.spec.outputs.html else (None, None)
+    print(f"results: {sweep_dir} (sweep.json, sweep.csv, {'sweep.html, ' if page else ''}{POINTS_DIR}/<point>/)")
+    code = _finish(state, sweep_dir, codes, stopped)
+    if page_error is not None:
+        print(f"goodput sweep: error: cannot write {page_error.filename or 'sweep.html'}: "
+              f"{page_error.strerror or page_error}", file=sys.stderr)
+        return code or EXIT_RUNTIME_ERROR
+    return code
 
 
 def _finish(state: SweepState, sweep_dir: Path, codes: list[int], stopped: str | None) -> int:

@@ -1,0 +1,173 @@
+"""The page of `goodput sweep`: latency against throughput, attainment and goodput against the load with
+the target and the capacity the points show, errors and the client per point, and the table of points
+with a link to each point's own report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from exporters.html import fmt
+from exporters.html import load_charts as lc
+from exporters.html.header import slo_text
+from exporters.html.page import Cell, Flag, Item, Page, Section, Table, Text
+from exporters.html.sweep_charts import (
+    attainment_chart,
+    errors_chart,
+    goodput_chart,
+    lag_chart,
+    latency_chart,
+)
+from exporters.html.sweep_data import (
+    LATENCY_METRICS,
+    SWEEP_CONFIDENCE,
+    SWEEP_TARGET,
+    attainment_points,
+    ceiling_row,
+    done,
+    load_kind,
+    load_points,
+    sweep_capacity,
+    sweep_rows,
+)
+from metrics.capacity_search.search import SearchResult
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def mode_text(doc: dict[str, Any]) -> str:
+    mode = _dict(doc.get("mode"))
+    if "rates" in mode:
+        return "open loop at " + ", ".join(f"{r:g}" for r in mode["rates"]) + " req/s (--rates)"
+    if "concurrencies" in mode:
+        return "closed loop at " + ", ".join(str(c) for c in mode["concurrencies"]) + " in flight (--concurrencies)"
+    auto = _dict(mode.get("auto"))
+    ceiling = _dict(doc.get("ceiling"))
+    measured = (f"; ceiling {ceiling['requests_per_s']:.3g} req/s" if isinstance(ceiling.get("requests_per_s"), float)
+                else "")
+    return (f"--auto: a ceiling point at concurrency {auto.get('concurrency')}, then {auto.get('points')} open-loop "
+            f"rates up to 1.1 × the ceiling{measured}")
+
+
+def length_text(doc: dict[str, Any]) -> str:
+    length = _dict(doc.get("length"))
+    parts = []
+    if isinstance(length.get("duration_s"), int | float):
+        parts.append(f"{length['duration_s']:g} s")
+    if isinstance(length.get("requests"), int):
+        parts.append(f"{length['requests']} requests")
+    warmup = length.get("warmup_s")
+    warm = f"warm-up {warmup:g} s" if isinstance(warmup, int | float) else "first 10 % left out as warm-up"
+    return f"{' or '.join(parts) or fmt.NONE} per point ({warm})"
+
+
+def sweep_meta(label: str, doc: dict[str, Any], model: str | None, workload: str | None) -> list[tuple[str, str]]:
+    server, spec = _dict(doc.get("server")), _dict(doc.get("spec"))
+    rows = sweep_rows(doc)
+    target = str(server.get("url") or fmt.NONE) + (" (embedded reference server, started once)" if server.get("embedded")
+                                                    else "")
+    return [
+        ("sweep", label), ("target", target), ("model", model or fmt.NONE), ("workload", workload or fmt.NONE),
+        ("points", mode_text(doc)), ("length", length_text(doc)),
+        ("finished", f"{len(done(rows))} of {len(rows)} planned points"),
+        ("SLO", slo_text({"goodput": {"slo": _dict(_dict(spec.get("metrics")).get("slo"))}})),
+        ("capacity rule", f"goodput capacity's defaults: {SWEEP_TARGET * 100:g} % attainment, "
+                          f"{SWEEP_CONFIDENCE * 100:g} % Wilson interval per point"),
+    ]
+
+
+def sweep_flags(doc: dict[str, Any]) -> list[Flag]:
+    rows = sweep_rows(doc)
+    flags = []
+    missing = [str(m) for m in doc.get("missing") or []]
+    if doc.get("interrupted"):
+        flags.append(Flag("fail", "Interrupted.", "The sweep was stopped; its finished points are shown."))
+    if missing:
+        flags.append(Flag("fail", "Incomplete.", f"Missing: {', '.join(missing)}. `goodput sweep --resume DIR` runs them."))
+    for status in ("failed", "interrupted"):
+        bad = [r["label"] for r in rows if r.get("status") == status]
+        if bad:
+            flags.append(Flag("warn", f"Points {status}.", f"{', '.join(bad)}: not in the charts."))
+    saturated = [r["label"] for r in done(rows) if r.get("client_saturated")]
+    if saturated:
+        flags.append(Flag("warn", "Client saturated.", f"At {', '.join(saturated)} the load generator fell behind its "
+                          "schedule: those points measured the client as well as the server (see the dispatch lag)."))
+    errors = [r["label"] for r in done(rows) if r.get("failed")]
+    if errors:
+        flags.append(Flag("info", "Failed requests.", f"At {', '.join(errors)} (see 'Failed requests per point')."))
+    exits = [f"{r['label']} (exit {r['exit_code']})" for r in done(rows) if r.get("exit_code") not in (0, None)]
+    if exits:
+        flags.append(Flag("warn", "Points exited non-zero.", ", ".join(exits) + ": thresholds failed or a runtime error."))
+    if not flags:
+        flags.append(Flag("ok", "Nothing flagged.", "Every planned point ran, with the client on schedule."))
+    return flags
+
+
+def capacity_text(capacity: SearchResult | None, kind: str) -> Text:
+    if kind != "rate" or capacity is None:
+        return Text("Capacity: not read from this sweep (it needs open-loop points; `goodput capacity` searches for it).")
+    if capacity.capacity is None:
+        low = f" (the lowest not shown to pass: {capacity.upper:g} req/s)" if capacity.upper is not None else ""
+        return Text(f"Capacity: no rate of this sweep was shown to meet {SWEEP_TARGET * 100:g} % attainment{low}.")
+    bracket = (f"bracket {capacity.capacity:g}–{capacity.upper:g} req/s" if capacity.upper is not None
+               else "no rate above it was shown to fall short: the capacity is at least this")
+    return Text(f"Capacity read from these points: {capacity.capacity:g} req/s at {SWEEP_TARGET * 100:g} % attainment "
+                f"({bracket}). The sweep's grid limits how fine this is; `goodput capacity` narrows it.")
+
+
+def points_table(rows: Sequence[dict[str, Any]], reports: Mapping[str, str],
+                 capacity: SearchResult | None) -> Table:
+    intervals = {p.label: p.interval for p in attainment_points(rows)}
+    verdicts = {e.rate: e.verdict for e in capacity.evidence} if capacity is not None else {}
+    out: list[list[str | Cell]] = []
+    for r in rows:
+        label = str(r["label"])
+        state = str(r.get("status"))
+        if r.get("client_saturated"):
+            state += ", client saturated"
+        verdict = verdicts.get(float(r["value"])) if r.get("kind") == "rate" and r.get("status") == "done" else None
+        out.append([
+            Cell(label, "name", reports.get(label, "")), Cell(state, "text"), fmt.num(r.get("value")),
+            fmt.rate(r.get("offered_rps"), ""), fmt.rate(r.get("achieved_rps"), ""),
+            fmt.rate(r.get("requests_per_s"), ""), fmt.rate(r.get("output_tokens_per_s"), ""),
+            *(fmt.ms(r.get(f"{m}_{p}_s")) for m, _, _ in LATENCY_METRICS for p in ("p50", "p99")),
+            fmt.count(r.get("measured")), fmt.count(r.get("good")), fmt.pct(r.get("attainment")),
+            lc.interval_text(intervals.get(label)), verdict or fmt.NONE, fmt.rate(r.get("goodput_rps"), ""),
+            fmt.pct(r.get("error_rate")), fmt.ms(r.get("dispatch_lag_p99_s")), fmt.count(r.get("exit_code")),
+        ])
+    header = ["point", "status", "load", "offered req/s", "sent req/s", "completed req/s", "output tok/s",
+              *(f"{name} {p}" for _, name, _ in LATENCY_METRICS for p in ("p50", "p99")), "measured", "good",
+              "attainment", "interval", "verdict", "goodput req/s", "failed", "dispatch lag p99", "exit"]
+    return Table("Points (sweep.json's rows; a point's name links to its own report where it has one)", header, out,
+                 "load: the planned rate (req/s) or concurrency; offered: the rate scheduled in the measurement window. "
+                 "Latencies are exact percentiles over every sample of the point.")
+
+
+def sweep_page(doc: dict[str, Any], label: str, *, reports: Mapping[str, str] | None = None, model: str | None = None,
+               workload: str | None = None) -> Page:
+    """`reports`: point label → link to its report.html; `model`, `workload`: as a point's run.json says."""
+    rows = sweep_rows(doc)
+    points, ceiling, kind = load_points(rows), ceiling_row(rows), load_kind(rows)
+    capacity = sweep_capacity(points) if kind == "rate" else None
+    slo = _dict(_dict(_dict(doc.get("spec")).get("metrics")).get("slo"))
+    lag = _dict(_dict(doc.get("spec")).get("metrics")).get("lag_threshold_s")
+    latency: list[Item] = [latency_chart(points, ceiling, metric, name, slo.get(slo_key) if slo_key else None)
+                           for metric, name, slo_key in LATENCY_METRICS]
+    finished = done(rows)
+    sections = [
+        Section("Latency against throughput", latency,
+                "Each finished point's exact p50 and p99 against the requests/s it completed."),
+        Section("Goodput and SLO attainment", [attainment_chart(points, capacity, kind, SWEEP_TARGET, ceiling),
+                                               capacity_text(capacity, kind), goodput_chart(points, capacity, kind,
+                                                                                            ceiling)]),
+        Section("Errors and the client", [errors_chart(finished),
+                                          lag_chart(finished, lag if isinstance(lag, int | float) else None)]),
+        Section("Points", [points_table(rows, reports or {}, capacity)]),
+    ]
+    if not finished:
+        sections = [Section("Points", [Text("No point has finished yet."), points_table(rows, reports or {}, None)])]
+    return Page(title=f"goodput sweep report: {label}", meta=sweep_meta(label, doc, model, workload),
+                flags=sweep_flags(doc), sections=sections,
+                footer="Written by goodput from sweep.json; each point's figures are its own summary.json's.")
