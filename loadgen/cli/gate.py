@@ -42,8 +42,10 @@ Examples:
       --threshold 'errors:rate<1%'
 """
 
-COMPARE_HELP = """Compare a candidate run with one baseline run, or with several runs of the baseline configuration:
-per metric and bucket, the change and a bootstrap confidence interval over requests (seeded). A change is
+COMPARE_HELP = """Compare a candidate run with baseline runs: what changed beyond noise, per metric and bucket.
+
+Takes one baseline run, or several runs of the baseline configuration, then the candidate. Per metric and
+bucket: the change and a bootstrap confidence interval over requests (seeded). A change is
 flagged only when its interval excludes zero, it leaves the run-to-run spread of the baseline runs (given
 two or more), and it is at least --min-change of the baseline (and --min-change-abs for durations), so
 noise is not mistaken for a regression. Prints the table and writes it as Markdown.
