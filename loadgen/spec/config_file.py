@@ -26,14 +26,13 @@ add up.
 from __future__ import annotations
 
 import difflib
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from loadgen.spec.options import BY_FILE_KEY, BY_PARAM, Option
 from loadgen.spec.sections import SpecError
-from metrics.gate.config import GateConfigError, threshold_entries
+from metrics.gate.config import GateConfigError, read_config_data, threshold_entries
 from metrics.gate.thresholds import parse_threshold
 from metrics.slo import parse_slo
 
@@ -43,25 +42,9 @@ _SECRET_ENV = {"api_key": "OPENAI_API_KEY", "pushgateway_password": "GOODPUT_PUS
 def read_config_file(path: Path) -> dict[str, Any]:
     """The option values a config file sets, keyed by `goodput run` parameter; SpecError on any mistake."""
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SpecError(f"cannot read config {path}: {exc.strerror or exc}") from None
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".toml":
-            data: Any = tomllib.loads(text)
-        elif suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            raise SpecError(f"config {path}: unknown format {suffix or '(none)'!r}; use .yaml, .yml or .toml")
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"config {path}: not valid TOML: {exc}") from None
-    except SpecError:
-        raise
-    except Exception as exc:  # yaml.YAMLError, without importing yaml at module level
-        raise SpecError(f"config {path}: not valid YAML: {' '.join(str(exc).split())}") from None
+        data = read_config_data(path)
+    except GateConfigError as exc:
+        raise SpecError(str(exc)) from None
     return config_values(data, source=str(path))
 
 

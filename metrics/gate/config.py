@@ -56,27 +56,31 @@ class GateConfig:
     markdown: Path | None = None
 
 
-def load_gate_config(path: Path) -> GateConfig:
-    """Read and validate a config file; GateConfigError on anything wrong."""
+def read_config_data(path: Path) -> Any:
+    """The parsed content of a YAML (.yaml, .yml) or TOML (.toml) file; GateConfigError, one line, on
+    anything wrong. Run config files are read with it too (loadgen.spec.config_file)."""
     try:
         text = path.read_text()
     except OSError as exc:
         raise GateConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
     suffix = path.suffix.lower()
+    if suffix not in (".toml", ".yaml", ".yml"):
+        raise GateConfigError(f"config {path}: unknown format {suffix or '(none)'!r}; use .yaml, .yml or .toml")
     try:
         if suffix == ".toml":
-            data: Any = tomllib.loads(text)
-        elif suffix in (".yaml", ".yml"):
-            import yaml
+            return tomllib.loads(text)
+        import yaml
 
-            data = yaml.safe_load(text)
-        else:
-            raise GateConfigError(f"config {path}: unknown format {suffix or '(none)'!r}; use .yaml, .yml or .toml")
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
-        raise GateConfigError(f"config {path}: not valid {suffix[1:].upper()}: {exc}") from None
+        return yaml.safe_load(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GateConfigError(f"config {path}: not valid TOML: {exc}") from None
     except Exception as exc:  # yaml.YAMLError, without importing yaml at module level
-        raise GateConfigError(f"config {path}: not valid YAML: {exc}") from None
-    return parse_gate_config(data, source=str(path))
+        raise GateConfigError(f"config {path}: not valid YAML: {' '.join(str(exc).split())}") from None
+
+
+def load_gate_config(path: Path) -> GateConfig:
+    """Read and validate a config file; GateConfigError on anything wrong."""
+    return parse_gate_config(read_config_data(path), source=str(path))
 
 
 def parse_gate_config(data: Any, *, source: str = "config") -> GateConfig:
