@@ -14,20 +14,13 @@ The file's assistant messages are never sent: the answers the server streams tak
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from loadgen.workload.sessions import Session, Turn
+from loadgen.workload.sources import read_dataset_text, sharegpt_conversations
 from loadgen.workload.text import Counter
 
 _USER_SIDE = frozenset({"system", "developer", "user", "tool"})
-
-
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read dataset {path}: {exc}") from None
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -41,17 +34,8 @@ def _turn(messages: list[dict[str, Any]], max_tokens: int | None, counter: Count
 
 
 def load_sharegpt_conversations(path: str, counter: Counter, tags: dict[str, str]) -> list[Session]:
-    try:
-        data = json.loads(_read(path))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: ShareGPT data must be a JSON list of conversations")
     out: list[Session] = []
-    for entry in data:
-        entries = entry.get("conversations") if isinstance(entry, dict) else None
-        if not isinstance(entries, list):
-            continue
+    for entries in sharegpt_conversations(path):
         turns: list[Turn] = []
         pending: list[dict[str, Any]] = []
         for e in entries:
@@ -84,7 +68,7 @@ def _max_tokens(value: Any, where: str) -> int | None:
 
 def load_jsonl_conversations(path: str, counter: Counter, tags: dict[str, str]) -> list[Session]:
     out: list[Session] = []
-    for lineno, line in enumerate(_read(path).splitlines(), 1):
+    for lineno, line in enumerate(read_dataset_text(path).splitlines(), 1):
         if not line.strip():
             continue
         where = f"{path}:{lineno}"

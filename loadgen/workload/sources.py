@@ -135,16 +135,33 @@ class DatasetWorkload:
         return {"kind": self.kind, "path": self.path, "requests_in_file": len(self.entries)}
 
 
-def _read_text(path: str) -> str:
+def read_dataset_text(path: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read dataset {path}: {exc}") from None
 
 
+def sharegpt_conversations(path: str) -> list[list[dict[str, Any]]]:
+    """The `conversations` lists of a ShareGPT JSON file (entries that have none are left out); ValueError
+    when the file is not ShareGPT data."""
+    try:
+        data = json.loads(read_dataset_text(path))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: ShareGPT data must be a JSON list of conversations")
+    out = []
+    for entry in data:
+        turns = entry.get("conversations") if isinstance(entry, dict) else None
+        if isinstance(turns, list):
+            out.append([t for t in turns if isinstance(t, dict)])
+    return out
+
+
 def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkItem]:
     items: list[WorkItem] = []
-    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
+    for lineno, line in enumerate(read_dataset_text(path).splitlines(), 1):
         if not line.strip():
             continue
         where = f"{path}:{lineno}"
@@ -176,18 +193,8 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
 
 
 def load_sharegpt(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkItem]:
-    try:
-        data = json.loads(_read_text(path))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: ShareGPT data must be a JSON list of conversations")
     items: list[WorkItem] = []
-    for entry in data:
-        turns = entry.get("conversations") if isinstance(entry, dict) else None
-        if not isinstance(turns, list):
-            continue
-        turns = [t for t in turns if isinstance(t, dict)]
+    for turns in sharegpt_conversations(path):
         first = next((i for i, t in enumerate(turns) if t.get("from") == "human"), None)
         if first is None:
             continue
