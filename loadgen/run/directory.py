@@ -51,7 +51,7 @@ def _why(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def _mkdirs(path: Path) -> Path | None:
+def make_dirs(path: Path) -> Path | None:
     """mkdir -p that also returns the topmost directory it created (None if `path` existed)."""
     missing: list[Path] = []
     probe = path
@@ -67,7 +67,7 @@ def _mkdirs(path: Path) -> Path | None:
 
 def _fresh_default(root: Path, now: dt.datetime) -> RunDir:
     """runs/<timestamp>, or runs/<timestamp>-N when another run took that name first."""
-    created_root = None if root.is_dir() else _mkdirs(root)
+    created_root = None if root.is_dir() else make_dirs(root)
     stamp = now.strftime("%Y%m%d-%H%M%S")
     for n in range(1, MAX_SUFFIX + 1):
         path = root / (stamp if n == 1 else f"{stamp}-{n}")
@@ -98,7 +98,7 @@ def _clear_earlier_run(path: Path, *, overwrite: bool, notice: Callable[[str], N
     notice(f"goodput: --overwrite: removed the earlier run's {', '.join(present)} from {path}")
 
 
-def _check_writable(path: Path) -> None:
+def check_writable(path: Path) -> None:
     fd, probe = tempfile.mkstemp(dir=path, prefix=".goodput-probe-")
     os.close(fd)
     os.unlink(probe)
@@ -134,11 +134,11 @@ def _prepare(output: Path | None, *, overwrite: bool, now: dt.datetime | None,
             run_dir = RunDir(output, None)
         else:
             try:
-                run_dir = RunDir(output, _mkdirs(output))
+                run_dir = RunDir(output, make_dirs(output))
             except OSError as exc:
                 raise OutputDirError(f"cannot create --output {output}: {_why(exc)}") from None
     try:
-        _check_writable(run_dir.path)
+        check_writable(run_dir.path)
     except OSError as exc:
         discard(run_dir)
         raise OutputDirError(f"cannot write in --output {run_dir.path}: {_why(exc)}") from None
@@ -152,6 +152,11 @@ def discard(run_dir: RunDir) -> None:
         target = run_dir.path / name
         if target.is_file() or target.is_symlink():
             target.unlink(missing_ok=True)
+    remove_created_dirs(run_dir)
+
+
+def remove_created_dirs(run_dir: RunDir) -> None:
+    """Remove the directories `run_dir` created, innermost first, each only while empty."""
     if run_dir.created_root is None:
         return
     directory = run_dir.path

@@ -19,8 +19,9 @@ from loadgen.run.directory import (
     MAX_SUFFIX,
     OutputDirError,
     RunDir,
-    _check_writable,
-    _mkdirs,
+    check_writable,
+    make_dirs,
+    remove_created_dirs,
     run_files,
 )
 from loadgen.sweep.points import POINTS_DIR
@@ -71,8 +72,8 @@ def prepare_sweep_dir(output: Path | None, *, kind: str, overwrite: bool = False
             _clear(output, overwrite=overwrite)
             run_dir = RunDir(output, None)
         else:
-            run_dir = RunDir(output, _mkdirs(output))
-        _check_writable(run_dir.path)
+            run_dir = RunDir(output, make_dirs(output))
+        check_writable(run_dir.path)
     except OutputDirError:
         raise
     except OSError as exc:
@@ -81,7 +82,7 @@ def prepare_sweep_dir(output: Path | None, *, kind: str, overwrite: bool = False
 
 
 def _fresh_default(kind: str, now: dt.datetime) -> RunDir:
-    created_root = None if DEFAULT_ROOT.is_dir() else _mkdirs(DEFAULT_ROOT)
+    created_root = None if DEFAULT_ROOT.is_dir() else make_dirs(DEFAULT_ROOT)
     stamp = f"{kind}-{now.strftime('%Y%m%d-%H%M%S')}"
     for n in range(1, MAX_SUFFIX + 1):
         path = DEFAULT_ROOT / (stamp if n == 1 else f"{stamp}-{n}")
@@ -100,14 +101,4 @@ def discard(run_dir: RunDir) -> None:
         (run_dir.path / name).unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         (run_dir.path / POINTS_DIR).rmdir()
-    if run_dir.created_root is None:
-        return
-    directory = run_dir.path
-    while True:
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        if directory == run_dir.created_root or directory.parent == directory:
-            return
-        directory = directory.parent
+    remove_created_dirs(run_dir)
