@@ -16,6 +16,7 @@ from loadgen.spec.options import (
     PROMETHEUS,
     REQUEST,
     ROOFLINE,
+    SCALE,
     SLO_GATE,
     TARGET,
     TIMEOUTS,
@@ -41,6 +42,7 @@ Examples:
   goodput run --url http://127.0.0.1:8000 --rate 8 --duration 1m --threshold 'ttft:p(99)<800ms'
   goodput run --url http://127.0.0.1:8000 --trace mooncake.jsonl --time-scale 2 --trace-duration 10m
   goodput run --url http://127.0.0.1:8000 --turns uniform:2:8 --think-time exponential:5s --rate 0.5
+  goodput run --url http://127.0.0.1:8000 --rate 400 --duration 2m --workers auto   # all cores
   goodput run --config loadtest.yaml --rate 16      # a checked-in config file; flags win over it
   goodput run --url http://127.0.0.1:8000 --rate 8 --print-config > loadtest.yaml   # start a config file
 """
@@ -80,6 +82,10 @@ def run(
     time_scale: Annotated[float, typer.Option(help="Trace replay: speed-up (2 = twice as fast).", rich_help_panel=LOAD)] = 1.0,
     trace_start: Annotated[str, typer.Option(help="Trace replay: skip this much of the trace (trace time).", rich_help_panel=LOAD)] = "0s",
     trace_duration: Annotated[str | None, typer.Option(help="Trace replay: replay only this much of the trace (trace time).", rich_help_panel=LOAD)] = None,
+    workers: Annotated[str, typer.Option(help="Dispatch the one schedule from N worker processes (auto = cores - 1); with --ray: N actors (auto = one per node). 1 = this process.", rich_help_panel=SCALE)] = "1",
+    ray: Annotated[str | None, typer.Option(help="Run the workers as Ray actors: auto (the cluster Ray finds) or the cluster's address (needs goodput[ray] on every node).", rich_help_panel=SCALE)] = None,
+    ray_placement: Annotated[str, typer.Option(help="Ray: spread the actors over the nodes, or KEY=VALUE to place them only on nodes with that label.", rich_help_panel=SCALE)] = "spread",
+    on_worker_failure: Annotated[str, typer.Option(help="A worker that dies: stop the run (exit 1) or continue without it; its unfinished requests are recorded as lost either way.", rich_help_panel=SCALE)] = "stop",
     ignore_eos: Annotated[bool | None, typer.Option("--ignore-eos/--no-ignore-eos", help="Ask the server to generate exactly max_tokens (vLLM extension; default on for the embedded server).", rich_help_panel=REQUEST)] = None,
     min_tokens: Annotated[int | None, typer.Option(help="min_tokens on every request (vLLM extension).", rich_help_panel=REQUEST)] = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature on every request.", rich_help_panel=REQUEST)] = None,

@@ -2,6 +2,11 @@
 and `metrics.prom`. `session` calls `RunExporters.start` before dispatch, `attach` once the runner exists,
 and `finish` after the last request; each step is a no-op for the parts the user did not ask for.
 `metrics.prom` is always written.
+
+With workers (`--workers N`, `--ray`) the same exporters run in the parent: `attach` takes the coordinator
+that receives every worker's records (loadgen.workers.coordinator) as it would take a runner, so the live
+endpoint, metrics.prom and the push describe the whole run; `add_collector` adds the per-worker series
+(loadgen.workers.metrics). The Pushgateway gets that folded run once, in the run's one group.
 """
 
 from __future__ import annotations
@@ -11,18 +16,28 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the real imports happen when a run starts, so `goodput --help` stays fast
+    from prometheus_client.registry import Collector
+
     from exporters.prometheus.live import LiveConfig
     from exporters.prometheus.pushgateway import PushLoop
-    from loadgen.run.runner import Runner
+    from loadgen.run.runner import RecordHook, RunState
     from loadgen.workload.arrivals import Arrival
     from metrics.latency.samples import Samples
     from metrics.records.frame import RequestFrame
     from metrics.summary.build import SummaryConfig
 
 AUTO, NONE = "auto", "none"
+
+
+class RecordSource(Protocol):
+    """What hands the exporters finished records and live counters: the runner, or with workers the
+    coordinator that receives their records (loadgen.workers.coordinator)."""
+
+    hooks: list[RecordHook]
+    state: RunState
 SECTION_FILE = "server_prometheus.json"
 
 
@@ -192,10 +207,14 @@ class RunExporters:
             self.pusher = PushLoop(self.push_target, self.metrics.registry, opts.pushgateway_interval_s)
             self.pusher.start()
 
-    def attach(self, runner: Runner) -> None:
+    def attach(self, runner: RecordSource) -> None:
         """Feed the instruments from the runner: every finished record, and its live counters."""
         runner.hooks.append(self.metrics.observe)
         self.metrics.state = runner.state
+
+    def add_collector(self, collector: Collector) -> None:
+        """More series on the live endpoint, in metrics.prom and in the push (per-worker series)."""
+        self.metrics.registry.register(collector)
 
     def finish(self, out: Path) -> dict[str, Any] | None:
         """After the last request: the 'after' scrape, metrics.prom, the final push. Returns the

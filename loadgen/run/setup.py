@@ -9,16 +9,19 @@ sent. The schedule is drawn here once (loadgen.workload.schedule) and the runner
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from loadgen.run.gate import GatePlan, gate_plan
 from loadgen.run.outputs import summary_config_of
 from loadgen.run.prometheus import PromOptions
+from loadgen.run.runner import RunPlan
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets
 from loadgen.spec.sections import LoadSpec, RooflineSpec
 from loadgen.types import ClientConfig
+from loadgen.workload.arrivals import Arrival
 from loadgen.workload.build import AnyWorkload, build_workload, is_sessions
 from loadgen.workload.schedule import Schedule, run_schedule
 from loadgen.workload.text import TokenCounter
@@ -50,6 +53,16 @@ class RunSetup:
     def summary_config(self) -> SummaryConfig:
         return summary_config_of(self.spec, self.schedule_end_s)
 
+    def run_plan(self) -> RunPlan:
+        """The whole run's plan for the runner (a worker narrows it to its share, loadgen.workers.share)."""
+        load = self.spec.load
+        return RunPlan(arrival=load.arrival, duration_s=load.duration_s, count=load.requests, seed=load.seed,
+                       grace_s=load.grace_s, offsets=self.schedule.offsets if self.schedule is not None else None)
+
+    def local_workers(self) -> int:
+        """How many processes dispatch the run on this host (1: the run's own process, no workers)."""
+        return local_worker_count(self.spec.scale.workers, self.spec.load.arrival)
+
     def prom_options(self) -> PromOptions:
         p = self.spec.prometheus
         return PromOptions(metrics_port=p.metrics_port, metrics_host=p.metrics_host,
@@ -71,6 +84,15 @@ def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
     return RunSetup(spec=spec, secrets=secrets, workload=workload, gate=gate_plan(spec),
                     schedule_end_s=schedule_end_s(spec.load, schedule, sessions=is_sessions(workload)),
                     roofline=roofline, schedule=schedule, trace=trace)
+
+
+def local_worker_count(workers: int | None, arrival: Arrival, cores: int | None = None) -> int:
+    """`--workers N` as given; `auto` (None): this host's cores less one for the parent, at least 1, and in a
+    closed loop never more than the slots to split."""
+    if workers is not None:
+        return workers
+    count = max(1, (cores if cores is not None else os.cpu_count() or 1) - 1)
+    return count if arrival.open_loop else min(count, arrival.concurrency)
 
 
 def schedule_end_s(load: LoadSpec, schedule: Schedule | None = None, *, sessions: bool = False) -> float | None:
@@ -102,14 +124,19 @@ def roofline_settings(spec: RooflineSpec) -> dict[str, Any]:
 
 def client_config(setup: RunSetup, *, base_url: str, model: str) -> ClientConfig:
     """The streaming client's configuration: the spec's request options and the secrets it may not hold."""
-    spec, r, t = setup.spec, setup.spec.request, setup.spec.timeouts
+    return client_config_of(setup.spec, setup.secrets, base_url=base_url, model=model)
+
+
+def client_config_of(spec: RunSpec, secrets: Secrets, *, base_url: str, model: str) -> ClientConfig:
+    """`client_config` from the spec and the secrets alone: what a worker process or actor rebuilds."""
+    r, t = spec.request, spec.timeouts
     extra: dict[str, Any] = json.loads(r.extra_body) if r.extra_body else {}
     if r.min_tokens is not None:
         extra = {"min_tokens": r.min_tokens, **extra}
     headers = dict(r.headers)
-    headers.update(setup.secrets.headers)
+    headers.update(secrets.headers)
     return ClientConfig(base_url=base_url, model=model, endpoint=spec.target.endpoint,  # type: ignore[arg-type]
-                        api_key=setup.secrets.api_key,
+                        api_key=secrets.api_key,
                         timeouts=t,
                         max_connections=r.max_connections, include_usage=r.usage,
                         continuous_usage_stats=r.continuous_usage,

@@ -24,6 +24,7 @@ from loadgen.spec.sections import (
     PrometheusSpec,
     RequestSpec,
     RooflineSpec,
+    ScaleSpec,
     SpecError,
     TargetSpec,
     WorkloadSpec,
@@ -67,6 +68,8 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                                   trace=v["trace"] and str(v["trace"]), trace_format=v["trace_format"],
                                   cache_bust=v["cache_bust"]),
             load=_load(v),
+            scale=ScaleSpec(workers=_workers(v["workers"]), ray=v["ray"] or None, ray_placement=v["ray_placement"],
+                            on_worker_failure=v["on_worker_failure"]),
             timeouts=Timeouts(*(_duration(v[k], k, positive=True) for k in
                                    ("timeout_connect", "timeout_first_byte", "timeout_between_chunks", "timeout_total"))),
             metrics=MetricsSpec(slo=parse_slo(list(v["slo"] or [])),
@@ -157,6 +160,17 @@ def _load(v: Mapping[str, Any]) -> LoadSpec:
                     seed=v["seed"], grace_s=_req_duration(v, "grace"), time_scale=v["time_scale"],
                     trace_start_s=_req_duration(v, "trace_start"),
                     trace_duration_s=_duration(v["trace_duration"], "trace_duration", positive=True))
+
+
+def _workers(value: Any) -> int | None:
+    """`--workers N|auto`: a count, or None for auto."""
+    text = str(value).strip().lower()
+    if text == "auto":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise SpecError(f"--workers expects a number of workers or auto, got {value!r}") from None
 
 
 def _pairs(values: Sequence[str], flag: str, sep: str) -> dict[str, str]:
@@ -259,6 +273,7 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
     """The option values that build this spec (secrets excluded): `--print-config` writes these."""
     t, r, w, ld, m, o, p, g = (spec.target, spec.request, spec.workload, spec.load, spec.metrics, spec.outputs,
                                spec.prometheus, spec.gate)
+    sc = spec.scale
     a = ld.arrival
     roof = m.roofline
     dur = format_duration
@@ -277,6 +292,8 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "warmup": dur(ld.warmup_s), "cooldown": dur(ld.cooldown_s), "seed": ld.seed, "grace": dur(ld.grace_s),
         "time_scale": ld.time_scale, "trace_start": dur(ld.trace_start_s),
         "trace_duration": dur(ld.trace_duration_s) if ld.trace_duration_s is not None else None,
+        "workers": "auto" if sc.workers is None else str(sc.workers), "ray": sc.ray,
+        "ray_placement": sc.ray_placement, "on_worker_failure": sc.on_worker_failure,
         "ignore_eos": r.ignore_eos, "min_tokens": r.min_tokens, "temperature": r.temperature, "usage": r.usage,
         "continuous_usage": r.continuous_usage, "extra_body": r.extra_body,
         "header": [f"{k}: {val}" for k, val in r.headers], "max_connections": r.max_connections,

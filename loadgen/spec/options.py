@@ -14,6 +14,7 @@ from dataclasses import dataclass
 TARGET = "Target"
 WORKLOAD = "Workload"
 LOAD = "Load shape"
+SCALE = "Scale-out"
 REQUEST = "Request options"
 SLO_GATE = "SLO and gate"
 METRICS = "Metrics and buckets"
@@ -21,7 +22,7 @@ OUTPUTS = "Outputs"
 PROMETHEUS = "Prometheus"
 TIMEOUTS = "Timeouts"
 ROOFLINE = "Roofline floors"
-PANELS = (TARGET, WORKLOAD, LOAD, REQUEST, SLO_GATE, METRICS, OUTPUTS, PROMETHEUS, TIMEOUTS, ROOFLINE)
+PANELS = (TARGET, WORKLOAD, LOAD, SCALE, REQUEST, SLO_GATE, METRICS, OUTPUTS, PROMETHEUS, TIMEOUTS, ROOFLINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("time_scale", LOAD, "float"),
     Option("trace_start", LOAD, "str"),
     Option("trace_duration", LOAD, "str"),
+    Option("workers", SCALE, "str"),
+    Option("ray", SCALE, "str"),
+    Option("ray_placement", SCALE, "str"),
+    Option("on_worker_failure", SCALE, "str"),
     Option("ignore_eos", REQUEST, "bool"),
     Option("min_tokens", REQUEST, "int"),
     Option("temperature", REQUEST, "float"),

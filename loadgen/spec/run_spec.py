@@ -23,6 +23,7 @@ from loadgen.spec.sections import (
     OutputSpec,
     PrometheusSpec,
     RequestSpec,
+    ScaleSpec,
     SpecError,
     TargetSpec,
     WorkloadSpec,
@@ -43,6 +44,7 @@ class RunSpec:
     request: RequestSpec = field(default_factory=RequestSpec)
     workload: WorkloadSpec = field(default_factory=WorkloadSpec)
     load: LoadSpec = field(default_factory=LoadSpec)
+    scale: ScaleSpec = field(default_factory=ScaleSpec)
     timeouts: Timeouts = field(default_factory=Timeouts)
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
     outputs: OutputSpec = field(default_factory=OutputSpec)
@@ -50,13 +52,18 @@ class RunSpec:
     gate: GateSpec = field(default_factory=GateSpec)
 
     def __post_init__(self) -> None:
-        """What one section cannot check alone: a trace replay is a workload and a load shape at once."""
+        """What one section cannot check alone: a trace replay is a workload and a load shape at once; a
+        closed loop's slots are split between the workers."""
         trace, kind = self.workload.trace is not None, self.load.arrival.kind
         if trace and kind != "trace":
             raise SpecError(f"--trace dispatches at the trace's own timestamps: --arrival {kind} does not apply "
                             "(--rate rescales the trace's mean rate)")
         if kind == "trace" and not trace:
             raise SpecError("--arrival trace needs --trace FILE")
+        workers, arrival = self.scale.workers, self.load.arrival
+        if workers is not None and workers > arrival.concurrency and not arrival.open_loop:
+            raise SpecError(f"--workers {workers} cannot split --concurrency {arrival.concurrency}: each worker "
+                            "keeps at least one request in flight (lower --workers, or use --workers auto)")
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON values (seconds as numbers, distributions and thresholds in their own forms)."""

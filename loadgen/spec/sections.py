@@ -24,6 +24,8 @@ TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt")  # as loadgen.workload
 PROMPT_SIZINGS = ("auto", "tokenize", "calibrate", "counter")
 DEFAULT_REQUESTS = 100  # when neither --requests nor --duration bounds the run
 DEFAULT_RATE = 4.0  # open loop, when --rate is not given
+ON_WORKER_FAILURE = ("stop", "continue")
+SPREAD = "spread"
 
 
 class SpecError(ValueError):
@@ -184,6 +186,41 @@ class LoadSpec:
         _non_negative(self.cooldown_s, "--cooldown")
         _non_negative(self.grace_s, "--grace")
         _require(self.seed >= 0, f"--seed must be >= 0, got {self.seed}")
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleSpec:
+    """Who dispatches the one schedule: this process, worker processes on this host, or Ray actors on a
+    cluster's nodes (loadgen.workers). `workers` None is `auto`: on this host its cores − 1 (at least 1),
+    on Ray one actor per alive node."""
+
+    workers: int | None = 1
+    ray: str | None = None  # None: no Ray; auto (the cluster Ray finds) or the cluster's address
+    ray_placement: str = SPREAD  # spread over the nodes, or KEY=VALUE: only on nodes with that label
+    on_worker_failure: str = "stop"  # stop the run (exit 1) or continue without the lost worker
+
+    def __post_init__(self) -> None:
+        _require(self.workers is None or self.workers >= 1, f"--workers must be >= 1 or auto, got {self.workers}")
+        _require(self.on_worker_failure in ON_WORKER_FAILURE,
+                 f"--on-worker-failure must be stop or continue, got {self.on_worker_failure!r}")
+        _require(self.ray is None or bool(self.ray.strip()), "--ray must be auto or a Ray cluster address")
+        _require(self.ray is not None or self.ray_placement == SPREAD, "--ray-placement needs --ray")
+        if self.ray_placement != SPREAD:
+            key, eq, value = self.ray_placement.partition("=")
+            _require(bool(eq and key.strip() and value.strip()),
+                     f"--ray-placement must be spread or KEY=VALUE (a node label), got {self.ray_placement!r}")
+
+    @property
+    def distributed(self) -> bool:
+        """Whether the run is dispatched by workers (processes or actors) rather than in this process."""
+        return self.ray is not None or self.workers != 1
+
+    def node_label(self) -> dict[str, str] | None:
+        """The node label actors are pinned to (`--ray-placement KEY=VALUE`), or None to spread them."""
+        if self.ray_placement == SPREAD:
+            return None
+        key, _, value = self.ray_placement.partition("=")
+        return {key.strip(): value.strip()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,6 +56,10 @@ def test_every_run_flag_has_a_config_key_and_every_key_a_flag() -> None:
     ("time_scale", "-1", -1, "--time-scale must be greater than 0"),
     ("trace_start", "later", "later", "--trace-start"),
     ("trace_duration", "0s", "0s", "--trace-duration must be greater than 0"),
+    ("workers", "many", "many", "--workers expects a number of workers or auto"),
+    ("workers", "0", 0, "--workers must be >= 1"),
+    ("on_worker_failure", "retry", "retry", "--on-worker-failure must be stop or continue"),
+    ("ray_placement", "zone=a", "zone=a", "--ray-placement needs --ray"),
 ])
 def test_a_flag_and_its_config_key_are_checked_alike(param: str, flag_value: str, file_value: Any, needle: str,
                                                       tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,13 +98,16 @@ def test_print_config_feeds_back_into_the_same_spec(tmp_path: Path, capsys: pyte
             "--duration", "90s", "--warmup", "10s", "--prompt-tokens", "lognormal:900:0.6", "--output-tokens",
             "uniform:32:256", "--slo", "ttft=400ms", "--threshold", "goodput:attainment>=0.9", "--abort-on-fail",
             "--tag", "scenario=rag", "--prompt-buckets", "0,256,1024,4096", "--model-config", "Llama-3.1-8B",
-            "--gpu", "H100-SXM", "--timeout-total", "5m"]
+            "--gpu", "H100-SXM", "--timeout-total", "5m", "--workers", "3", "--ray", "auto", "--ray-placement",
+            "zone=a", "--on-worker-failure", "continue"]
     direct = _printed_spec(args, capsys)
     assert run_cli(["run", *args, "--print-config"]) == 0
     config = tmp_path / "printed.yaml"
     config.write_text(capsys.readouterr().out)
     assert _printed_spec(["--config", str(config)], capsys) == direct
     assert direct.gate.abort_thresholds == direct.gate.thresholds and direct.load.duration_s == 90.0
+    assert (direct.scale.workers, direct.scale.ray, direct.scale.node_label(), direct.scale.on_worker_failure) == (
+        3, "auto", {"zone": "a"}, "continue")
 
 
 @pytest.mark.parametrize(("content", "needle"), [

@@ -129,7 +129,17 @@ def option_values(draw: st.DrawFn) -> dict[str, Any]:
         v["model_config"], v["gpu"] = draw(st.sampled_from(["Llama-3.1-8B", "Qwen2.5-7B"])), "H100-SXM"
         v["tp"], v["weight_dtype"] = draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from(["bf16", "fp8"]))
     _traffic(draw, v)
+    _scale(draw, v)
     return v
+
+
+def _scale(draw: st.DrawFn, v: dict[str, Any]) -> None:
+    """The options of issue 15: worker processes, Ray, placement, what a lost worker does."""
+    most = v["concurrency"] if v["arrival"] == "concurrency" else 64
+    v["workers"] = draw(st.sampled_from(["1", "auto"]) | st.integers(1, most).map(str))
+    v["ray"] = draw(st.none() | st.sampled_from(["auto", "10.0.0.5:6379", "ray://head:10001"]))
+    v["ray_placement"] = "spread" if v["ray"] is None else draw(st.sampled_from(["spread", "zone=a", "gpu=h100"]))
+    v["on_worker_failure"] = draw(st.sampled_from(["stop", "continue"]))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -192,6 +202,9 @@ def test_pushgateway_credentials_in_the_url_become_secrets() -> None:
     ({"workload": {"trace": "t.jsonl"}}, "--arrival poisson does not apply"),
     ({"load": {"arrival": {"kind": "trace", "rate": 0.0}, "requests": None}}, "--arrival trace needs --trace"),
     ({"load": {"time_scale": 2.0}}, "apply to --trace only"),
+    ({"scale": {"workers": 0}}, "--workers must be >= 1"),
+    ({"scale": {"on_worker_failure": "retry"}}, "--on-worker-failure"),
+    ({"scale": {"ray_placement": "zone=a"}}, "--ray-placement needs --ray"),
 ])
 def test_a_stored_spec_is_checked_like_a_new_one(bad: dict[str, Any], message: str) -> None:
     stored = RunSpec().to_json()

@@ -1,0 +1,149 @@
+"""A run dispatched by workers (`--workers N` on this host, or `--ray` on a cluster), from the parent's side.
+
+The parent keeps everything a single process has around the dispatching: the one schedule (drawn once, in
+loadgen.run.setup), records.jsonl and its writer, the live metrics, the progress line, abort-on-fail and
+the signals; the workers only dispatch. In order:
+
+1. Split the load (loadgen.workers.share) and start the workers; each builds its client and runner and
+   says it is ready. A worker that cannot start fails the run before anything is sent (exit 1, no
+   directory left).
+2. Take the anchor a little in the future (`LEAD_S`), after every worker is ready, and send it: all
+   workers dispatch against it, so the merged intended times are exactly the schedule.
+3. Receive the records as the workers stream them back and hand each to the hooks
+   (loadgen.workers.coordinator): records.jsonl is the one file every reader already understands, each
+   record's `worker` saying which worker sent it.
+4. When every worker has finished (or was lost), the run concludes exactly as a single process does.
+
+run.json gets a `workers` object: how the run was dispatched (`processes` or `ray`), the count, per worker
+what was measured of it (Ray: its node and the node's clock offset to the driver, with its uncertainty),
+and the workers lost, with why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from typing import Any, cast
+
+from exporters.files import write_json
+from loadgen.run.conclusion import RunSoFar
+from loadgen.run.gate import watch_for_abort
+from loadgen.run.outputs import RUN_FILE
+from loadgen.run.progress import Progress
+from loadgen.run.prometheus import RunExporters
+from loadgen.run.runner import GcFreezer, Runner
+from loadgen.run.setup import RunSetup
+from loadgen.types import ClientConfig
+from loadgen.workers.coordinator import Coordinator
+from loadgen.workers.core import WorkerTask
+from loadgen.workers.events import Pool
+from loadgen.workers.metrics import WorkerMetrics
+from loadgen.workers.share import split
+from loadgen.workload.build import is_sessions
+
+LEAD_S = 0.05  # local workers: from the anchor being taken to the first intended send
+LEAD_PER_WORKER_S = 0.01
+
+
+def run_with_workers(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters: RunExporters) -> None:
+    if setup.spec.scale.ray is not None:
+        with asyncio.Runner() as aio:  # Ray's awaitables want the standard event loop
+            aio.run(_main(setup, client, run, exporters))
+        return
+    factory: Any = asyncio.new_event_loop
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as aio:
+        aio.run(_main(setup, client, run, exporters))
+
+
+def make_tasks(setup: RunSetup, client: ClientConfig, workers: int) -> list[WorkerTask]:
+    plan = setup.run_plan()
+    shares = split(plan.arrival, plan.offsets, plan.count, workers)
+    spec = setup.spec.to_json()
+    return [WorkerTask(spec=spec, secrets=setup.secrets, base_url=client.base_url, model=client.model,
+                       workload=setup.workload, plan=plan, share=share) for share in shares]
+
+
+async def _pool(setup: RunSetup, client: ClientConfig) -> tuple[Pool, list[WorkerTask], float]:
+    """The started workers, their tasks, and how far ahead of the first send the anchor must be taken."""
+    scale = setup.spec.scale
+    if scale.ray is not None:
+        from loadgen.workers.ray_pool import RayWorkers, connect
+
+        count, joined = await asyncio.to_thread(connect, scale.ray, scale.workers, setup.spec.load.arrival)
+        tasks = make_tasks(setup, client, count)
+        ray_pool = RayWorkers(tasks, placement=scale.node_label(), address=scale.ray, disconnect=joined)
+        try:
+            await ray_pool.start()
+        except BaseException:
+            await ray_pool.close()
+            raise
+        return ray_pool, tasks, ray_pool.lead_s()
+    from loadgen.workers.local import LocalWorkers
+
+    tasks = make_tasks(setup, client, setup.local_workers())
+    local = LocalWorkers(tasks)
+    try:
+        await local.start()
+    except BaseException:
+        await local.close()
+        raise
+    return local, tasks, LEAD_S + LEAD_PER_WORKER_S * len(tasks)
+
+
+async def _main(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters: RunExporters) -> None:
+    writer = run.writer
+    assert writer is not None
+    load = setup.spec.load
+    pool: Pool | None = None
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    before = {sig: signal.getsignal(sig) for sig in signals}
+    handlers = False
+    ticker = watcher = None
+    try:
+        pool, tasks, lead_s = await _pool(setup, client)
+        plan = tasks[0].plan
+        sessions = is_sessions(setup.workload)
+        planned = None if sessions else (int(plan.offsets.size) if plan.offsets is not None else plan.count)
+        coordinator = Coordinator(pool, [t.share for t in tasks], workload=setup.workload, offsets=plan.offsets,
+                                  sessions=sessions, count=plan.count, grace_s=load.grace_s,
+                                  on_failure=setup.spec.scale.on_worker_failure, planned=planned)
+        run.run_info["workers"] = pool.describe()
+        write_json(writer.path.parent / RUN_FILE, run.run_info)  # what the workers are, before any request
+        coordinator.hooks += [writer, GcFreezer()]
+        exporters.attach(coordinator)
+        exporters.add_collector(WorkerMetrics(coordinator))
+        progress = None if setup.spec.outputs.quiet else Progress(coordinator.state, duration_s=load.duration_s)
+        if progress is not None:
+            coordinator.hooks.append(progress)
+        for sig in signals:
+            loop.add_signal_handler(sig, coordinator.stop)
+        handlers = True
+        ticker = asyncio.create_task(progress.loop()) if progress is not None else None
+        if setup.gate is not None:  # abort-on-fail stops the coordinator as it would stop a runner
+            watcher = asyncio.create_task(watch_for_abort(cast(Runner, coordinator), setup.gate,
+                                                          setup.summary_config(), dict(run.run_info)))
+        run.state = coordinator.state  # from here on, requests may have been sent: the directory is kept
+        await coordinator.run(time.perf_counter_ns() + round(lead_s * 1e9))
+        await pool.finish()
+        run.run_info["workers"] = {**pool.describe(), "lost": coordinator.losses}
+    finally:
+        for task in (watcher, ticker):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if handlers:
+            for sig in signals:
+                loop.remove_signal_handler(sig)
+                if before[sig] is not None:
+                    signal.signal(sig, before[sig])
+        if pool is not None:
+            await pool.close()
+        writer.close()
