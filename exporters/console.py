@@ -59,6 +59,9 @@ def _state(run: dict[str, Any]) -> str:
         return f"  [ABORTED: {run.get('abort_reason') or 'a threshold failed'}]"
     if run.get("write_error"):
         return "  [INCOMPLETE: records could not be written]"
+    lost = (run.get("workers") or {}).get("lost") or []
+    if lost:
+        return f"  [INCOMPLETE: {len(lost)} worker(s) lost]"
     return "" if run.get("complete", True) else "  [INCOMPLETE: interrupted]"
 
 

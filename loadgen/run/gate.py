@@ -19,12 +19,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from exporters.junit import write_junit
 from exporters.markdown import gate_markdown, write_markdown
 from loadgen.run.outputs import RECORDS_FILE, read_run, run_summary_config
-from loadgen.run.runner import Runner
+from loadgen.run.runner import RunState
 from loadgen.spec.run_spec import RunSpec
 from metrics.gate.config import load_gate_config
 from metrics.gate.evaluate import RunView, Verdict, evaluate, failed
@@ -161,7 +161,16 @@ def load_run_view(run_dir: Path, *, slo: SLO | Sequence[str] | None = None) -> R
     return RunView(summary=summary, records=samples)
 
 
-async def watch_for_abort(runner: Runner, plan: GatePlan, config: SummaryConfig, run_info: dict[str, Any]) -> None:
+class Stoppable(Protocol):
+    """What abort-on-fail watches and stops: a runner, or the coordinator of worker processes."""
+
+    @property
+    def state(self) -> RunState: ...
+
+    def stop(self, *, interrupted: bool = True) -> None: ...
+
+
+async def watch_for_abort(runner: Stoppable, plan: GatePlan, config: SummaryConfig, run_info: dict[str, Any]) -> None:
     """Stop the runner at the first definite failure of an abort threshold (see the module docstring)."""
     if not plan.abort_thresholds:
         return

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import signal
 import time
-from typing import Any, cast
+from typing import Any
 
 from exporters.files import write_json
 from loadgen.run.conclusion import RunSoFar
@@ -33,7 +33,7 @@ from loadgen.run.gate import watch_for_abort
 from loadgen.run.outputs import RUN_FILE
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters
-from loadgen.run.runner import GcFreezer, Runner
+from loadgen.run.runner import GcFreezer
 from loadgen.run.setup import RunSetup
 from loadgen.types import ClientConfig
 from loadgen.workers.coordinator import Coordinator
@@ -127,7 +127,7 @@ async def _main(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters:
         handlers = True
         ticker = asyncio.create_task(progress.loop()) if progress is not None else None
         if setup.gate is not None:  # abort-on-fail stops the coordinator as it would stop a runner
-            watcher = asyncio.create_task(watch_for_abort(cast(Runner, coordinator), setup.gate,
+            watcher = asyncio.create_task(watch_for_abort(coordinator, setup.gate,
                                                           setup.summary_config(), dict(run.run_info)))
         run.state = coordinator.state  # from here on, requests may have been sent: the directory is kept
         await coordinator.run(time.perf_counter_ns() + round(lead_s * 1e9))

@@ -132,3 +132,16 @@ def test_exact_server_phase_times_are_printed() -> None:
     line = next(x for x in _text(records).splitlines() if x.startswith("server-side phases"))
     assert "queue p50/p99 4.0 / 6.0 ms" in line and "prefill p50/p99 10.0 / 10.0 ms" in line
     assert "server-side phases" not in _text([_ok(0)])
+
+
+@pytest.mark.parametrize(("run", "state"), [
+    ({"complete": False, "interrupted": True}, "[INCOMPLETE: interrupted]"),
+    ({"complete": False, "write_error": "records.jsonl: No space left on device"},
+     "[INCOMPLETE: records could not be written]"),
+    ({"complete": False, "workers": {"lost": [{"worker": 1, "reason": "exited with -9"}]}},
+     "[INCOMPLETE: 1 worker(s) lost]"),
+    ({"complete": True}, ""),
+])
+def test_the_header_says_why_a_run_is_incomplete(run: dict[str, Any], state: str) -> None:
+    header = _text([_ok(i) for i in range(3)], run=run).splitlines()[0]
+    assert header.endswith(state) if state else "INCOMPLETE" not in header
