@@ -3,7 +3,7 @@
 Deliberately light: SIGINT and SIGTERM are handled from the first statement of `main`, before the
 command line's modules (Typer, httpx, numpy, ...) are imported, so a signal at any moment of start-up
 ends the process with exit code 130 and one line, never with a traceback or death by the signal.
-The commands themselves are assembled in `loadgen.cli.app`.
+The commands themselves are assembled in `loadgen.cli.commands`, which imports only the one being run.
 
 Exit codes: 0 ok, 1 runtime error, 2 usage error (one line on stderr, nothing sent), 99 thresholds
 failed, 130 interrupted (outputs still written, `complete: false`).
@@ -32,14 +32,21 @@ def install_interrupt_handlers() -> None:
 
 
 def run_cli(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code (see `loadgen.cli.app.run_cli`)."""
-    from loadgen.cli.app import run_cli as run
+    """Run the CLI and return its exit code (see `loadgen.cli.commands.run_cli`)."""
+    from loadgen.cli.commands import run_cli as run
 
     return run(argv)
 
 
+def keep_optional_modules_out() -> None:
+    """httpx imports its own command line (`httpx._main`: rich, click, pygments; ~60-80 ms of start-up)
+    when it can; goodput never calls it, and httpx runs without it when it cannot be imported."""
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None: "not importable"
+
+
 def main() -> NoReturn:
     install_interrupt_handlers()
+    keep_optional_modules_out()
     try:
         code = run_cli()
     except KeyboardInterrupt:  # during the imports above, or anywhere a command did not catch it

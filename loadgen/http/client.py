@@ -18,26 +18,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from time import perf_counter_ns
 from typing import Any
 
 import httpx
-import orjson
 
 from loadgen.http import errors
-from loadgen.http.chunks import ChunkAccumulator, error_text
+from loadgen.http.body import StreamBody
+from loadgen.http.chunks import ChunkAccumulator
 from loadgen.http.deadlines import Watchdog
+from loadgen.http.failures import error_body, from_httpx, timeout_message
 from loadgen.http.payload import encode_body, endpoint_url
-from loadgen.http.sse import DEFAULT_MAX_EVENT_BYTES, SSEError, SSEEventTooLarge, SSEParser
-from loadgen.http.transport import RECEIVE_CLOCK, FastTransport
+from loadgen.http.sse import DEFAULT_MAX_EVENT_BYTES
+from loadgen.http.transport import RECEIVE_CLOCK, FastTransport, request_head_template
 from loadgen.types import ClientConfig, WorkItem
 from loadgen.workload.counters import make_counter
 from loadgen.workload.text import TokenCounter
 from metrics.records.record import RequestRecord
 
 DEFAULT_MAX_RESPONSE_BYTES = 1 << 30
-ERROR_BODY_BYTES = 16 * 1024  # enough of an error body to quote its message
-ERROR_BODY_S = 2.0  # an error status is final; its body is only read for the message, briefly
 KEEPALIVE_EXPIRY_S = 4.0  # below uvicorn's 5 s idle close, so a reused connection is never half-closed
 DRAIN_S = 0.5  # after [DONE]: time allowed for the chunked terminator, to keep the connection pooled
 
@@ -89,6 +89,14 @@ class StreamingClient:
         self._url = httpx.URL(self.url)
         self._headers = httpx.Headers(self._http.headers)
         self._timeouts = timeout.as_dict()
+        # The direct path (FastTransport, the default): the same request bytes as through httpx.AsyncClient,
+        # built from one template, and the response read straight off the connection. httpx's Request,
+        # Response, Headers, auth and redirect machinery and its three nested body iterators cost more CPU
+        # per request and per read than everything else the client does. (It keeps no cookie jar.)
+        self._direct = transport if isinstance(transport, FastTransport) else None
+        template = httpx.Request("POST", self._url, headers=self._headers, content=b"{}")
+        self._head = request_head_template(template)
+        self._origin = (self._url.scheme, self._url.host, self._url.port or (443 if self._url.scheme == "https" else 80))
 
     def __repr__(self) -> str:
         shown = self._url.copy_with(username=None, password=None, query=None)
@@ -140,13 +148,13 @@ class StreamingClient:
             elif task is not None and task.cancelling() > 0:
                 failure = errors.ClientCancelled("cancelled by the caller")
             elif expired is not None:
-                failure = expired(_timeout_message(expired, self.config))
+                failure = expired(timeout_message(expired, self.config))
             else:
                 failure = errors.ClientInternalError("cancelled from inside the client")
         except errors.RequestFailed as exc:
             failure = exc
         except Exception as exc:
-            failure = _from_httpx(exc, record.first_byte_ns is not None)
+            failure = from_httpx(exc, record.first_byte_ns is not None)
         finally:
             if watchdog is not None:
                 watchdog.stop()
@@ -185,6 +193,10 @@ class StreamingClient:
     async def _exchange(
         self, body: bytes, record: RequestRecord, chunks: ChunkAccumulator, watchdog: Watchdog, anchor_ns: int
     ) -> None:
+        if self._direct is not None:
+            await self._exchange_direct(self._direct, body, record, chunks, watchdog, anchor_ns)
+            return
+
         async def trace(event: str, info: dict[str, Any]) -> None:
             if event == "http11.send_request_headers.started":
                 now = perf_counter_ns()
@@ -208,118 +220,100 @@ class StreamingClient:
             record.first_byte_ns = now - anchor_ns
             record.http_status = response.status_code
             watchdog.headers_received(now)
+            raw = _reader(response.aiter_raw())
             if not 200 <= response.status_code < 300:
                 watchdog.stop()  # the status decides the outcome; reading its message is best effort
-                raise errors.HTTPStatusFailed(response.status_code, await _error_body(response))
+                raise errors.HTTPStatusFailed(response.status_code, await error_body(raw))
             content_type = response.headers.get("content-type", "")
             if not content_type.lower().startswith("text/event-stream"):
                 watchdog.stop()
-                shown = await _error_body(response)
+                shown = await error_body(raw)
                 raise errors.NonSSEResponse(f"content-type {content_type or 'missing'!r}: {shown}")
-            await self._read_stream(response, record, chunks, watchdog, anchor_ns)
+            encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
+            reads = _reader(response.aiter_bytes()) if encoded else raw
+            await self._read_stream(reads, clock, record, chunks, watchdog, anchor_ns)
         finally:
             await response.aclose()
 
+    async def _exchange_direct(
+        self, transport: FastTransport, body: bytes, record: RequestRecord, chunks: ChunkAccumulator,
+        watchdog: Watchdog, anchor_ns: int,
+    ) -> None:
+        """`_exchange` without httpx objects: the same bytes sent, the same record, the same errors."""
+
+        def written() -> None:
+            now = perf_counter_ns()
+            record.sent_ns = now - anchor_ns
+            watchdog.request_written(now)
+
+        before, after = self._head
+        stream = await transport.open(self._origin, b"%s%d%s" % (before, len(body), after), body,
+                                      connect_s=self.config.timeouts.connect_s, written=written)
+        try:
+            now = stream.conn.received_ns
+            status = stream.head.status
+            record.first_byte_ns = now - anchor_ns
+            record.http_status = status
+            watchdog.headers_received(now)
+            if not 200 <= status < 300:
+                watchdog.stop()
+                raise errors.HTTPStatusFailed(status, await error_body(stream.read))
+            content_type = stream.header(b"content-type") or ""
+            if not content_type.lower().startswith("text/event-stream"):
+                watchdog.stop()
+                shown = await error_body(stream.read)
+                raise errors.NonSSEResponse(f"content-type {content_type or 'missing'!r}: {shown}")
+            if (stream.header(b"content-encoding") or "identity").lower() != "identity":
+                decoded = httpx.Response(status, headers=stream.head.headers, stream=stream)  # httpx's decoders
+                await self._read_stream(_reader(decoded.aiter_bytes()), stream.conn, record, chunks, watchdog,
+                                        anchor_ns)
+                return
+            parsed = self._body(record, chunks, watchdog, anchor_ns)
+            if await stream.consume(parsed.read):  # parsed as each read arrives, with its own delivery time
+                await _drain(stream.read)
+            else:
+                parsed.end()
+        finally:
+            await stream.aclose()
+
+    def _body(self, record: RequestRecord, chunks: ChunkAccumulator, watchdog: Watchdog, anchor_ns: int) -> StreamBody:
+        return StreamBody(record, chunks, watchdog, anchor_ns, max_event_bytes=self._max_event_bytes,
+                          max_response_bytes=self._max_response_bytes)
+
     async def _read_stream(
         self,
-        response: httpx.Response,
+        next_read: Callable[[], Awaitable[bytes]],
+        clock: Any,
         record: RequestRecord,
         chunks: ChunkAccumulator,
         watchdog: Watchdog,
         anchor_ns: int,
     ) -> None:
-        parser = SSEParser(max_event_bytes=self._max_event_bytes)
-        limit = self._max_response_bytes
-        received = 0
-        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
-        reads = response.aiter_bytes() if encoded else response.aiter_raw()
-        clock = response.extensions.get(RECEIVE_CLOCK)
+        """The body read by awaiting each read: `next_read()` gives the next body bytes (b"" at the end),
+        `clock` (the connection; None for other transports) when the loop handed them over."""
+        parsed = self._body(record, chunks, watchdog, anchor_ns)
+        while raw := await next_read():
+            if parsed.read(raw, clock.received_ns if clock is not None else perf_counter_ns()):
+                await _drain(next_read)
+                return
+        parsed.end()
+
+
+def _reader(iterator: AsyncIterator[bytes]) -> Callable[[], Awaitable[bytes]]:
+    """An async iterator of body bytes as a `next_read()` that gives b"" at its end."""
+
+    async def next_read() -> bytes:
         try:
-            async for raw in reads:
-                now = clock.received_ns if clock is not None else perf_counter_ns()
-                watchdog.last_read_ns = now
-                received += len(raw)
-                if received > limit:
-                    raise errors.ResponseTooLarge(f"response body exceeds {limit} bytes")
-                for event in parser.feed(raw):
-                    if chunks.feed(event.data, now - anchor_ns):
-                        record.closed_ns = now - anchor_ns
-                        watchdog.stop()
-                        await _drain(reads)
-                        return
-                if parser.error is not None:  # after the events that preceded it in this read
-                    raise parser.error
-            end = perf_counter_ns()
-            record.closed_ns = end - anchor_ns
-            for event in parser.close():
-                if chunks.feed(event.data, end - anchor_ns):
-                    return
-        except SSEEventTooLarge as exc:
-            raise errors.ChunkTooLarge(str(exc)) from None
-        except SSEError as exc:
-            raise errors.MalformedSSE(str(exc)) from None
-        if chunks.finish_reason is None:
-            raise errors.StreamCutOff("stream ended before a finish_reason or [DONE]")
+            return await anext(iterator)
+        except StopAsyncIteration:
+            return b""
+
+    return next_read
 
 
-async def _drain(reads: Any) -> None:
+async def _drain(next_read: Callable[[], Awaitable[bytes]]) -> None:
     """Read the chunked terminator after [DONE] so the connection can be reused; never an error."""
     with contextlib.suppress(Exception):
         async with asyncio.timeout(DRAIN_S):
-            async for _ in reads:
+            while await next_read():
                 pass
-
-
-async def _error_body(response: httpx.Response) -> str:
-    """A short message from an error (or non-SSE) body: the OpenAI error message when there is one."""
-    data = b""
-    with contextlib.suppress(httpx.HTTPError, TimeoutError):
-        async with asyncio.timeout(ERROR_BODY_S):
-            async for raw in response.aiter_raw():
-                data += raw
-                if len(data) >= ERROR_BODY_BYTES:
-                    break
-    data = data[:ERROR_BODY_BYTES]
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return errors.bounded(data.decode("utf-8", "replace"))
-    if isinstance(obj, dict):
-        if "error" in obj:
-            return error_text(obj["error"])
-        if "message" in obj or "detail" in obj:
-            return error_text(obj)
-    return errors.bounded(data.decode("utf-8", "replace"))
-
-
-def _timeout_message(kind: type[errors.RequestTimedOut], config: ClientConfig) -> str:
-    t = config.timeouts
-    limits = {
-        errors.FirstByteTimedOut: ("no response headers within", t.first_byte_s),
-        errors.BetweenChunksTimedOut: ("no data from the server within", t.between_chunks_s),
-        errors.TotalTimedOut: ("stream still open after", t.total_s),
-    }
-    what, seconds = limits.get(kind, ("timed out after", None))
-    return f"{what} {seconds} s"
-
-
-def _from_httpx(exc: Exception, got_headers: bool) -> errors.RequestFailed:
-    text = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
-        return errors.ConnectTimedOut(text)
-    if isinstance(exc, httpx.ConnectError):
-        return errors.ConnectFailed(text)
-    if isinstance(exc, httpx.ReadTimeout):
-        return (errors.BetweenChunksTimedOut if got_headers else errors.FirstByteTimedOut)(text)
-    if isinstance(exc, httpx.WriteTimeout):
-        return errors.FirstByteTimedOut(text)
-    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.CloseError):
-        return errors.StreamCutOff(f"connection lost: {text}")
-    if isinstance(exc, httpx.RemoteProtocolError):
-        lowered = text.lower()
-        if "disconnected" in lowered or "peer closed" in lowered or "incomplete" in lowered:
-            return errors.StreamCutOff(f"connection closed: {text}")
-        return errors.HTTPProtocolFailed(text)
-    if isinstance(exc, httpx.DecodingError):
-        return errors.HTTPProtocolFailed(f"undecodable body: {text}")
-    return errors.ClientInternalError(f"{type(exc).__name__}: {text}")

@@ -32,6 +32,8 @@ Prometheus label value) and whose `status` is the leaf's `status`.
     ├── ClientCancelled                client_cancelled        the caller cancelled the task (status "cancelled")
     ├── SessionEnded                   session_ended           a conversation turn never sent: an earlier turn of
     │                                                          its session failed (status "cancelled")
+    ├── WorkerLost                     worker_lost             the worker process or Ray actor that owned the request
+    │                                                          was lost before its record came back
     └── ClientInternalError            internal_error          a bug in the client itself; never hidden as another kind
 """
 
@@ -152,6 +154,12 @@ class SessionEnded(RequestFailed):
 
     kind = "session_ended"
     status = "cancelled"
+
+
+class WorkerLost(RequestFailed):
+    """Never raised by the client: the parent records a lost worker's unfinished requests (loadgen.workers.lost)."""
+
+    kind = "worker_lost"
 
 
 class ClientInternalError(RequestFailed):

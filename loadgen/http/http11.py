@@ -1,4 +1,5 @@
-"""The HTTP/1.1 wire side of `loadgen.http.transport`: one connection protocol, response heads, body framing.
+"""The HTTP/1.1 wire side of `loadgen.http.transport`: response heads and body framing (the connection
+protocol itself is `loadgen.http.connection`).
 
 Why not httpcore + h11: on a 2-core machine they cost ~40-70 µs of CPU per streamed chunk (an
 anyio cancel scope per read, h11's event machinery, and a connection pool whose request assignment
@@ -10,109 +11,15 @@ callers see the same errors as with httpx's default transport.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from time import perf_counter_ns
 
 import httpx
 
+from loadgen.http.connection import Connection
+
 MAX_HEAD_BYTES = 64 * 1024
-_PAUSE_BYTES = 4 * 1024 * 1024  # stop reading the socket while this much is buffered unread
 _SIZE, _DATA, _CRLF, _TRAILER, _DONE = range(5)
 _HEX = b"0123456789abcdefABCDEF"
-
-
-class Connection(asyncio.Protocol):
-    """A TCP connection whose bytes are awaited with `read()`; no per-read timer or cancel scope.
-
-    `received_ns` is the `perf_counter_ns()` at which the event loop handed over the latest bytes.
-    The client stamps chunks with it rather than with the time its task resumes: with hundreds of
-    streams ready in one loop iteration, a task can resume long after its bytes arrived, and that
-    queueing inside the client is not the server's latency.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._chunks: list[bytes] = []
-        self._buffered = 0
-        self._waiter: asyncio.Future[None] | None = None
-        self._paused = False
-        self.transport: asyncio.Transport | None = None
-        self.eof = False
-        self.error: BaseException | None = None
-        self.idle_since = 0.0
-        self.received_ns = 0
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  # uvloop's transport is not a subclass
-
-    def data_received(self, data: bytes) -> None:
-        self.received_ns = perf_counter_ns()
-        self._chunks.append(data)
-        self._buffered += len(data)
-        if self._buffered > _PAUSE_BYTES and not self._paused and self.transport is not None:
-            self._paused = True
-            self.transport.pause_reading()
-        self._wake()
-
-    def eof_received(self) -> bool:
-        self.eof = True
-        self._wake()
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.eof = True
-        self.error = exc
-        self._wake()
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def write(self, data: bytes) -> None:
-        if self.transport is None or self.transport.is_closing() or self.eof:
-            raise httpx.WriteError("connection closed before the request was written")
-        self.transport.write(data)
-
-    def unread(self, data: bytes) -> None:
-        if data:
-            self._chunks.insert(0, data)
-            self._buffered += len(data)
-
-    async def read(self) -> bytes:
-        """The bytes received since the last call; b"" at a clean end of stream."""
-        if not self._chunks:
-            if self.eof:
-                return self._end()
-            self._waiter = self._loop.create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-            if not self._chunks:
-                return self._end()
-        chunks = self._chunks
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        chunks.clear()
-        self._buffered = 0
-        if self._paused and self.transport is not None:
-            self._paused = False
-            self.transport.resume_reading()
-        return data
-
-    def _end(self) -> bytes:
-        if self.error is not None:
-            raise httpx.ReadError(f"connection lost: {self.error!r}")
-        return b""
-
-    @property
-    def reusable(self) -> bool:
-        return not (self.eof or self._chunks or self.transport is None or self.transport.is_closing())
-
-    def close(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
 
 
 class ResponseHead:
@@ -221,6 +128,14 @@ class Chunked(BodyDecoder):
     def feed(self, data: bytes) -> bytes:
         if self.error is not None:
             raise self.error
+        if self._state == _SIZE and not self._buf:  # the common read: exactly one whole chunk
+            eol = data.find(b"\r\n")
+            size_text = data[:eol]
+            if 0 < eol <= 16 and not size_text.strip(_HEX):
+                start = eol + 2
+                end = start + int(size_text, 16)
+                if end > start and end + 2 == len(data) and data.endswith(b"\r\n"):
+                    return data[start:end]
         out: list[bytes] = []
         try:
             return self._feed(data, out)

@@ -89,6 +89,9 @@ class SSEParser:
             self._skip_lf = False
             if chunk[:1] == b"\n":
                 chunk = chunk[1:]
+        elif (not self._buf and not self._data and chunk.startswith(b"data: ")
+              and chunk.find(b"\n") == len(chunk) - 2 and chunk.endswith(b"\n\n") and b"\r" not in chunk):
+            return [self._single_data_event(chunk[6:-2])]  # the common read: one event of one data line
         buf = self._buf + chunk if self._buf else chunk
         if b"\r" in buf:
             self._skip_lf = buf[-1:] == b"\r"
@@ -106,6 +109,15 @@ class SSEParser:
                 raise
             self.error = exc  # hand over the events before the fault; raise on the next call
         return events
+
+    def _single_data_event(self, value: bytes) -> SSEEvent:
+        """`data: VALUE` then a blank line, with nothing pending: what `_lines` makes of it, directly."""
+        if len(value) + 1 > self._max:
+            raise SSEEventTooLarge(f"an SSE event exceeds {self._max} bytes")
+        event = SSEEvent(value, self._event, self._last_id, self._retry)
+        self._event = None
+        self._retry = None
+        return event
 
     def close(self) -> list[SSEEvent]:
         """End of stream: an unterminated last line is processed, an undispatched event dropped (spec)."""

@@ -14,15 +14,16 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Awaitable, Callable
 
 import httpx
 
-from loadgen.http.http11 import BodyDecoder, Connection, ResponseHead, UntilClose, body_decoder, read_head
+from loadgen.http.connection import Connection
+from loadgen.http.http11 import body_decoder, read_head
+from loadgen.http.response import Origin, ResponseBody
 
 RECEIVE_CLOCK = "goodput.receive_clock"  # response extension: an object with `received_ns`
 
-_Origin = tuple[str, str, int]
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -34,7 +35,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         self._max_idle = limits.max_keepalive_connections or 0
         self._expiry = limits.keepalive_expiry
         self._ssl = ssl_context
-        self._idle: dict[_Origin, list[Connection]] = {}
+        self._idle: dict[Origin, list[Connection]] = {}
         self._slots: asyncio.Semaphore | None = None
         self._closed = False
 
@@ -47,37 +48,17 @@ class FastTransport(httpx.AsyncBaseTransport):
         origin = (url.scheme, url.host, url.port or _DEFAULT_PORTS[url.scheme])
         timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
         trace = request.extensions.get("trace")
-        await self._acquire(timeouts.get("pool"), request)
-        conn: Connection | None = None
-        try:
-            conn = self._checkout(origin) or await self._connect(origin, timeouts.get("connect"), request)
-            head = _request_head(request)
-            body = await _request_body(request)
+        head = _request_head(request)
+        body = await _request_body(request)
+
+        async def traced(event: str) -> None:
             if trace is not None:
-                await trace("http11.send_request_headers.started", {"request": request})
-            conn.write(head + body if len(body) < 65536 else head)
-            if len(body) >= 65536:
-                conn.write(body)
-            read_timeout = timeouts.get("read")
-            if read_timeout is None:
-                response_head = await read_head(conn)
-            else:
-                try:
-                    async with asyncio.timeout(read_timeout):
-                        response_head = await read_head(conn)
-                except TimeoutError:
-                    raise httpx.ReadTimeout(
-                        "no response headers within the read timeout", request=request
-                    ) from None
-            if trace is not None:
-                await trace("http11.receive_response_headers.complete", {"request": request})
-            decoder = body_decoder(response_head, request.method.encode())
-        except BaseException:
-            if conn is not None:
-                conn.close()
-            self._release()
-            raise
-        stream = _ResponseBody(self, origin, conn, response_head, decoder, read_timeout)
+                await trace(event, {"request": request})
+
+        stream = await self.open(origin, head, body, connect_s=timeouts.get("connect"),
+                                 pool_s=timeouts.get("pool"), read_s=timeouts.get("read"), trace=traced,
+                                 request=request)
+        response_head = stream.head
         return httpx.Response(
             response_head.status,
             headers=response_head.headers,
@@ -85,9 +66,59 @@ class FastTransport(httpx.AsyncBaseTransport):
             extensions={
                 "http_version": response_head.http_version,
                 "reason_phrase": response_head.reason,
-                RECEIVE_CLOCK: conn,  # `.received_ns`: when the loop handed over the latest bytes
+                RECEIVE_CLOCK: stream.conn,  # `.received_ns`: when the loop handed over the latest bytes
             },
         )
+
+    async def open(
+        self,
+        origin: Origin,
+        head: bytes,
+        body: bytes,
+        *,
+        connect_s: float | None,
+        pool_s: float | None = None,
+        read_s: float | None = None,
+        written: Callable[[], None] | None = None,
+        trace: Callable[[str], Awaitable[None]] | None = None,
+        request: httpx.Request | None = None,
+    ) -> ResponseBody:
+        """Send one request (`head` and `body` already encoded) on a pooled connection and return once its
+        response head is in: the direct path for callers that need no httpx objects. `written` is called
+        (and `trace` awaited with the httpcore event names) just before the request's bytes are written.
+        Failures raise httpx's exception types, as `handle_async_request` does."""
+        if self._closed:
+            raise RuntimeError("FastTransport is closed")
+        await self._acquire(pool_s, request)
+        conn: Connection | None = None
+        try:
+            conn = self._checkout(origin) or await self._connect(origin, connect_s, request)
+            if trace is not None:
+                await trace("http11.send_request_headers.started")
+            if written is not None:
+                written()
+            conn.write(head + body if len(body) < 65536 else head)
+            if len(body) >= 65536:
+                conn.write(body)
+            if read_s is None:
+                response_head = await read_head(conn)
+            else:
+                try:
+                    async with asyncio.timeout(read_s):
+                        response_head = await read_head(conn)
+                except TimeoutError:
+                    raise httpx.ReadTimeout(
+                        "no response headers within the read timeout", request=request
+                    ) from None
+            if trace is not None:
+                await trace("http11.receive_response_headers.complete")
+            decoder = body_decoder(response_head, head[: head.find(b" ")])
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            self._release()
+            raise
+        return ResponseBody(self, origin, conn, response_head, decoder, read_s)
 
     async def aclose(self) -> None:
         self._closed = True
@@ -96,7 +127,7 @@ class FastTransport(httpx.AsyncBaseTransport):
                 conn.close()
         self._idle.clear()
 
-    async def _acquire(self, limit_s: float | None, request: httpx.Request) -> None:
+    async def _acquire(self, limit_s: float | None, request: httpx.Request | None) -> None:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._max_connections)
         if limit_s is None:
@@ -114,7 +145,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         assert self._slots is not None
         self._slots.release()
 
-    def _checkout(self, origin: _Origin) -> Connection | None:
+    def _checkout(self, origin: Origin) -> Connection | None:
         idle = self._idle.get(origin)
         now = time.monotonic()
         while idle:
@@ -124,7 +155,7 @@ class FastTransport(httpx.AsyncBaseTransport):
             conn.close()
         return None
 
-    def checkin(self, origin: _Origin, conn: Connection, reusable: bool) -> None:
+    def checkin(self, origin: Origin, conn: Connection, reusable: bool) -> None:
         self._release()
         idle = self._idle.setdefault(origin, [])
         if reusable and conn.reusable and not self._closed and len(idle) < self._max_idle:
@@ -133,7 +164,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         else:
             conn.close()
 
-    async def _connect(self, origin: _Origin, limit_s: float | None, request: httpx.Request) -> Connection:
+    async def _connect(self, origin: Origin, limit_s: float | None, request: httpx.Request | None) -> Connection:
         scheme, host, port = origin
         loop = asyncio.get_running_loop()
         context: ssl.SSLContext | None = None
@@ -174,49 +205,14 @@ def _request_head(request: httpx.Request) -> bytes:
     return b"\r\n".join(lines)
 
 
-class _ResponseBody(httpx.AsyncByteStream):
-    def __init__(
-        self,
-        pool: FastTransport,
-        origin: _Origin,
-        conn: Connection,
-        head: ResponseHead,
-        decoder: BodyDecoder,
-        read_timeout: float | None,
-    ) -> None:
-        self._pool = pool
-        self._origin = origin
-        self._conn = conn
-        self._head = head
-        self._decoder = decoder
-        self._read_timeout = read_timeout
-        self._released = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        decoder, conn = self._decoder, self._conn
-        while not decoder.done:
-            data = await (conn.read() if self._read_timeout is None else self._timed_read())
-            if not data:
-                if isinstance(decoder, UntilClose):
-                    break
-                raise httpx.RemoteProtocolError(
-                    "peer closed connection without sending complete message body"
-                )
-            body = decoder.feed(data)
-            if body:
-                yield body
-            if decoder.error is not None:
-                raise decoder.error
-
-    async def _timed_read(self) -> bytes:
-        try:
-            async with asyncio.timeout(self._read_timeout):
-                return await self._conn.read()
-        except TimeoutError:
-            raise httpx.ReadTimeout("no data within the read timeout") from None
-
-    async def aclose(self) -> None:
-        if not self._released:
-            self._released = True
-            reusable = self._decoder.done and self._decoder.reusable and self._head.keep_alive
-            self._pool.checkin(self._origin, self._conn, reusable)
+def request_head_template(request: httpx.Request) -> tuple[bytes, bytes]:
+    """The head `_request_head` writes for `request`, split around its Content-Length value: (before,
+    after), so `before + b"%d" % len(body) + after` is the head of the same request with another body."""
+    head = _request_head(request)
+    marker = b"\r\ncontent-length: "
+    at = head.lower().find(marker)
+    if at < 0:
+        raise ValueError("the request has no Content-Length header")
+    start = at + len(marker)
+    end = head.index(b"\r\n", start)
+    return head[:start], head[end:]

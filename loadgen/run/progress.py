@@ -7,7 +7,7 @@ same at minute 1 and hour 10. On a terminal it redraws one line; otherwise it pr
 from __future__ import annotations
 
 import asyncio
-import itertools
+import operator
 import sys
 from collections import deque
 from typing import TextIO
@@ -32,9 +32,9 @@ class Progress:
         """Record hook: keep the latest samples."""
         if record.status != "ok" or not record.chunk_ns or record.sent_ns is None:
             return
-        self._ttft.append(record.chunk_ns[0] - record.sent_ns)
         chunks = record.chunk_ns
-        self._itl.extend(b - a for a, b in itertools.pairwise(chunks))
+        self._ttft.append(chunks[0] - record.sent_ns)
+        self._itl.extend(map(operator.sub, chunks[1:], chunks))  # each gap c[j+1] - c[j], without a generator
 
     @staticmethod
     def _p(samples: deque[int]) -> str:

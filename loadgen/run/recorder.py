@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+import orjson
+
 from metrics.records.record import RequestRecord
 
 
@@ -33,6 +35,12 @@ class RawFile(Protocol):
 
 class RecordWriteError(OSError):
     """A record could not be written to records.jsonl; it is kept in memory, see RecordWriter."""
+
+
+def encode_record(record: RequestRecord) -> bytes:
+    """`record.to_json()`, byte for byte, without `dataclasses.asdict`: orjson walks the dataclass itself,
+    while asdict deep-copies every list element by element (~200 µs for a 64-chunk record instead of ~4)."""
+    return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def open_for_append(path: Path) -> RawFile:
@@ -56,7 +64,7 @@ class RecordWriter:
     def __call__(self, record: RequestRecord) -> None:
         if self._file is None:
             raise RuntimeError("record writer is closed")
-        self.pending.append(record.to_json())
+        self.pending.append(encode_record(record))
         self._flush()
 
     def _flush(self) -> None:

@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from loadgen.http.errors import WorkerLost
 from loadgen.workers.share import Share
 from metrics.records.record import RequestRecord
 
-WORKER_LOST = "worker_lost"
+WORKER_LOST = WorkerLost.kind
 
 
 def lost_record(*, rid: int, intended_ns: int, worker: int, reason: str, tags: dict[str, str] | None = None,

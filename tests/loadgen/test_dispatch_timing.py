@@ -1,0 +1,109 @@
+"""The runner's dispatch clock (loadgen.run.alarm): exact wake-ups at absolute instants, stops that release
+every waiter, and a run that ends when its only in-flight request stops it."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import threading
+import time
+
+import pytest
+import uvloop
+
+from loadgen.run.alarm import LoopAlarm, TimerfdAlarm, make_alarm
+from loadgen.run.recorder import RecordWriteError
+from loadgen.run.runner import Runner, RunPlan
+from loadgen.types import WorkItem
+from loadgen.workload.arrivals import parse_arrival
+from loadgen.workload.lengths import parse_length
+from loadgen.workload.sources import SyntheticWorkload
+from loadgen.workload.text import count_words
+from metrics.records.record import RequestRecord
+
+WORKLOAD = SyntheticWorkload(parse_length("4"), parse_length("2"), 0, "words", count_words)
+
+
+def _alarms(loop: asyncio.AbstractEventLoop) -> list[TimerfdAlarm | LoopAlarm]:
+    alarms: list[TimerfdAlarm | LoopAlarm] = [LoopAlarm(loop)]
+    made = make_alarm(loop)
+    if isinstance(made, TimerfdAlarm):
+        alarms.append(made)
+    else:
+        made.close()
+    return alarms
+
+
+def test_waiters_wake_at_their_instant_never_before_in_any_order() -> None:
+    """Instants armed out of order (a later one first, then earlier ones) all wake, each not before its time."""
+
+    async def main() -> list[tuple[str, int, int]]:
+        woke: list[tuple[str, int, int]] = []
+        for alarm in _alarms(asyncio.get_running_loop()):
+            start = time.perf_counter_ns()
+            targets = [start + ms * 1_000_000 for ms in (30, 5, 20, 10, 10, 1)]
+
+            async def one(target: int, alarm: TimerfdAlarm | LoopAlarm = alarm) -> None:
+                await alarm.sleep_until(target)
+                woke.append((type(alarm).__name__, target, time.perf_counter_ns()))
+
+            await asyncio.wait_for(asyncio.gather(*(one(t) for t in targets)), timeout=10)
+            alarm.close()
+        return woke
+
+    woke = uvloop.run(main())
+    assert len(woke) == 6 * len({name for name, _, _ in woke})
+    assert all(at >= target for _, target, at in woke)
+
+
+def test_wake_all_releases_every_waiter_at_once() -> None:
+    async def main() -> float:
+        slowest = 0.0
+        for alarm in _alarms(asyncio.get_running_loop()):
+            far = time.perf_counter_ns() + 60 * 1_000_000_000
+            waiters = [asyncio.ensure_future(alarm.sleep_until(far)) for _ in range(3)]
+            await asyncio.sleep(0.01)
+            began = time.perf_counter()
+            alarm.wake_all()
+            await asyncio.wait_for(asyncio.gather(*waiters), timeout=5)
+            slowest = max(slowest, time.perf_counter() - began)
+            alarm.close()
+        return slowest
+
+    assert uvloop.run(main()) < 1.0
+
+
+class OneAtATime:
+    """Requests far apart and short: at most one is in flight when a record hook fails."""
+
+    async def send(self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int) -> RequestRecord:
+        await asyncio.sleep(0.005)
+        return RequestRecord(id=request_id, intended_ns=intended_ns, sent_ns=intended_ns, chunk_ns=[intended_ns + 1])
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_run_stopped_by_its_only_in_flight_request_ends(loop: str) -> None:
+    """The hook of the last request in flight stops the run; the runner must not spin on that finished task."""
+    seen: list[int] = []
+
+    def full_disk(record: RequestRecord) -> None:
+        seen.append(record.id)
+        if len(seen) >= 2:
+            raise RecordWriteError(errno.EFBIG, "cannot write records.jsonl: File too large")
+
+    async def main() -> int:
+        arrival = parse_arrival("constant", rate=20.0, burstiness=1.0, rate_end=None, concurrency=None)
+        runner = Runner(OneAtATime(), WORKLOAD, RunPlan(arrival=arrival, duration_s=None, count=50, grace_s=5.0),
+                        hooks=[full_disk])
+        state = await runner.run()
+        assert isinstance(state.failure, RecordWriteError)
+        return state.sent
+
+    result: list[int] = []
+    # In a thread: a runner that spins never yields, so no timeout inside its own loop could end the test.
+    worker = threading.Thread(target=lambda: result.append((uvloop.run if loop == "uvloop" else asyncio.run)(main())),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert result, "the run did not end"
+    assert result[0] == len(seen) < 50
