@@ -34,6 +34,12 @@ def scrub_userinfo(text: str) -> str:
     return re.sub(r"(\w+://)[^/@\s'\"]+@", r"\1", text)
 
 
+def needs_tls(url: str) -> bool:
+    """For a one-URL httpx client's `verify=`: certificates are checked on https, and a plain-http client
+    gets no TLS context at all (httpx builds one with the CA bundle by default: ~40-70 ms per client)."""
+    return urlsplit(url).scheme.lower() != "http"
+
+
 def endpoint_url(base_url: str, endpoint: Endpoint) -> str:
     """`http://host:8000`, `.../v1`, `.../v1/` or `http://host/prefix[/v1]` → the endpoint's full URL."""
     parts = urlsplit(base_url.strip())

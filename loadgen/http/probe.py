@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 import numpy as np
 
-from loadgen.http.payload import endpoint_url
+from loadgen.http.payload import endpoint_url, needs_tls
 from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
 from loadgen.workload.text import WORDS, random_words
 
@@ -79,7 +79,7 @@ async def learn_table(base_url: str, model: str, *, chat: bool, api_key: str | N
                       headers: dict[str, str] | None = None) -> TableCounter:
     url = tokenize_url(base_url)
     async with httpx.AsyncClient(headers=_auth(api_key, headers or {}), timeout=PROBE_TIMEOUT_S,
-                                 trust_env=False) as client:
+                                 trust_env=False, verify=needs_tls(url)) as client:
         def text(prompt: str) -> dict[str, Any]:
             return {"model": model, "prompt": prompt, "add_special_tokens": False}
 
@@ -123,7 +123,7 @@ async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | Non
     tokens: list[int] = []
     reasons: list[str] = []
     async with httpx.AsyncClient(headers=_auth(api_key, headers or {}), timeout=PROBE_TIMEOUT_S,
-                                 trust_env=False) as client:
+                                 trust_env=False, verify=needs_tls(url)) as client:
         for n, messages in shapes:
             parts = [random_words(max(1, n // messages), rng) for _ in range(messages)]
             body: dict[str, Any] = {"model": model, "max_tokens": 1, "stream": False, **(extra_body or {})}

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from loadgen.http.payload import public_url, scrub_userinfo
+from loadgen.http.payload import needs_tls, public_url, scrub_userinfo
 from metrics.server.histograms import (
     INTERPOLATION,
     CumulativeHistogram,
@@ -124,7 +124,7 @@ class ServerScraper:
             raise ValueError(f"scrape interval must be > 0, got {interval_s}")
         self.url = url
         self.interval_s = interval_s
-        self._client = httpx.Client(timeout=timeout_s)
+        self._client = httpx.Client(timeout=timeout_s, verify=needs_tls(url))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._t0 = time.perf_counter()

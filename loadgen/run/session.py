@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from exporters.files import write_json
-from loadgen.http.payload import endpoint_url, public_url
+from loadgen.http.payload import endpoint_url, needs_tls, public_url
 from loadgen.run.conclusion import (
     EXIT_INTERRUPTED,
     EXIT_RUNTIME_ERROR,
@@ -52,7 +52,7 @@ def list_models(config: ClientConfig) -> list[dict[str, Any]]:
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     try:
         models_url = endpoint_url(config.base_url, "completions").removesuffix("completions") + "models"
-        resp = httpx.get(models_url, headers=headers, timeout=10.0)
+        resp = httpx.get(models_url, headers=headers, timeout=10.0, verify=needs_tls(models_url))
         resp.raise_for_status()
         entries = resp.json()["data"]
         if not entries or not all(isinstance(e, dict) and "id" in e for e in entries):

@@ -22,6 +22,13 @@ class LengthDist:
             return f"{self.a:g}"
         return f"{self.kind}:{self.a:g}:{self.b:g}"
 
+    def sample_one(self, rng: np.random.Generator) -> int:
+        """`int(self.sample(1, rng)[0])`, drawing the same numbers; a fixed length without numpy's array
+        machinery (this runs once per request)."""
+        if self.kind == "fixed":
+            return max(1, round(self.a))  # round() and np.rint both round half to even
+        return int(self.sample(1, rng)[0])
+
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """n integer lengths, each at least 1."""
         if self.kind == "fixed":

@@ -22,6 +22,7 @@ import numpy as np
 
 from loadgen.workload.bust import CacheBuster
 from loadgen.workload.lengths import LengthDist
+from loadgen.workload.seeds import item_rng
 from loadgen.workload.sources import SyntheticWorkload
 from loadgen.workload.text import TokenCounter, fit_text
 from loadgen.workload.think import ThinkTime
@@ -71,14 +72,14 @@ class SyntheticSessions:
 
     def session(self, index: int) -> Session:
         b = self.base
-        rng = np.random.default_rng([b.seed, _SESSION_STREAM, index])
-        count = int(self.turns.sample(1, rng)[0])
+        rng = item_rng(b.seed, _SESSION_STREAM, index)
+        count = self.turns.sample_one(rng)
         tags = dict(b.tags)
         prefix = b.group_prefix(rng)
         out: list[Turn] = []
         for k in range(count):
-            n_prompt = int(b.prompt.sample(1, rng)[0])
-            n_out = int(b.output.sample(1, rng)[0])
+            n_prompt = b.prompt.sample_one(rng)
+            n_out = b.output.sample_one(rng)
             think = self.think.sample(rng) if k else 0.0
             text, counted = fit_text(n_prompt, rng, b.counter_name, b.counter)
             messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
@@ -119,11 +120,11 @@ class DatasetSessions:
 
     def session(self, index: int) -> Session:
         base = self.conversations[int(self._order[index % len(self.conversations)])]
-        rng = np.random.default_rng([self.seed, _SESSION_STREAM, index])
-        cap = int(self.turns.sample(1, rng)[0])
+        rng = item_rng(self.seed, _SESSION_STREAM, index)
+        cap = self.turns.sample_one(rng)
         out = []
         for k, turn in enumerate(base.turns[:cap]):
-            max_tokens = turn.max_tokens if turn.max_tokens is not None else int(self.default_output.sample(1, rng)[0])
+            max_tokens = turn.max_tokens if turn.max_tokens is not None else self.default_output.sample_one(rng)
             out.append(Turn(turn.messages, max_tokens, turn.target, turn.counted, self.think.sample(rng) if k else 0.0))
         return Session(out, dict(base.tags))
 

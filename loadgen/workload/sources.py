@@ -21,6 +21,7 @@ import numpy as np
 
 from loadgen.types import WorkItem
 from loadgen.workload.lengths import LengthDist
+from loadgen.workload.seeds import item_rng
 from loadgen.workload.text import Counter, TokenCounter, fit_text
 
 
@@ -59,15 +60,15 @@ class SyntheticWorkload:
             if self.prefix_weights is not None and (min(self.prefix_weights) < 0 or sum(self.prefix_weights) <= 0):
                 raise ValueError("--prefix-weights must be non-negative with a positive sum")
             self._prefixes = [
-                fit_text(self.prefix_tokens, np.random.default_rng([self.seed, 1_000_003, g]),
+                fit_text(self.prefix_tokens, item_rng(self.seed, 1_000_003, g),
                          self.counter_name, self.counter)
                 for g in range(self.prefix_groups)
             ]
 
     def item(self, index: int) -> WorkItem:
-        rng = np.random.default_rng([self.seed, index])
-        n_prompt = int(self.prompt.sample(1, rng)[0])
-        n_out = int(self.output.sample(1, rng)[0])
+        rng = item_rng(self.seed, index)
+        n_prompt = self.prompt.sample_one(rng)
+        n_out = self.output.sample_one(rng)
         tags = dict(self.tags)
         messages: list[dict[str, Any]] = []
         target = counted = 0
@@ -125,7 +126,7 @@ class DatasetWorkload:
         base = self.entries[int(self._order[index % len(self.entries)])]
         max_tokens = base.max_tokens
         if max_tokens is None:
-            max_tokens = int(self.default_output.sample(1, np.random.default_rng([self.seed, index]))[0])
+            max_tokens = self.default_output.sample_one(item_rng(self.seed, index))
         return WorkItem(messages=base.messages, prompt=base.prompt, max_tokens=max_tokens,
                         min_tokens=base.min_tokens, prompt_tokens_target=base.prompt_tokens_target,
                         prompt_tokens_counted=base.prompt_tokens_counted, template_tokens=base.template_tokens,

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from loadgen.types import WorkItem
+from loadgen.workload.seeds import item_rng
 from loadgen.workload.text import TokenCounter
 from loadgen.workload.traces import Trace
 
@@ -60,14 +61,14 @@ class TraceWorkload:
                 parts.append(text if take == size else self.counter.head(text, take))
                 have += take
         if have < want:  # tokens the trace names no block for: this request's own
-            rng = np.random.default_rng([self.seed, _PAD_STREAM, row])
+            rng = item_rng(self.seed, _PAD_STREAM, row)
             parts.append(self.counter.fit_block(want - have, rng))
         return "".join(parts)
 
     def _block(self, h: int) -> str:
         text = self._blocks.get(h)
         if text is None:
-            text = self.counter.fit_block(self.trace.block_tokens, np.random.default_rng([self.seed, _BLOCK_STREAM, h]))
+            text = self.counter.fit_block(self.trace.block_tokens, item_rng(self.seed, _BLOCK_STREAM, h))
             self._blocks[h] = text
             if len(self._blocks) > BLOCK_CACHE:
                 self._blocks.popitem(last=False)

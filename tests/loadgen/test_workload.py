@@ -29,6 +29,15 @@ def test_length_distributions(spec: str, lo: int, hi: int) -> None:
         assert np.median(draws) == pytest.approx(100, rel=0.05)
 
 
+@pytest.mark.parametrize("spec", ["7", "1", "uniform:5:9", "normal:50:5", "normal:1:3", "lognormal:100:0.3"])
+def test_sample_one_draws_what_sample_draws(spec: str) -> None:
+    dist = parse_length(spec)
+    for seed in range(50):
+        one, many = np.random.default_rng(seed), np.random.default_rng(seed)
+        assert dist.sample_one(one) == int(dist.sample(1, many)[0])
+        assert one.random() == many.random()  # the generator left in the same state
+
+
 @pytest.mark.parametrize("spec", ["0", "-3", "1.5", "uniform:9:5", "poisson:4:1", "normal:5", "abc", "uniform:a:b"])
 def test_bad_lengths(spec: str) -> None:
     with pytest.raises(ValueError):
