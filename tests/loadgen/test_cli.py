@@ -184,6 +184,13 @@ runpy.run_path(script, run_name="__main__")
 """
 
 
+def _as_from_a_terminal() -> None:
+    """In the child: SIGINT at its default, as a command typed in a terminal has it. A shell starts
+    background jobs (`make test &`, nohup) with SIGINT ignored, a child inherits that, and goodput rightly
+    leaves an inherited ignore alone until its run loop takes SIGINT over."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _wait_for(ready: Callable[[], bool], proc: subprocess.Popen[str], what: str) -> None:
     deadline = time.monotonic() + 120
     while not ready():
@@ -212,7 +219,8 @@ def test_a_signal_at_any_moment_of_start_up_exits_130_with_nothing_sent(stage: s
             cmd = [GOODPUT, *args]
         else:
             cmd = [sys.executable, "-c", _STALL_IMPORT, stage.removeprefix("import "), str(marker), GOODPUT, *args]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=_as_from_a_terminal)
         accepted: list[socket.socket] = []
 
         def probe_connected() -> bool:
