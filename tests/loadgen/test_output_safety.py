@@ -125,6 +125,41 @@ def test_a_read_only_directory_is_a_usage_error(sub: str, tmp_path: Path, capsys
     assert list(locked.iterdir()) == []
 
 
+@pytest.mark.parametrize("sub", ["", "new-run"])
+def test_a_directory_refusing_writes_is_a_usage_error_whoever_runs_it(
+        sub: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The test above cannot run as root (CI runs as root): here the kernel's refusal is given directly,
+    to the two calls that meet it, creating the run's directory in `locked` and the probe file in it."""
+    import errno
+    import tempfile
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+
+    refusals: list[str] = []
+
+    def refused(path: object) -> PermissionError:
+        refusals.append(str(path))
+        return PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    real_mkdir, real_mkstemp = Path.mkdir, tempfile.mkstemp
+
+    def mkdir(self: Path, *args: object, **kwargs: object) -> None:
+        if self.parent == locked:
+            raise refused(self)
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def mkstemp(*args: object, dir: object = None, **kwargs: object) -> tuple[int, str]:
+        if dir is not None and Path(str(dir)) == locked:
+            raise refused(Path(str(dir)) / ".goodput-probe-x")
+        return real_mkstemp(*args, dir=dir, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    assert "Permission denied" in _usage_error(["--output", str(locked / sub)], capsys)
+    assert refusals and list(locked.iterdir()) == []
+
+
 # -- a run that sends nothing leaves nothing (item 4) --
 
 def test_a_run_that_fails_before_the_first_request_leaves_no_directory(
