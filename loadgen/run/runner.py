@@ -52,6 +52,24 @@ class TextSender(Protocol):
 RecordHook = Callable[[RequestRecord], None]
 
 
+def deliver_record(state: RunState, hooks: list[RecordHook], record: RequestRecord,
+                   stop: Callable[..., None]) -> None:
+    """Count a finished record in `state` and hand it to every hook. A hook that raises (e.g. the record
+    writer on a full disk) becomes the run's failure, the first one kept, and stops the run: `stop(interrupted=False)`."""
+    state.done += 1
+    if record.status != "ok":
+        state.errors += 1
+    state.records.append(record)
+    for hook in hooks:
+        try:
+            hook(record)
+        except Exception as exc:
+            if state.failure is None:
+                state.failure = exc
+            if not state.stopping:
+                stop(interrupted=False)
+
+
 @dataclass(slots=True)
 class RunPlan:
     arrival: Arrival
@@ -261,22 +279,7 @@ class Runner:
 
     def deliver(self, record: RequestRecord) -> None:
         """Count a finished record and hand it to every hook (also one that was never sent)."""
-        st = self.state
-        st.done += 1
-        if record.status != "ok":
-            st.errors += 1
-        st.records.append(record)
-        for hook in self.hooks:
-            try:
-                hook(record)
-            except Exception as exc:
-                self._hook_failed(exc)
-
-    def _hook_failed(self, exc: Exception) -> None:
-        if self.state.failure is None:
-            self.state.failure = exc
-        if not self.state.stopping:
-            self.stop(interrupted=False)
+        deliver_record(self.state, self.hooks, record, self.stop)
 
     async def _grace_then_cancel(self, tasks: set[asyncio.Task[None]]) -> None:
         live = {t for t in tasks if not t.done()}

@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.run.runner import RecordHook, RunState
+from loadgen.run.runner import RecordHook, RunState, deliver_record
 from loadgen.workers.core import Batch, Finished
 from loadgen.workers.events import Lost, Pool
 from loadgen.workers.lost import Ledger
@@ -80,18 +80,7 @@ class Coordinator:
 
     def deliver(self, record: RequestRecord) -> None:
         """Count a record and hand it to every hook; a hook that raises stops the run (as in the runner)."""
-        st = self.state
-        st.done += 1
-        if record.status != "ok":
-            st.errors += 1
-        st.records.append(record)
-        for hook in self.hooks:
-            try:
-                hook(record)
-            except Exception as exc:
-                if st.failure is None:
-                    st.failure = exc
-                self.stop(interrupted=False)
+        deliver_record(self.state, self.hooks, record, self.stop)
 
     # --- the run -----------------------------------------------------------------------------------
 

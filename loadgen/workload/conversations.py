@@ -13,11 +13,10 @@ The file's assistant messages are never sent: the answers the server streams tak
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from loadgen.workload.sessions import Session, Turn
-from loadgen.workload.sources import read_dataset_text, sharegpt_conversations
+from loadgen.workload.sources import jsonl_rows, row_messages, row_tags, sharegpt_conversations
 from loadgen.workload.text import Counter
 
 _USER_SIDE = frozenset({"system", "developer", "user", "tool"})
@@ -68,27 +67,13 @@ def _max_tokens(value: Any, where: str) -> int | None:
 
 def load_jsonl_conversations(path: str, counter: Counter, tags: dict[str, str]) -> list[Session]:
     out: list[Session] = []
-    for lineno, line in enumerate(read_dataset_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise ValueError(f"{where}: each line must be a JSON object")
-        row_tags = row.get("tags", {})
-        if not isinstance(row_tags, dict):
-            raise ValueError(f"{where}: 'tags' must be an object of strings")
-        merged = {**tags, **{str(k): str(v) for k, v in row_tags.items()}}
+    for where, row in jsonl_rows(path):
+        merged = row_tags(row, where, tags)
         if "turns" in row:
             turns = _listed_turns(row["turns"], where, counter)
         else:
-            messages = row.get("messages")
-            if messages is None and isinstance(row.get("prompt"), str):
-                messages = [{"role": "user", "content": row["prompt"]}]
-            turns = _split_turns(_messages(messages, where), _max_tokens(row.get("max_tokens"), where), where, counter)
+            turns = _split_turns(_messages(row_messages(row), where), _max_tokens(row.get("max_tokens"), where),
+                                 where, counter)
         out.append(Session(turns, merged))
     return out
 

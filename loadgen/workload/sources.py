@@ -13,6 +13,7 @@ Datasets are drawn in a seeded shuffled order, wrapping around when more request
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -143,6 +144,38 @@ def read_dataset_text(path: str) -> str:
         raise ValueError(f"cannot read dataset {path}: {exc}") from None
 
 
+def jsonl_rows(path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each non-blank line of a JSONL dataset as (`PATH:LINE`, its object); ValueError naming the line when
+    it is not a JSON object."""
+    for lineno, line in enumerate(read_dataset_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: each line must be a JSON object")
+        yield where, row
+
+
+def row_messages(row: dict[str, Any]) -> Any:
+    """A dataset row's `messages`, or its `prompt` as one user message (unchecked: the caller validates)."""
+    messages = row.get("messages")
+    if messages is None and isinstance(row.get("prompt"), str):
+        return [{"role": "user", "content": row["prompt"]}]
+    return messages
+
+
+def row_tags(row: dict[str, Any], where: str, tags: dict[str, str]) -> dict[str, str]:
+    """The run's tags with the row's own `tags` on top."""
+    own = row.get("tags", {})
+    if not isinstance(own, dict):
+        raise ValueError(f"{where}: 'tags' must be an object of strings")
+    return {**tags, **{str(k): str(v) for k, v in own.items()}}
+
+
 def sharegpt_conversations(path: str) -> list[list[dict[str, Any]]]:
     """The `conversations` lists of a ShareGPT JSON file (entries that have none are left out); ValueError
     when the file is not ShareGPT data."""
@@ -162,34 +195,21 @@ def sharegpt_conversations(path: str) -> list[list[dict[str, Any]]]:
 
 def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkItem]:
     items: list[WorkItem] = []
-    for lineno, line in enumerate(read_dataset_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise ValueError(f"{where}: each line must be a JSON object")
-        messages = row.get("messages")
-        if messages is None and isinstance(row.get("prompt"), str):
-            messages = [{"role": "user", "content": row["prompt"]}]
+    for where, row in jsonl_rows(path):
+        messages = row_messages(row)
         if not isinstance(messages, list) or not messages or not all(
                 isinstance(m, dict) and "role" in m for m in messages):
             raise ValueError(f"{where}: needs 'messages' (a non-empty list of {{role, content}}) or 'prompt'")
         max_tokens = row.get("max_tokens")
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             raise ValueError(f"{where}: 'max_tokens' must be a positive integer")
-        row_tags = row.get("tags", {})
-        if not isinstance(row_tags, dict):
-            raise ValueError(f"{where}: 'tags' must be an object of strings")
+        merged = row_tags(row, where, tags)
         text = _flatten(messages)
         count = counter(text)
         items.append(WorkItem(messages=messages, prompt=text, max_tokens=max_tokens,
                               prompt_tokens_target=count, prompt_tokens_counted=count,
                               template_tokens=template_tokens(counter, messages),
-                              tags={**tags, **{str(k): str(v) for k, v in row_tags.items()}}))
+                              tags=merged))
     return items
 
 
