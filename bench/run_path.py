@@ -12,7 +12,8 @@ Per run, from the goodput process itself and the files it wrote:
 - CPU: the process's whole rusage (start-up, run, report), and the CPU of the steady window (from 1 s
   after the anchor to the end of the schedule; sampled from /proc/PID/task/*/schedstat every 20 ms);
 - start-up: process start (just before the fork) to the run's anchor (run.json `start_unix_s`), and to
-  the first request written (anchor + its `sent_ns`; the schedule puts it at its first Poisson offset);
+  the first request written (anchor + its `sent_ns`; the schedule puts it at its first Poisson offset),
+  with each tree's bytecode written beforehand as an installed package has it;
 - dispatch lag d − a, p50/p99/max over all requests (records.jsonl);
 - timing error per gap: client gap − the gap the server wrote (`server_chunk_s`), p50/p99 and p99 of
   |error|;
@@ -156,6 +157,15 @@ def floor_run(case: Case, args: argparse.Namespace, port: int, out: Path, cpu: i
     return result
 
 
+def compile_sources(tree: Path) -> None:
+    """Write the bytecode of a source tree's packages, as an installed package has it: without it (an
+    environment with PYTHONDONTWRITEBYTECODE set, say) every run would compile them anew at start-up."""
+    packages = [str(tree / name) for name in ("loadgen", "metrics", "exporters") if (tree / name).is_dir()]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+
+
 def goodput_command(case: Case, args: argparse.Namespace, port: int, out: Path) -> list[str]:
     body = {"bench_gap_us": round(args.gap_ms * 1000), "bench_first_us": round(args.first_ms * 1000)}
     return [str(Path(sys.executable).with_name("goodput")), "run", "--url", f"http://127.0.0.1:{port}",
@@ -245,6 +255,8 @@ def main() -> None:
         os.sched_setaffinity(0, {server_cpu})
     print(f"machine noise: an idle 1 ms sleep on goodput's CPU wakes late by p50 {p50:.3f} ms, p99 {p99:.3f} ms")
     variants = parse_variants(args.variant)
+    for python_path in variants.values():
+        compile_sources(Path(python_path) if python_path is not None else HERE.parent)
     results: dict[tuple[str, Case], list[dict[str, float]]] = {(v, c): [] for v in variants for c in cases}
     floors: dict[Case, list[dict[str, float]]] = {c: [] for c in cases}
     with tempfile.TemporaryDirectory() as tmp_name:

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from metrics.records.frame_arrow import record_schema
 from metrics.records.record import RequestRecord, read_records
 
 STAT_KEYS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max")
@@ -100,6 +99,8 @@ def _drop_empty_structs(table: Any) -> Any:
 
 def _table_from_records(records: list[RequestRecord]) -> Any:
     import pyarrow as pa
+
+    from metrics.records.frame_arrow import record_schema  # pyarrow: kept off the start of a run
 
     schema = record_schema()
     cols: dict[str, Any] = {f.name: pa.array([getattr(r, f.name) for r in records], type=f.type) for f in schema}

@@ -9,38 +9,17 @@ is one line on stderr.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from exporters.console import format_summary
 from exporters.files import write_json
 from loadgen.run.gate import abort_fields, finish_run_gate
+from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
 from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, Outputs, build_outputs, run_summary_config
 from loadgen.run.prometheus import add_server_section
-from loadgen.run.recorder import RecordWriter
 from loadgen.run.runner import RunState
 from loadgen.run.setup import RunSetup
-
-EXIT_RUNTIME_ERROR = 1
-EXIT_INTERRUPTED = 130
-
-
-@dataclass(slots=True)
-class RunSoFar:
-    """What a run has got so far: the error paths read it to tell whether anything was sent."""
-
-    run_info: dict[str, Any] = field(default_factory=dict)
-    writer: RecordWriter | None = None
-    state: RunState | None = None  # set just before dispatching begins
-    server_prom: dict[str, Any] | None = None
-    output_errors: list[OSError] = field(default_factory=list)  # result files that could not be written
-
-
-def describe_os_error(exc: OSError) -> str:
-    """'PATH: reason' for a failed file operation, without Python's '[Errno N]' decoration."""
-    reason = exc.strerror or str(exc)
-    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, console: bool = True) -> int:

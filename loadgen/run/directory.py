@@ -33,7 +33,7 @@ class OutputDirError(ValueError):
 def run_files() -> tuple[str, ...]:
     """Every file a run writes in its directory (imported here: `goodput --help` stays light)."""
     from exporters.prometheus.textfile import TEXTFILE
-    from loadgen.run.outputs import RECORDS_FILE, RUN_FILE
+    from loadgen.run.layout import RECORDS_FILE, RUN_FILE
     from loadgen.run.prometheus import SECTION_FILE
     from loadgen.run.scrape import SERIES_FILE
 

@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from exporters.files import write_json, write_records_parquet, write_summary_csv
+from loadgen.run.layout import RECORDS_FILE as RECORDS_FILE
+from loadgen.run.layout import RUN_FILE as RUN_FILE
+from loadgen.run.layout import summary_config_of
 from loadgen.run.roofline import roofline_section
 from loadgen.spec.run_spec import RunSpec
 from metrics.latency.samples import Samples
@@ -28,12 +31,7 @@ from metrics.records.frame_arrow import frame_from_table, read_records_checked
 from metrics.records.jsonl import copy_records, read_jsonl_frame
 from metrics.records.record_check import InputReport
 from metrics.slo import SLO, parse_slo
-from metrics.summary.buckets import DEFAULT_OUTPUT_EDGES, DEFAULT_PROMPT_EDGES
 from metrics.summary.build import SummaryConfig, summarize_frame
-
-RUN_FILE = "run.json"
-RUN_SCHEMA_VERSION = 2  # 1: `settings`; 2: `spec` (loadgen.spec) and `resolved`
-RECORDS_FILE = "records.jsonl"
 
 
 def summary_config(settings: dict[str, Any]) -> SummaryConfig:
@@ -47,17 +45,6 @@ def summary_config(settings: dict[str, Any]) -> SummaryConfig:
         if settings.get(key):
             kwargs[key] = tuple(settings[key])
     return SummaryConfig(**kwargs)
-
-
-def summary_config_of(spec: RunSpec, schedule_end: float | None, *, slo: SLO | None = None) -> SummaryConfig:
-    """The metric settings of a run (`slo`, a parsed SLO, replaces the spec's)."""
-    m, load = spec.metrics, spec.load
-    return SummaryConfig(slo=slo if slo is not None else m.slo, warmup_s=load.warmup_s, cooldown_s=load.cooldown_s,
-                         schedule_end_s=schedule_end,
-                         prompt_bucket_edges=m.prompt_bucket_edges or DEFAULT_PROMPT_EDGES,
-                         output_bucket_edges=m.output_bucket_edges or DEFAULT_OUTPUT_EDGES,
-                         cache_full_ratio=m.cache_full_ratio, absent_cache_is_zero=m.absent_cache_is_zero,
-                         stall_threshold_s=m.stall_threshold_s, lag_threshold_s=m.lag_threshold_s)
 
 
 

@@ -198,12 +198,23 @@ class Runner:
             offset_s = values[i]
             intended_ns = round(offset_s * 1e9)
             prepared = self._prepare(i)  # built before the wait, so it never adds to dispatch lag
-            if not await self.wait_until(anchor + intended_ns):
+            # The request's own task waits for its instant and sends as soon as the wake-up releases it; were
+            # it spawned only then, its first step would wait a loop iteration, behind every read that came in.
+            released: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            self._spawn(self._start_at(prepared, i, anchor + intended_ns, intended_ns, released))
+            if not await released:  # set once the request is written: the next one is prepared after its send
                 return
-            self._spawn(self._start(prepared, i, intended_ns))
-            # Let the request go out (its task runs up to its first wait: the request is written) before the
-            # next one is prepared; otherwise preparing it would delay this one's send.
-            await asyncio.sleep(0)
+
+    async def _start_at(self, prepared: Any, i: int, at_ns: int, intended_ns: int,
+                        released: asyncio.Future[bool]) -> None:
+        try:
+            go = await self.wait_until(at_ns)
+            released.set_result(go)
+        finally:
+            if not released.done():
+                released.set_result(False)
+        if go:
+            await self._start(prepared, i, intended_ns)
 
     def _prepare(self, i: int) -> Any:
         """Request i, or session i of a conversation workload."""

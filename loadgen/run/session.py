@@ -24,17 +24,10 @@ import httpx
 
 from exporters.files import write_json
 from loadgen.http.payload import endpoint_url, needs_tls, public_url
-from loadgen.run.conclusion import (
-    EXIT_INTERRUPTED,
-    EXIT_RUNTIME_ERROR,
-    RunSoFar,
-    conclude,
-    describe_os_error,
-)
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EmbeddedServerError, embedded_server
-from loadgen.run.gate import watch_for_abort
-from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION
+from loadgen.run.layout import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION
+from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters, start_exporters
 from loadgen.run.recorder import RecordWriter
@@ -167,6 +160,9 @@ def execute(setup: RunSetup, run_dir: RunDir, *, console: bool = True) -> int:
         if run.writer is not None:
             run.writer.close()
     assert run.state is not None
+    # The result files' machinery is imported only now, after the last request.
+    from loadgen.run.conclusion import conclude
+
     return conclude(setup, out, run, run.state, console=console)
 
 
@@ -207,8 +203,12 @@ async def _main(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, exp
         for sig in signals:
             loop.add_signal_handler(sig, runner.stop)
         ticker = asyncio.create_task(progress.loop()) if progress is not None else None
-        watcher = None if setup.gate is None else asyncio.create_task(
-            watch_for_abort(runner, setup.gate, setup.summary_config(), dict(run.run_info)))
+        watcher = None
+        if setup.gate is not None:
+            from loadgen.run.gate import watch_for_abort
+
+            watcher = asyncio.create_task(
+                watch_for_abort(runner, setup.gate, setup.summary_config(), dict(run.run_info)))
         run.state = runner.state  # from here on, requests may have been sent: the directory is kept
         try:
             await runner.run()

@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loadgen.run.gate import GatePlan, gate_plan
-from loadgen.run.outputs import summary_config_of
+from loadgen.run.layout import summary_config_of
 from loadgen.run.prometheus import PromOptions
 from loadgen.run.runner import RunPlan
 from loadgen.spec.run_spec import RunSpec
@@ -27,6 +26,9 @@ from loadgen.workload.schedule import Schedule, run_schedule
 from loadgen.workload.text import TokenCounter
 from loadgen.workload.traces import Trace, load_trace
 from metrics.summary.build import SummaryConfig
+
+if TYPE_CHECKING:
+    from loadgen.run.gate import GatePlan
 
 
 @dataclass(slots=True)
@@ -81,7 +83,7 @@ def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
     workload = build_workload(w, seed=spec.load.seed, embedded=spec.target.embedded, trace=trace,
                               rows=schedule.rows if schedule is not None else None)
     roofline = roofline_settings(spec.metrics.roofline) if spec.metrics.roofline is not None else None
-    return RunSetup(spec=spec, secrets=secrets, workload=workload, gate=gate_plan(spec),
+    return RunSetup(spec=spec, secrets=secrets, workload=workload, gate=_gate_plan(spec),
                     schedule_end_s=schedule_end_s(spec.load, schedule, sessions=is_sessions(workload)),
                     roofline=roofline, schedule=schedule, trace=trace)
 
@@ -143,3 +145,12 @@ def client_config_of(spec: RunSpec, secrets: Secrets, *, base_url: str, model: s
                         ignore_eos=r.resolved_ignore_eos(spec.target.embedded), extra_body=extra,
                         extra_headers=headers, temperature=r.temperature,
                         token_counter=spec.workload.token_counter(spec.target.embedded))
+
+
+def _gate_plan(spec: RunSpec) -> GatePlan | None:
+    """The run's gate (None when nothing is gated); its machinery is imported only when there is one."""
+    if not spec.gate.enabled:
+        return None
+    from loadgen.run.gate import gate_plan
+
+    return gate_plan(spec)

@@ -28,9 +28,9 @@ import time
 from typing import Any
 
 from exporters.files import write_json
-from loadgen.run.conclusion import RunSoFar
 from loadgen.run.gate import watch_for_abort
-from loadgen.run.outputs import RUN_FILE
+from loadgen.run.layout import RUN_FILE
+from loadgen.run.outcome import RunSoFar
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters
 from loadgen.run.runner import GcFreezer

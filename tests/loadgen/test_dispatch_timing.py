@@ -8,6 +8,7 @@ import errno
 import threading
 import time
 
+import numpy as np
 import pytest
 import uvloop
 
@@ -107,3 +108,75 @@ def test_a_run_stopped_by_its_only_in_flight_request_ends(loop: str) -> None:
     worker.join(timeout=30)
     assert result, "the run did not end"
     assert result[0] == len(seen) < 50
+
+
+class HeldAlarm:
+    """An alarm the test releases by hand, counting the loop's passes meanwhile."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self.passes = 0
+        self._tick()
+
+    def _tick(self) -> None:  # runs once per pass of the loop: each run schedules the next for the next pass
+        self.passes += 1
+        self.loop.call_soon(self._tick)
+
+    async def sleep_until(self, target_ns: int) -> None:
+        waiter = self.loop.create_future()
+        self.waiters.append((target_ns, waiter))
+        await waiter
+
+    def release_due(self) -> int:
+        """Wake every waiter whose instant has passed, as the kernel timer's callback does; the loop's pass."""
+        now = time.perf_counter_ns()
+        for target, waiter in self.waiters:
+            if target <= now and not waiter.done():
+                waiter.set_result(None)
+        return self.passes
+
+    def wake_all(self) -> None:
+        for _, waiter in self.waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def close(self) -> None:
+        self.wake_all()
+
+
+class PassRecorder:
+    def __init__(self, alarm: HeldAlarm) -> None:
+        self.alarm = alarm
+        self.sent_at_pass: list[int] = []
+
+    async def send(self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int) -> RequestRecord:
+        self.sent_at_pass.append(self.alarm.passes)
+        return RequestRecord(id=request_id, intended_ns=intended_ns, sent_ns=intended_ns, chunk_ns=[intended_ns + 1])
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_request_is_sent_in_the_loop_pass_right_after_its_wake_up(loop: str) -> None:
+    """The wake-up releases the request's own task: it is written in the next pass of the loop, not one later
+    behind whatever else came in meanwhile (a task spawned only at the wake-up would first wait a pass)."""
+
+    async def main() -> tuple[list[int], list[int]]:
+        alarm = HeldAlarm(asyncio.get_running_loop())
+        sender = PassRecorder(alarm)
+        arrival = parse_arrival("constant", rate=20.0, burstiness=1.0, rate_end=None, concurrency=None)
+        offsets = np.array([0.02, 0.04, 0.06])
+        runner = Runner(sender, WORKLOAD, RunPlan(arrival=arrival, duration_s=None, count=3, offsets=offsets))
+        runner._alarm = alarm  # type: ignore[assignment]
+        run = asyncio.ensure_future(runner.run())
+        released: list[int] = []
+        for k in range(len(offsets)):
+            while len(alarm.waiters) <= k or time.perf_counter_ns() < alarm.waiters[k][0]:  # noqa: ASYNC110
+                await asyncio.sleep(0.002)
+            released.append(alarm.release_due())
+            while len(sender.sent_at_pass) < len(released):  # noqa: ASYNC110 - passes are what is counted
+                await asyncio.sleep(0)
+        await asyncio.wait_for(run, timeout=10)
+        return released, sender.sent_at_pass
+
+    released, sent = (uvloop.run if loop == "uvloop" else asyncio.run)(main())
+    assert [s - r for r, s in zip(released, sent, strict=True)] == [1, 1, 1]

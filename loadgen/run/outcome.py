@@ -1,0 +1,33 @@
+"""What a run has got so far, and the exit codes its end may give (loadgen.run.conclusion decides which).
+
+Imported before the first request is sent: kept apart from the conclusion's result-file machinery.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from loadgen.run.recorder import RecordWriter
+    from loadgen.run.runner import RunState
+
+EXIT_RUNTIME_ERROR = 1
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(slots=True)
+class RunSoFar:
+    """What a run has got so far: the error paths read it to tell whether anything was sent."""
+
+    run_info: dict[str, Any] = field(default_factory=dict)
+    writer: RecordWriter | None = None
+    state: RunState | None = None  # set just before dispatching begins
+    server_prom: dict[str, Any] | None = None
+    output_errors: list[OSError] = field(default_factory=list)  # result files that could not be written
+
+
+def describe_os_error(exc: OSError) -> str:
+    """'PATH: reason' for a failed file operation, without Python's '[Errno N]' decoration."""
+    reason = exc.strerror or str(exc)
+    return f"{exc.filename}: {reason}" if exc.filename else reason
