@@ -3,7 +3,7 @@
     .venv/bin/python bench/run_path_floor.py --port P --rate 200 --tokens 64 --duration 6 --out floor.json
 
 The same Poisson schedule (same seed), the same server, the same request shape, the same dispatch clock
-as goodput (`loadgen.run.alarm`), but nothing else: each read is only stamped (`perf_counter_ns` in
+as goodput (`loadgen.run.alarm`, each request's own task waiting for its instant), but nothing else: each read is only stamped (`perf_counter_ns` in
 `data_received`), the request is one pre-built byte string, and the stamps are matched to the server's
 `goodput.t` values after the run. What it costs per chunk and per request, and the dispatch lag and timing
 error it sees, are what this machine allows; goodput's figures are read against them.
@@ -80,8 +80,10 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
     errors: list[np.ndarray] = []
     chunks = 0
 
-    async def one(intended_ns: int) -> None:
+    async def one(intended_ns: int, released: asyncio.Future[None]) -> None:
         nonlocal chunks
+        await alarm.sleep_until(intended_ns)  # as goodput does: the wake-up releases the request's own task
+        released.set_result(None)
         if idle:
             transport, stream = idle.pop()
         else:
@@ -100,10 +102,9 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
     cpu0 = time.process_time()
     anchor = perf_counter_ns()
     for offset in offsets:
-        target = anchor + round(offset * 1e9)
-        await alarm.sleep_until(target)
-        tasks.append(asyncio.ensure_future(one(target)))
-        await asyncio.sleep(0)
+        released = loop.create_future()
+        tasks.append(asyncio.ensure_future(one(anchor + round(offset * 1e9), released)))
+        await released
     await asyncio.gather(*tasks)
     cpu = time.process_time() - cpu0
     alarm.close()

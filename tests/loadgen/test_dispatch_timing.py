@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 import uvloop
 
+import loadgen.run.runner as runner_module
 from loadgen.run.alarm import LoopAlarm, TimerfdAlarm, make_alarm
 from loadgen.run.recorder import RecordWriteError
-from loadgen.run.runner import Runner, RunPlan
+from loadgen.run.runner import PREPARE_AHEAD, Runner, RunPlan
 from loadgen.types import WorkItem
 from loadgen.workload.arrivals import parse_arrival
 from loadgen.workload.lengths import parse_length
@@ -180,3 +181,73 @@ def test_a_request_is_sent_in_the_loop_pass_right_after_its_wake_up(loop: str) -
 
     released, sent = (uvloop.run if loop == "uvloop" else asyncio.run)(main())
     assert [s - r for r, s in zip(released, sent, strict=True)] == [1, 1, 1]
+
+
+class Journal:
+    """A workload and a sender that write one journal: which request was built, which was sent."""
+
+    def __init__(self, build_s: float = 0.0) -> None:
+        self.events: list[str] = []
+        self.build_s = build_s
+
+    def item(self, index: int) -> WorkItem:
+        self.events.append(f"build {index}")
+        if self.build_s:
+            time.sleep(self.build_s)
+        return WORKLOAD.item(index)
+
+    def describe(self) -> dict[str, str]:
+        return {}
+
+    async def send(self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int) -> RequestRecord:
+        self.events.append(f"send {request_id}")
+        return RequestRecord(id=request_id, intended_ns=intended_ns, sent_ns=intended_ns, chunk_ns=[intended_ns + 1])
+
+
+def _journal(offsets: list[float], build_s: float = 0.0) -> list[str]:
+    journal = Journal(build_s)
+    arrival = parse_arrival("constant", rate=20.0, burstiness=1.0, rate_end=None, concurrency=None)
+    plan = RunPlan(arrival=arrival, duration_s=None, count=len(offsets), offsets=np.array(offsets))
+    asyncio.run(Runner(journal, journal, plan).run())  # type: ignore[arg-type]
+    return journal.events
+
+
+def _batches(events: list[str]) -> list[int]:
+    """How many requests were built in each run of builds."""
+    sizes: list[int] = []
+    for previous, event in zip(["send", *events], events, strict=False):
+        if event.startswith("build"):
+            if previous.startswith("send"):
+                sizes.append(0)
+            sizes[-1] += 1
+    return sizes
+
+
+def test_requests_are_built_in_batches_ahead_of_their_sends_when_there_is_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Far apart, PREPARE_AHEAD requests are built in one go before the first of them is sent, in order."""
+    monkeypatch.setattr(runner_module, "PREPARE_BUDGET_NS", 10_000_000_000)
+    offsets = [0.2 + 0.02 * n for n in range(PREPARE_AHEAD + 3)]
+    events = _journal(offsets)
+    batch = [f"build {n}" for n in range(PREPARE_AHEAD)]
+    sends = [f"send {n}" for n in range(PREPARE_AHEAD)]
+    rest = [f"build {n}" for n in range(PREPARE_AHEAD, len(offsets))] + [
+        f"send {n}" for n in range(PREPARE_AHEAD, len(offsets))]
+    assert events == batch + sends + rest
+
+
+def test_a_batch_stops_building_once_its_time_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Requests that take 30 ms each to build, a 20 ms budget: after the first, one more per batch, started
+    within the budget (the loop reads no stream while it builds). Every request is built once, sent in order."""
+    monkeypatch.setattr(runner_module, "PREPARE_BUDGET_NS", 20_000_000)
+    offsets = [1.0 + 0.01 * n for n in range(6)]
+    events = _journal(offsets, build_s=0.03)
+    assert max(_batches(events)) == 2
+    assert [e for e in events if e.startswith("send")] == [f"send {n}" for n in range(6)]
+    assert sorted(e for e in events if e.startswith("build")) == [f"build {n}" for n in range(6)]
+
+
+def test_a_request_already_due_is_built_alone_and_sent_at_once() -> None:
+    """When the next request is due (here: all of them at once, already late), nothing more is built first."""
+    events = _journal([0.0] * 5)
+    assert events == [e for n in range(5) for e in (f"build {n}", f"send {n}")]
