@@ -47,7 +47,6 @@ def summary_config(settings: dict[str, Any]) -> SummaryConfig:
     return SummaryConfig(**kwargs)
 
 
-
 def run_summary_config(run: dict[str, Any], *, slo: SLO | Sequence[str] | None = None) -> SummaryConfig:
     """The metric settings of a run from its run.json: the spec (schema 2) or the settings (schema 1).
     `slo` replaces the run's SLOs (a re-judgement)."""

@@ -54,7 +54,7 @@ RecordHook = Callable[[RequestRecord], None]
 
 PREPARE_AHEAD = 8  # open loop: requests built in one go, before the first of them is sent
 PREPARE_MARGIN_NS = 1_000_000  # ... the later ones only while the first is due no sooner than this,
-PREPARE_BUDGET_NS = 200_000  # ... and for this long at most once the first is built
+PREPARE_BUDGET_NS = 500_000  # ... and while the batch has taken less than this
 
 
 def deliver_record(state: RunState, hooks: list[RecordHook], record: RequestRecord,
@@ -225,13 +225,14 @@ class Runner:
 
     def _prepare_ahead(self, ids: Sequence[int], k: int, due_ns: int, ready: deque[Any]) -> None:
         """Requests ids[k], ids[k+1], ... built in one go before ids[k] is sent: up to PREPARE_AHEAD of them,
-        the later ones only while ids[k] is not due within PREPARE_MARGIN_NS and for PREPARE_BUDGET_NS at most
-        (the loop reads no stream meanwhile, so its reads would be stamped late). Building a request runs code
+        the later ones only while ids[k] is not due within PREPARE_MARGIN_NS and the batch has run for less than
+        PREPARE_BUDGET_NS (the loop reads no stream meanwhile, so its reads would be stamped late; a request
+        that alone takes longer, such as a long trace prompt, is built alone). Building a request runs code
         (numpy's generators, the prompt text) that an idle wait lets go cold; on a virtual machine the first
         one after a wake-up costs several times what the next ones do, so a batch costs far less CPU per
         request, and the loop is busy building fewer times."""
-        ready.append(self._prepare(ids[k]))
         until = min(due_ns - PREPARE_MARGIN_NS, time.perf_counter_ns() + PREPARE_BUDGET_NS)
+        ready.append(self._prepare(ids[k]))
         for j in range(k + 1, min(len(ids), k + PREPARE_AHEAD)):
             if time.perf_counter_ns() > until:
                 return

@@ -237,14 +237,21 @@ def test_requests_are_built_in_batches_ahead_of_their_sends_when_there_is_time(
 
 
 def test_a_batch_stops_building_once_its_time_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Requests that take 30 ms each to build, a 20 ms budget: after the first, one more per batch, started
-    within the budget (the loop reads no stream while it builds). Every request is built once, sent in order."""
-    monkeypatch.setattr(runner_module, "PREPARE_BUDGET_NS", 20_000_000)
+    """Requests that take 30 ms each to build, a 50 ms budget: a second request is started within the budget,
+    a third would not be (the loop reads no stream while it builds). Each is built once and sent in order."""
+    monkeypatch.setattr(runner_module, "PREPARE_BUDGET_NS", 50_000_000)
     offsets = [1.0 + 0.01 * n for n in range(6)]
     events = _journal(offsets, build_s=0.03)
     assert max(_batches(events)) == 2
     assert [e for e in events if e.startswith("send")] == [f"send {n}" for n in range(6)]
     assert sorted(e for e in events if e.startswith("build")) == [f"build {n}" for n in range(6)]
+
+
+def test_a_request_that_alone_outlasts_the_budget_is_built_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """30 ms per request against a 20 ms budget (a long trace prompt, say): no batch ever holds two."""
+    monkeypatch.setattr(runner_module, "PREPARE_BUDGET_NS", 20_000_000)
+    events = _journal([1.0 + 0.01 * n for n in range(4)], build_s=0.03)
+    assert events == [e for n in range(4) for e in (f"build {n}", f"send {n}")]
 
 
 def test_a_request_already_due_is_built_alone_and_sent_at_once() -> None:
