@@ -52,6 +52,9 @@ class ClientConfig:
     api_key: str | None = None  # never written to records, summaries or logs
     timeouts: Timeouts = field(default_factory=Timeouts)
     max_connections: int = 10_000
+    # Keep one connection ready beyond those in use (loadgen.http.transport `spare`): an open-loop run's requests
+    # then seldom connect between their wake-up and their send, where a connect would count as dispatch lag.
+    spare_connection: bool = False
     include_usage: bool = True
     continuous_usage_stats: bool = True
     ignore_eos: bool = False

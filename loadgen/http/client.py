@@ -76,7 +76,7 @@ class StreamingClient:
         # Only connect is left to httpx; first byte, between chunks and total are the watchdog's.
         timeout = httpx.Timeout(connect=t.connect_s, read=None, write=None, pool=None)
         if transport is None:
-            transport = FastTransport(limits=limits)
+            transport = FastTransport(limits=limits, spare=config.spare_connection)
         self._http = httpx.AsyncClient(
             headers=headers,
             timeout=timeout,

@@ -6,7 +6,9 @@ httpcore's contract: `extensions["timeout"]` (connect, read, pool), the `extensi
 for `http11.send_request_headers.started` (the client's "request written" time), keep-alive reuse,
 and `httpx.Limits`. Connections per origin are reused last-in first-out; `max_connections` bounds
 requests in flight, and a request waiting for a slot waits *before* it is written, so that wait shows
-up as dispatch lag rather than as latency.
+up as dispatch lag rather than as latency. With `spare=True` (an open-loop run's client), a request that
+leaves no idle connection behind opens one more in the background, so the next request is not the one
+that waits for a connect.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class FastTransport(httpx.AsyncBaseTransport):
-    def __init__(self, *, limits: httpx.Limits, ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(self, *, limits: httpx.Limits, ssl_context: ssl.SSLContext | None = None,
+                 spare: bool = False) -> None:
         if limits.max_connections is None:
             raise ValueError("FastTransport needs an explicit max_connections")
         self._max_connections = limits.max_connections
@@ -38,6 +41,8 @@ class FastTransport(httpx.AsyncBaseTransport):
         self._idle: dict[Origin, list[Connection]] = {}
         self._slots: asyncio.Semaphore | None = None
         self._closed = False
+        self._spare = spare
+        self._spares: dict[Origin, asyncio.Task[None]] = {}  # per origin: the spare connection being opened
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._closed:
@@ -93,6 +98,8 @@ class FastTransport(httpx.AsyncBaseTransport):
         conn: Connection | None = None
         try:
             conn = self._checkout(origin) or await self._connect(origin, connect_s, request)
+            if self._spare and not self._idle.get(origin):
+                self._open_spare(origin, connect_s)
             if trace is not None:
                 await trace("http11.send_request_headers.started")
             if written is not None:
@@ -120,8 +127,34 @@ class FastTransport(httpx.AsyncBaseTransport):
             raise
         return ResponseBody(self, origin, conn, response_head, decoder, read_s)
 
+    def _open_spare(self, origin: Origin, connect_s: float | None) -> None:
+        """With `spare`: this request left no idle connection, so one more is opened in the background and
+        pooled; the next request finds it ready instead of connecting between its wake-up and its send."""
+        if origin in self._spares or self._closed:
+            return
+        task = asyncio.ensure_future(self._pool_spare(origin, connect_s))
+        self._spares[origin] = task
+
+    async def _pool_spare(self, origin: Origin, connect_s: float | None) -> None:
+        try:
+            conn = await self._connect(origin, connect_s, None)
+        except httpx.TransportError:
+            return  # the next request connects itself, and its record says what failed
+        finally:
+            self._spares.pop(origin, None)
+        idle = self._idle.setdefault(origin, [])
+        if self._closed or len(idle) >= self._max_idle:
+            conn.close()
+            return
+        conn.idle_since = time.monotonic()
+        idle.insert(0, conn)  # below the connections just used: those are taken first (last in, first out)
+
     async def aclose(self) -> None:
         self._closed = True
+        spares = list(self._spares.values())
+        for task in spares:
+            task.cancel()
+        await asyncio.gather(*spares, return_exceptions=True)
         for conns in self._idle.values():
             for conn in conns:
                 conn.close()

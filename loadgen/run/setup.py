@@ -140,7 +140,8 @@ def client_config_of(spec: RunSpec, secrets: Secrets, *, base_url: str, model: s
     return ClientConfig(base_url=base_url, model=model, endpoint=spec.target.endpoint,  # type: ignore[arg-type]
                         api_key=secrets.api_key,
                         timeouts=t,
-                        max_connections=r.max_connections, include_usage=r.usage,
+                        max_connections=r.max_connections, spare_connection=spec.load.arrival.open_loop,
+                        include_usage=r.usage,
                         continuous_usage_stats=r.continuous_usage,
                         ignore_eos=r.resolved_ignore_eos(spec.target.embedded), extra_body=extra,
                         extra_headers=headers, temperature=r.temperature,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import shutil
+import socket
 import ssl
 import subprocess
 from collections.abc import Iterator
@@ -183,3 +184,52 @@ async def test_https(self_signed: tuple[Path, Path]) -> None:
             r = await client.send(WorkItem(prompt="x"), request_id=1, intended_ns=0, anchor_ns=0)
     assert server.url.startswith("https://")
     assert r.status == "ok" and len(r.chunk_ns) == 1
+
+
+async def _connections(server: ScriptedServer, n: int) -> None:
+    """Until the server has accepted `n` connections (bounded: the test fails on its own timeout otherwise)."""
+    async with asyncio.timeout(10):
+        while server.connections < n:  # noqa: ASYNC110 - the scripted server counts accepts, no event for it
+            await asyncio.sleep(0.005)
+
+
+async def test_a_spare_connection_is_ready_for_the_next_request() -> None:
+    """With `spare`, a request that leaves no idle connection opens one more in the background, and the next
+    request (sent while the first still streams) is written on it: 3 connections in all, where connecting
+    on the request's own path would make 4 (its own, then a spare again)."""
+    async with ScriptedServer(lambda _: [Send(head()), Send(chunk(b"x") + END, at_s=0.2)]) as server:
+        async with httpx.AsyncClient(transport=FastTransport(limits=_limits(), spare=True)) as client:
+            first = asyncio.ensure_future(_get(client, server.url))
+            await _connections(server, 2)  # the first request's own, and the spare
+            second = asyncio.ensure_future(_get(client, server.url))
+            assert await asyncio.gather(first, second) == [(200, b"x")] * 2
+            await asyncio.sleep(0.05)  # room for any connect that should not happen
+        assert server.connections == 3
+
+
+async def test_without_spare_every_connection_is_opened_by_a_request() -> None:
+    async with (ScriptedServer(lambda _: [Send(head()), Send(chunk(b"x") + END, at_s=0.05)]) as server,
+                httpx.AsyncClient(transport=FastTransport(limits=_limits())) as client):
+        assert await _get(client, server.url) == (200, b"x")
+        await asyncio.sleep(0.05)
+        assert server.connections == 1
+
+
+async def test_a_spare_that_cannot_connect_is_dropped_quietly() -> None:
+    """Nothing listens: the spare's failed connect is nobody's error (no exception left in a task), and a
+    request to that address still fails with its own ConnectError."""
+    with socket.socket() as sock:  # a port that was free a moment ago, and nobody listens on now
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    loop = asyncio.get_running_loop()
+    unhandled: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _, context: unhandled.append(context))
+    transport = FastTransport(limits=_limits(), spare=True)
+    transport._open_spare(("http", "127.0.0.1", port), 1.0)
+    async with asyncio.timeout(10):
+        while transport._spares:  # noqa: ASYNC110 - the spare's task ends on its own
+            await asyncio.sleep(0.005)
+    async with httpx.AsyncClient(transport=transport) as client:
+        with pytest.raises(httpx.ConnectError):
+            await _get(client, f"http://127.0.0.1:{port}")
+    assert unhandled == [] and transport._idle.get(("http", "127.0.0.1", port)) in (None, [])
