@@ -129,8 +129,9 @@ class FastTransport(httpx.AsyncBaseTransport):
 
     def _open_spare(self, origin: Origin, connect_s: float | None) -> None:
         """With `spare`: this request left no idle connection, so one more is opened in the background and
-        pooled; the next request finds it ready instead of connecting between its wake-up and its send."""
-        if origin in self._spares or self._closed:
+        pooled; the next request finds it ready instead of connecting between its wake-up and its send.
+        None while every `max_connections` slot is in use: the pool never holds more than that allows."""
+        if origin in self._spares or self._closed or (self._slots is not None and self._slots.locked()):
             return
         task = asyncio.ensure_future(self._pool_spare(origin, connect_s))
         self._spares[origin] = task

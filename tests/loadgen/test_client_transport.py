@@ -207,6 +207,18 @@ async def test_a_spare_connection_is_ready_for_the_next_request() -> None:
         assert server.connections == 3
 
 
+async def test_no_spare_beyond_max_connections() -> None:
+    """Two slots, two requests streaming at once: every slot is in use, so no third connection is opened."""
+    async with ScriptedServer(lambda _: [Send(head()), Send(chunk(b"x") + END, at_s=0.2)]) as server:
+        async with httpx.AsyncClient(transport=FastTransport(limits=_limits(2), spare=True)) as client:
+            first = asyncio.ensure_future(_get(client, server.url))
+            await _connections(server, 2)  # the first request's own, and the spare
+            second = asyncio.ensure_future(_get(client, server.url))
+            assert await asyncio.gather(first, second) == [(200, b"x")] * 2
+            await asyncio.sleep(0.05)
+        assert server.connections == 2
+
+
 async def test_without_spare_every_connection_is_opened_by_a_request() -> None:
     async with (ScriptedServer(lambda _: [Send(head()), Send(chunk(b"x") + END, at_s=0.05)]) as server,
                 httpx.AsyncClient(transport=FastTransport(limits=_limits())) as client):
