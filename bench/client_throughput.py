@@ -28,6 +28,9 @@ from time import perf_counter_ns
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, for bench.wire
+from bench.wire import RawStream, take_request
+
 try:
     import uvloop
 except ImportError:  # pragma: no cover - optional
@@ -62,16 +65,10 @@ class _BenchServer(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
-        end = self.buf.find(b"\r\n\r\n")
-        if end < 0:
+        taken = take_request(self.buf)
+        if taken is None:
             return
-        head = self.buf[:end].lower()
-        at = head.find(b"content-length:")
-        length = int(head[at + 15 :].split(b"\r\n", 1)[0]) if at >= 0 else 0
-        if len(self.buf) < end + 4 + length:
-            return
-        body = self.buf[end + 4 : end + 4 + length]
-        self.buf = self.buf[end + 4 + length :]
+        _, body, self.buf = taken
         # The client's extra_body carries the pacing: max_tokens chunks, one every interval_us.
         tokens = int(body.split(b'"max_tokens":', 1)[1].split(b",", 1)[0].split(b"}", 1)[0])
         interval_ns = int(body.split(b'"interval_us":', 1)[1].split(b",", 1)[0].split(b"}", 1)[0]) * 1000
@@ -175,35 +172,6 @@ async def _streaming_client(
     return streams, sum(r.status != "ok" for r in records), cpu, wall
 
 
-class _RawStream(asyncio.Protocol):
-    """The floor: a bare protocol that only stamps each read; all parsing happens after the run."""
-
-    def __init__(self) -> None:
-        self.buf = bytearray()
-        self.marks: list[tuple[int, int]] = []  # (bytes received so far, perf_counter_ns)
-        self.done: asyncio.Future[None] | None = None
-
-    def data_received(self, data: bytes) -> None:
-        now = perf_counter_ns()
-        self.buf += data
-        self.marks.append((len(self.buf), now))
-        if self.buf.endswith(b"\r\n0\r\n\r\n") and self.done is not None and not self.done.done():
-            self.done.set_result(None)
-
-    def stamps(self) -> tuple[list[int], list[float]]:
-        client, server = [], []
-        key, pos, m = b'"goodput":{"t":', 0, 0
-        while (pos := self.buf.find(key, pos)) >= 0:
-            t_end = self.buf.find(b",", pos)
-            server.append(float(self.buf[pos + len(key) : t_end]))
-            event_end = self.buf.find(b"\n\n", pos) + 2
-            while self.marks[m][0] < event_end:
-                m += 1
-            client.append(self.marks[m][1])
-            pos = event_end
-        return client, server
-
-
 async def _raw_client(
     port: int, concurrency: int, interval_us: int, seconds: float, tokens: int, _: str
 ) -> tuple[Streams, int, float, float]:
@@ -219,7 +187,7 @@ async def _raw_client(
     stop_at = perf_counter_ns() + int(seconds * 1e9)
 
     async def worker() -> None:
-        transport, proto = await loop.create_connection(_RawStream, "127.0.0.1", port)
+        transport, proto = await loop.create_connection(RawStream, "127.0.0.1", port)
         while perf_counter_ns() < stop_at:
             proto.buf, proto.marks, proto.done = bytearray(), [], loop.create_future()
             transport.write(request)

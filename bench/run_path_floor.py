@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from pathlib import Path
 from time import perf_counter_ns
@@ -26,44 +27,10 @@ try:
 except ImportError:  # pragma: no cover - optional
     uvloop = None  # type: ignore[assignment]
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, for bench.wire
+from bench.wire import RawStream
 from loadgen.run.alarm import make_alarm
 from loadgen.workload.arrivals import parse_arrival, schedule
-
-_STAMP = b'"goodput":{"t":'
-
-
-class Stream(asyncio.Protocol):
-    """One keep-alive connection; per response: every read's end offset and delivery time."""
-
-    def __init__(self) -> None:
-        self.buf = bytearray()
-        self.marks: list[tuple[int, int]] = []
-        self.done: asyncio.Future[None] | None = None
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        now = perf_counter_ns()
-        self.buf += data
-        self.marks.append((len(self.buf), now))
-        if self.buf.endswith(b"\r\n0\r\n\r\n") and self.done is not None and not self.done.done():
-            self.done.set_result(None)
-
-    def stamps(self) -> tuple[list[int], list[float]]:
-        """Per content chunk: the client's delivery time of the read that completed it, the server's stamp."""
-        client: list[int] = []
-        server: list[float] = []
-        pos, m = 0, 0
-        while (pos := self.buf.find(_STAMP, pos)) >= 0:
-            server.append(float(self.buf[pos + len(_STAMP):self.buf.find(b",", pos)]))
-            end = self.buf.find(b"\n\n", pos) + 2
-            while self.marks[m][0] < end:
-                m += 1
-            client.append(self.marks[m][1])
-            pos = end
-        return client, server
 
 
 async def run(args: argparse.Namespace) -> dict[str, float]:
@@ -75,7 +42,7 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
               b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
     arrival = parse_arrival("poisson", rate=args.rate, burstiness=1.0, rate_end=None, concurrency=None)
     offsets = schedule(arrival, duration_s=args.duration, count=None, seed=0).tolist()
-    idle: list[tuple[asyncio.Transport, Stream]] = []
+    idle: list[tuple[asyncio.Transport, RawStream]] = []
     lags: list[int] = []
     errors: list[np.ndarray] = []
     chunks = 0
@@ -87,7 +54,7 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
         if idle:
             transport, stream = idle.pop()
         else:
-            transport, stream = await loop.create_connection(Stream, "127.0.0.1", args.port)
+            transport, stream = await loop.create_connection(RawStream, "127.0.0.1", args.port)
         stream.buf, stream.marks, stream.done = bytearray(), [], loop.create_future()
         lags.append(perf_counter_ns() - intended_ns)
         transport.write(request)

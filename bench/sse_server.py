@@ -23,12 +23,16 @@ import argparse
 import asyncio
 import os
 import socket
+import sys
 import time
 from array import array
 from pathlib import Path
 from time import perf_counter_ns
 
 import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, for bench.wire
+from bench.wire import take_request
 
 try:
     import uvloop
@@ -88,17 +92,8 @@ class StreamConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         arrival = perf_counter_ns()
         self.buf += data
-        while True:
-            end = self.buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            head = self.buf[:end].lower()
-            at = head.find(b"content-length:")
-            length = int(head[at + 15:].split(b"\r\n", 1)[0]) if at >= 0 else 0
-            if len(self.buf) < end + 4 + length:
-                return
-            body = self.buf[end + 4:end + 4 + length]
-            self.buf = self.buf[end + 4 + length:]
+        while (taken := take_request(self.buf)) is not None:
+            head, body, self.buf = taken
             if head.startswith(b"get "):
                 self._answer_get(head)
                 continue
