@@ -98,8 +98,6 @@ class FastTransport(httpx.AsyncBaseTransport):
         conn: Connection | None = None
         try:
             conn = self._checkout(origin) or await self._connect(origin, connect_s, request)
-            if self._spare and not self._idle.get(origin):
-                self._open_spare(origin, connect_s)
             if trace is not None:
                 await trace("http11.send_request_headers.started")
             if written is not None:
@@ -107,6 +105,8 @@ class FastTransport(httpx.AsyncBaseTransport):
             conn.write(head + body if len(body) < 65536 else head)
             if len(body) >= 65536:
                 conn.write(body)
+            if self._spare and not self._idle.get(origin):  # after the write: not between wake-up and send
+                self._open_spare(origin, connect_s)
             if read_s is None:
                 response_head = await read_head(conn)
             else:
