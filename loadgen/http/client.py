@@ -270,7 +270,8 @@ class StreamingClient:
                 return
             parsed = self._body(record, chunks, watchdog, anchor_ns)
             if await stream.consume(parsed.read):  # parsed as each read arrives, with its own delivery time
-                await _drain(stream.read)
+                if not stream.decoder.done:  # the terminator came apart from [DONE], as most servers send it
+                    await _drain(stream.read)
             else:
                 parsed.end()
         finally:

@@ -10,6 +10,10 @@ deadline expired. The client then `uncancel()`s and reports that timeout kind.
 Phases: before the request is written only `total_s` runs (from the call); once written,
 `first_byte_s` and `total_s` (now from the write); once headers arrive, `between_chunks_s`
 (from the latest read, headers included) and `total_s`.
+
+The timer is armed once, at the call plus the shortest limit: no phase's deadline can come sooner, since
+every phase starts at or after the call. A phase change moves the timer only when its deadline is earlier
+than the armed one, so a request that ends within its shortest limit arms and cancels one timer in all.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ def _ns(seconds: float | None) -> int:
 
 class Watchdog:
     __slots__ = (
+        "_armed_ns",
         "_between",
         "_first_byte",
         "_handle",
@@ -54,22 +59,24 @@ class Watchdog:
         self.last_read_ns = start_ns
         self.expired: type[RequestTimedOut] | None = None
         self._handle: asyncio.TimerHandle | None = None
-        self._arm(start_ns)
+        self._armed_ns = _NEVER  # when the armed timer fires (_NEVER: none armed)
+        self._arm_at(start_ns + min(self._first_byte, self._between, self._total), start_ns)
 
     def request_written(self, now_ns: int) -> None:
         self._total_from = now_ns
         self._phase, self._phase_start = FirstByteTimedOut, now_ns
-        self._arm(now_ns)
+        self._arm_at(self._deadline()[0], now_ns)
 
     def headers_received(self, now_ns: int) -> None:
         self._phase = BetweenChunksTimedOut
         self.last_read_ns = now_ns
-        self._arm(now_ns)
+        self._arm_at(self._deadline()[0], now_ns)
 
     def stop(self) -> None:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
+        self._armed_ns = _NEVER
 
     def _deadline(self) -> tuple[int, type[RequestTimedOut]]:
         deadline, kind = self._total_from + self._total, TotalTimedOut
@@ -83,18 +90,21 @@ class Watchdog:
             return phase_deadline, self._phase
         return deadline, kind
 
-    def _arm(self, now_ns: int) -> None:
+    def _arm_at(self, deadline_ns: int, now_ns: int) -> None:
+        """Wake at `deadline_ns` unless the armed timer already fires no later (it then re-checks)."""
+        if deadline_ns >= self._armed_ns or deadline_ns - now_ns >= _NEVER // 2:
+            return
         self.stop()
-        deadline, _ = self._deadline()
-        if deadline - now_ns < _NEVER // 2:
-            self._handle = self._loop.call_later(max(deadline - now_ns, 0) / 1e9, self._check)
+        self._armed_ns = deadline_ns
+        self._handle = self._loop.call_later(max(deadline_ns - now_ns, 0) / 1e9, self._check)
 
     def _check(self) -> None:
         self._handle = None
+        self._armed_ns = _NEVER
         now = perf_counter_ns()
         deadline, kind = self._deadline()
         if now >= deadline:
             self.expired = kind
             self._task.cancel()
         else:
-            self._arm(now)
+            self._arm_at(deadline, now)

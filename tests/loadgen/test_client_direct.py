@@ -188,3 +188,39 @@ async def test_what_follows_done_stays_readable_in_order() -> None:
         assert response.decoder.done
         await response.aclose()
         await transport.aclose()
+
+
+@pytest.mark.parametrize("terminator_after_s", [None, 0.05])
+async def test_after_done_the_connection_is_kept_and_only_a_late_terminator_is_waited_for(
+    monkeypatch: pytest.MonkeyPatch, terminator_after_s: float | None,
+) -> None:
+    """[DONE] ends the record; the chunked terminator is then read so the connection can be reused. When it
+    came in the same read as [DONE] (None) there is nothing to wait for; when it comes later it is waited for."""
+    import loadgen.http.client as client_module
+
+    drains: list[int] = []
+    real_drain = client_module._drain
+
+    async def counted_drain(next_read: Callable[[], Any]) -> None:
+        drains.append(1)
+        await real_drain(next_read)
+
+    monkeypatch.setattr(client_module, "_drain", counted_drain)
+    last = chunk(event(chat_chunk("b", finish_reason="stop", usage=usage(3, 2))) + DONE)
+
+    def answer(_request: Any) -> list[Action]:
+        if terminator_after_s is None:
+            return [Send(head() + chunk(event(chat_chunk("a"))) + last + END)]
+        return [Send(head() + chunk(event(chat_chunk("a"))) + last), Send(END, at_s=terminator_after_s)]
+
+    async with ScriptedServer(answer) as server:
+        async with StreamingClient(ClientConfig(base_url=server.url, model="m")) as client:
+            records = [await client.send(WorkItem(prompt="x"), request_id=i, intended_ns=0, anchor_ns=0)
+                       for i in range(3)]
+        assert server.connections == 1
+    assert [r.status for r in records] == ["ok"] * 3
+    assert all(len(r.chunk_ns) == 2 for r in records)
+    assert len(drains) == (0 if terminator_after_s is None else 3)
+    if terminator_after_s is not None:  # the record closed at [DONE], not at the terminator
+        assert all(r.closed_ns is not None and r.closed_ns - r.chunk_ns[-1] < terminator_after_s * 1e9
+                   for r in records)
