@@ -20,6 +20,19 @@ def slot_mapping(block_table: list[int], start_pos: int, num_tokens: int, block_
     return [block_table[p // block_size] * block_size + p % block_size for p in range(start_pos, start_pos + num_tokens)]
 
 
+def disable_cudnn_attention() -> None:
+    """Keep scaled_dot_product_attention off cuDNN's backend (process-wide) on a CUDA device.
+
+    Every step brings new attention shapes (each prefill chunk's context length, each decode batch's
+    padded length), and cuDNN's backend is slow on them (it prepares each new shape): measured on an H200 with
+    bfloat16 (bench/step_profile.py, bench/README.md), prefill steps took 6x longer with it (81.9 vs
+    13.0 ms, tiny model) and decode steps 1.3-1.5x. Flash / memory-efficient kernels take its place.
+    """
+    import torch
+
+    torch.backends.cuda.enable_cudnn_sdp(False)
+
+
 class TorchModelRunner:
     def __init__(self, model: LlamaForCausalLM, *, num_blocks: int, block_size: int, seed: int = 0) -> None:
         import torch
@@ -36,6 +49,9 @@ class TorchModelRunner:
         )
         self.kv_caches = [(self.kv[0, i], self.kv[1, i]) for i in range(cfg.num_layers)]
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
+        if self.device.type == "cuda":
+            disable_cudnn_attention()
+
 
     @property
     def model_config(self) -> ModelConfig:

@@ -3,6 +3,7 @@ fake engine."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -15,12 +16,16 @@ if TYPE_CHECKING:
 
 @pytest.fixture(scope="session")
 def model() -> Any:
-    """The tiny random Llama (seed 0) on CPU, built once: engines read its weights and never change them."""
+    """The tiny random Llama (seed 0), built once: engines read its weights and never change them.
+
+    On the CPU unless GOODPUT_TEST_DEVICE names another torch device (`cuda`), so the engine's tests
+    (equivalence with a full recompute, preemption, prefix hits) also run on a GPU: bench/cuda_check.py.
+    """
     torch = pytest.importorskip("torch")
     torch.set_num_threads(1)  # the tiny model's ops are too small to share; threads only contend
     from refserver.model import tiny_model
 
-    return tiny_model(0, device="cpu")
+    return tiny_model(0, dtype="float32", device=os.environ.get("GOODPUT_TEST_DEVICE", "cpu"))
 
 
 @pytest.fixture
