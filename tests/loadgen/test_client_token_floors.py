@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from exporters.console import format_summary
 from loadgen.http.client import StreamingClient
 from loadgen.types import ClientConfig, WorkItem
 from metrics.records.record import RequestRecord
@@ -154,5 +155,7 @@ async def test_no_usage_tokenizer_far_above_the_events_is_recorded_not_believed(
     assert r.token_source == "estimate_token_events_tokenizer_high"
     assert (r.output_tokens, r.output_tokens_by_events, r.output_tokens_by_tokenizer) == (
         len(FOREIGN_TOKENS), len(FOREIGN_TOKENS), by_tokenizer)
-    tokens = summarize([r], SummaryConfig(), {})["tokens"]
-    assert tokens["output_estimate_basis"] == {"one_token_per_event_tokenizer_high": 1}
+    summary = summarize([r], SummaryConfig(), {})
+    assert summary["tokens"]["output_estimate_basis"] == {"one_token_per_event_tokenizer_high": 1}
+    assert ("note: output tokens counted as one per token event, not by the tokenizer, for 1 request: the"
+            " tokenizer counted far more tokens than the stream's token events") in format_summary(summary)
