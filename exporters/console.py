@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from exporters.burst_note import burst_warning
 from exporters.console_notes import (
     content_warning,
     error_warning,
@@ -89,7 +90,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     if isinstance(sat, dict) and sat.get("saturated"):
         out.append(f"WARNING: client saturated: dispatch lag p99 {_ms(sat.get('lag_p99_s'))} ms"
                    f" > {_ms(sat.get('threshold_s'))} ms; latencies may be understated")
-    warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run))
+    warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run), burst_warning(summary))
     out += [w for w in warnings if w is not None]
     out += estimate_notes(tokens)
     header = ["bucket", "n", "failed", *(f"{name} p50/p99 ms" for _, name in _COLUMNS), "SLO ok"]
