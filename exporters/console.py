@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from exporters.burst_note import burst_warning
 from exporters.console_notes import (
     content_warning,
     error_warning,
@@ -89,10 +90,12 @@ def format_summary(summary: dict[str, Any]) -> str:
     if isinstance(sat, dict) and sat.get("saturated"):
         out.append(f"WARNING: client saturated: dispatch lag p99 {_ms(sat.get('lag_p99_s'))} ms"
                    f" > {_ms(sat.get('threshold_s'))} ms; latencies may be understated")
-    warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run))
+    warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run), burst_warning(summary))
     out += [w for w in warnings if w is not None]
     out += estimate_notes(tokens)
-    header = ["bucket", "n", "failed", *(f"{name} p50/p99 ms" for _, name in _COLUMNS), "SLO ok"]
+    tpot_mark = {"tpot_s": out_mark}  # TPOT divides by N: marked like the token rates when N is estimated
+    header = ["bucket", "n", "failed", *(f"{tpot_mark.get(key, '')}{name} p50/p99 ms" for key, name in _COLUMNS),
+              "SLO ok"]
     rows = [header, _row("all", {"measured": window.get("measured"), "failed": req.get("failed")},
                          summary.get("latency", {}), good)]
     for b in summary.get("buckets", []):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from exporters.token_notes import tokenizer_disagreement
+
 ERROR_RATE_WARNING = 0.05  # warn when more than this share of the measured requests failed
 PROMPT_ERROR_WARNING = 0.10  # warn when the median |P − target| / target exceeds this
 
@@ -115,7 +117,8 @@ def estimate_notes(tokens: dict[str, Any]) -> list[str]:
             sources = _basis_text(tokens.get("token_source"))
             basis = f"not recorded; token sources {sources}" if sources else "not recorded"
         notes.append(f"note: ~ output tokens are estimates for {out_est} of {requests} requests (no usage from"
-                     f" the server; basis: {basis})")
+                     f" the server; basis: {basis}); TPOT divides by them")
+        notes += filter(None, [tokenizer_disagreement(tokens)])
     prompt_est = _int(tokens.get("prompt_estimated"))
     if prompt_est:
         notes.append(f"note: ~ prompt tokens are the client's count for {prompt_est} of {requests} requests"

@@ -6,6 +6,9 @@ every SLO that was given (any subset; bounds are inclusive):
     TTFT ≤ ttft_s    TPOT ≤ tpot_s (only when N ≥ 2)    E2E ≤ e2e_s
     max ITL ≤ itl_max_s (only with ≥ 2 chunks)    fluidity index ≥ fluidity_min
 
+A TPOT below metrics.latency.burst.BURST_TPOT_S (a burst-delivered stream) never meets a TPOT bound: it
+measures the delivery of output that was already made, not decoding.
+
 Failed, timed-out and cancelled requests are never good and stay in the denominator of attainment.
 
 `parse_slo` reads the CLI form, one `key=value` per item (items may also be comma-separated):
@@ -141,7 +144,8 @@ def good_requests(
     if slo.e2e_s is not None:
         good &= e2e_s <= slo.e2e_s
     if slo.tpot_s is not None:
-        good &= np.isnan(tpot_s) | (tpot_s <= slo.tpot_s)
+        from metrics.latency.burst import burst_delivered
+        good &= np.isnan(tpot_s) | ((tpot_s <= slo.tpot_s) & ~burst_delivered(tpot_s))
     if slo.itl_max_s is not None:
         good &= np.isnan(max_itl_s) | (max_itl_s <= slo.itl_max_s)
     if slo.fluidity_min is not None:

@@ -13,7 +13,14 @@ final usage N known (N exact, the split estimated)
 no usage (N estimated)
 - `estimate_tokenizer`: N and the split from tokenizing the received text;
 - `estimate_token_events`: no tokenizer: one token per token event, empty ones included (each carried
-  to the next content chunk, those after the last one to it).
+  to the next content chunk, those after the last one to it);
+- `estimate_token_events_tokenizer_low` / `_tokenizer_high`: one token per token event, because the
+  tokenizer's count fell below the event count or far above it (`choose_estimate`).
+
+Two facts bound every split. Each token event carries at least one token, so a content chunk carries at
+least one, plus one per empty event carried to it (`token_events`), and the event count is a floor for N.
+A U+FFFD in the text stands for bytes the server could not decode: the tokenizer would count its three
+UTF-8 bytes, so it counts as one token (`text_weights`).
 """
 
 from __future__ import annotations
@@ -23,6 +30,12 @@ from typing import Any
 
 from loadgen.workload.text import TokenCounter
 from metrics.records.record import TokenSource
+
+REPLACEMENT = "\ufffd"
+# The tokenizer's count is "far above" the event count beyond both of these: the text then re-tokenizes
+# into tokens the server never generated (another vocabulary, undecodable bytes), not several per event.
+WIDE_RATIO = 1.5
+WIDE_SLACK = 4
 
 
 def apportion(total: int, weights: Sequence[int]) -> list[int]:
@@ -42,6 +55,29 @@ def apportion(total: int, weights: Sequence[int]) -> list[int]:
     return parts
 
 
+def apportion_above(total: int, weights: Sequence[int], floors: Sequence[int]) -> list[int]:
+    """`total` split in proportion to `weights` with part j at least `floors[j]`: a part that would fall
+    below its floor is set to it and the rest is split again over the others, until none falls below
+    (the plain `apportion` when none does). When `total` is below the floors' sum (a server counting
+    fewer tokens than it sent events) it is split in proportion to the floors."""
+    if total < sum(floors):
+        return apportion(total, floors)
+    parts: list[int | None] = [None] * len(weights)
+    while True:
+        free = [j for j, part in enumerate(parts) if part is None]
+        rest = total - sum(part for part in parts if part is not None)
+        if not free:  # every part sits on its floor: what is left goes by the weights
+            return [int(part or 0) + extra for part, extra in zip(parts, apportion(rest, weights), strict=True)]
+        shares = apportion(rest, [weights[j] for j in free])
+        below = [j for j, share in zip(free, shares, strict=True) if share < floors[j]]
+        if not below:
+            for j, share in zip(free, shares, strict=True):
+                parts[j] = share
+            return [int(part or 0) for part in parts]
+        for j in below:
+            parts[j] = floors[j]
+
+
 def token_events(chunks: int, empty_at: Sequence[int]) -> tuple[list[int], int]:
     """One token per token event. `empty_at[e]` is the number of content chunks seen before empty event
     e. Returns (k_j per chunk, N)."""
@@ -52,26 +88,55 @@ def token_events(chunks: int, empty_at: Sequence[int]) -> tuple[list[int], int]:
     return counts, chunks + len(empty_at)
 
 
+def text_weights(pieces: Sequence[str], counter: TokenCounter) -> list[int] | None:
+    """Tokens per piece by the run's tokenizer (`TokenCounter.piece_tokens`), each U+FFFD counted as one
+    token; None when the counter is no tokenizer."""
+    if not any(REPLACEMENT in p for p in pieces):
+        return counter.piece_tokens(pieces)
+    split = counter.piece_tokens([p.replace(REPLACEMENT, "") for p in pieces])
+    if split is None:
+        return None
+    return [k + p.count(REPLACEMENT) for k, p in zip(split, pieces, strict=True)]
+
+
+def choose_estimate(by_tokenizer: int, by_events: int) -> TokenSource:
+    """Which count stands for N when the server gave none: the tokenizer's, unless it falls below the
+    event count (tokens whose bytes never became text: the events are a floor) or far above it (more
+    than WIDE_RATIO times and WIDE_SLACK tokens more: the text re-tokenizes into tokens the server did
+    not generate), where one token per event is used."""
+    if by_tokenizer < by_events:
+        return "estimate_token_events_tokenizer_low"
+    if by_tokenizer > max(by_events * WIDE_RATIO, by_events + WIDE_SLACK):
+        return "estimate_token_events_tokenizer_high"
+    return "estimate_tokenizer"
+
+
 def infer_chunk_tokens(
     texts: Sequence[Any], empty_at: Sequence[int], final_tokens: int | None, counter: TokenCounter | None
-) -> tuple[list[int] | None, TokenSource, int]:
-    """(k_j per chunk or None, its basis, N) from a stream's texts (see the module docstring)."""
+) -> tuple[list[int] | None, TokenSource, int, int | None]:
+    """(k_j per chunk or None, its basis, N, the tokenizer's count when the estimate weighed it against
+    the event count) from a stream's texts (see the module docstring)."""
     pieces = [t if type(t) is str else "" for t in texts]
     split: list[int] | None = None
     if counter is not None and pieces:
         try:
-            split = counter.piece_tokens(pieces)
+            split = text_weights(pieces, counter)
         except Exception:  # a tokenizer failing on odd text: the record falls back, the client never raises
             split = None
     if split is not None and sum(split) <= 0:
         split = None  # no text to tokenize (e.g. tool calls only)
+    floors, events = token_events(len(pieces), empty_at)
     if final_tokens is not None:
         if not pieces:
-            return None, "final_only", final_tokens
+            return None, "final_only", final_tokens, None
         if split is not None:
-            return apportion(final_tokens, split), "final_split_by_tokenizer", final_tokens
-        return apportion(final_tokens, [len(p) for p in pieces]), "final_split_by_text_length", final_tokens
-    if split is not None:
-        return split, "estimate_tokenizer", sum(split)
-    counts, n = token_events(len(pieces), empty_at)
-    return counts, "estimate_token_events", n
+            return apportion_above(final_tokens, split, floors), "final_split_by_tokenizer", final_tokens, None
+        lengths = [len(p) for p in pieces]
+        return apportion_above(final_tokens, lengths, floors), "final_split_by_text_length", final_tokens, None
+    if split is None:
+        return floors, "estimate_token_events", events, None
+    by_tokenizer = sum(split)
+    source = choose_estimate(by_tokenizer, events)
+    if source != "estimate_tokenizer":
+        return floors, source, events, by_tokenizer
+    return apportion_above(by_tokenizer, split, floors), source, by_tokenizer, by_tokenizer

@@ -185,9 +185,12 @@ class ChunkAccumulator:
             record.chunk_tokens = _with_trailing(self.server_tokens, self._pending_server)
             record.token_source = "server"
         else:
-            record.chunk_tokens, record.token_source, estimate = infer_chunk_tokens(
+            record.chunk_tokens, record.token_source, estimate, by_tokenizer = infer_chunk_tokens(
                 self.texts, self.empty_at, final_tokens, counter
             )
+            if by_tokenizer is not None:  # the estimate weighed the tokenizer against the events: keep both
+                record.output_tokens_by_events = chunks + len(self.empty_at)
+                record.output_tokens_by_tokenizer = by_tokenizer
         if final_tokens is not None:
             record.output_tokens, record.output_tokens_estimated = final_tokens, False
         else:

@@ -39,6 +39,7 @@ def record_schema() -> Any:
         ("prompt_tokens_target", i64), ("cached_tokens", i64), ("finish_reason", text),
         ("first_byte_ns", i64), ("closed_ns", i64), ("output_tokens_target", i64),
         ("server_chunk_s", pa.list_(f64)), ("worker", i64), ("session", i64), ("turn", i64),
+        ("output_tokens_by_events", i64), ("output_tokens_by_tokenizer", i64),
     ])
 
 

@@ -32,6 +32,8 @@ TokenSource = Literal[
     "final_only",  # final usage N, no content chunk to split it over (older records: split unknown)
     "estimate_tokenizer",  # no usage: N and k_j from tokenizing the received text (N estimated)
     "estimate_token_events",  # no usage, no tokenizer: one token per event, empty-content ones included
+    "estimate_token_events_tokenizer_low",  # no usage: one token per event, the tokenizer counted fewer
+    "estimate_token_events_tokenizer_high",  # no usage: one token per event, the tokenizer counted far more
     "estimate",  # older records: nothing from the server, one token per content chunk
 ]
 
@@ -53,6 +55,9 @@ class RequestRecord:
     token_source: TokenSource = "estimate"
     output_tokens: int | None = None  # N: final usage.completion_tokens, else the estimate of token_source
     output_tokens_estimated: bool = True
+    # No usage and a tokenizer: both counts N was chosen between (token_source says which won and why).
+    output_tokens_by_events: int | None = None  # one token per token event, empty-content ones included
+    output_tokens_by_tokenizer: int | None = None  # the received text tokenized, each U+FFFD one token
     prompt_tokens: int | None = None  # P: usage.prompt_tokens, else the client's count of what it sent
     prompt_tokens_estimated: bool = True
     prompt_tokens_target: int | None = None  # what the workload aimed for

@@ -35,6 +35,7 @@ REQUIRED = ("id", "intended_ns", "status")
 INT64_FIELDS = (
     "id", "intended_ns", "sent_ns", "http_status", "output_tokens", "prompt_tokens", "prompt_tokens_target",
     "cached_tokens", "first_byte_ns", "closed_ns", "output_tokens_target", "worker", "session", "turn",
+    "output_tokens_by_events", "output_tokens_by_tokenizer",
 )
 STRING_FIELDS = ("status", "error_kind", "error_message", "token_source", "finish_reason")
 BOOL_FIELDS = ("output_tokens_estimated", "prompt_tokens_estimated")

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from metrics.latency import derive
 from metrics.latency.aggregate import stats_by_dimension
+from metrics.latency.burst import burst_section
 from metrics.latency.fluidity import fluidity_index
 from metrics.latency.samples import Samples
 from metrics.latency.stats import PERCENTILE_METHOD
@@ -281,6 +282,7 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
             "requests_with_stalls": int(stalled.sum()),
         },
         "tokens": tokens_section(frame, sampled),
+        "burst_delivered": burst_section(derive.tpot_s(frame), sampled),
         "goodput": {"slo": slo_summary(config.slo), **_goodput(good, measured, window.duration_s)},
         "buckets": _buckets(frame, per, window, dims, blocks),
         "server": server_section(frame, sampled, per.ttft),

@@ -27,12 +27,17 @@ _ITL_BASIS: dict[str, str] = {
     "estimate_tokenizer": "split_by_tokenizer",
     "final_split_by_text_length": "split_by_text_length",
     "estimate_token_events": "one_token_per_event",
+    "estimate_token_events_tokenizer_low": "one_token_per_event",
+    "estimate_token_events_tokenizer_high": "one_token_per_event",
     "estimate": "one_token_per_chunk",
 }
 # token_source → how N was estimated, for the requests whose output_tokens is an estimate.
 _OUTPUT_ESTIMATE_BASIS: dict[str, str] = {
     "estimate_tokenizer": "tokenizer",
     "estimate_token_events": "one_token_per_event",
+    # one token per event although a tokenizer was given, because it counted fewer / far more
+    "estimate_token_events_tokenizer_low": "one_token_per_event_tokenizer_low",
+    "estimate_token_events_tokenizer_high": "one_token_per_event_tokenizer_high",
     "estimate": "one_token_per_chunk",
     "server": "server_chunk_counts",
 }
@@ -41,8 +46,9 @@ _OUTPUT_ESTIMATE_BASIS: dict[str, str] = {
 def itl_token_bases(frame: RequestFrame, include: BoolArray) -> dict[str, int]:
     """Requests per basis of ITL per token: `reported` (the server counted each chunk), `split_by_tokenizer`,
     `split_by_text_length`, `one_token_per_event` or `one_token_per_chunk` (then ITL per token is the
-    per-chunk ITL)."""
-    rows = zip(frame.token_source, frame.tokens_known.tolist(), include.tolist(), strict=True)
+    per-chunk ITL). A request without content chunks (e.g. `final_only`) has no ITL and no basis."""
+    with_chunks = include & (frame.chunk_count > 0)
+    rows = zip(frame.token_source, frame.tokens_known.tolist(), with_chunks.tolist(), strict=True)
     bases = Counter(
         _ITL_BASIS.get(src, "reported") if known else "one_token_per_chunk" for src, known, keep in rows if keep
     )
@@ -60,8 +66,10 @@ def itl_token_basis(frame: RequestFrame, include: BoolArray) -> str | None:
 
 def output_estimate_bases(frame: RequestFrame, include: BoolArray) -> dict[str, int]:
     """Requests whose N is an estimate, per estimate: `tokenizer` (the received text tokenized with the
-    run's tokenizer), `one_token_per_event` (empty token events included), `one_token_per_chunk` (older
-    records), `server_chunk_counts` (the server's per-chunk counts summed, no final usage)."""
+    run's tokenizer), `one_token_per_event` (empty token events included), `one_token_per_event_tokenizer_low`
+    / `_high` (one per event because the run's tokenizer counted fewer / far more, loadgen.http.chunk_tokens),
+    `one_token_per_chunk` (older records), `server_chunk_counts` (the server's per-chunk counts summed,
+    no final usage)."""
     rows = zip(frame.token_source, (include & frame.output_estimated).tolist(), strict=True)
     bases = Counter(_OUTPUT_ESTIMATE_BASIS.get(src, src) for src, keep in rows if keep)
     return dict(sorted(bases.items()))

@@ -8,7 +8,14 @@ from typing import Any
 import orjson
 import pytest
 
-from loadgen.http.chunk_tokens import apportion, infer_chunk_tokens, token_events
+from loadgen.http.chunk_tokens import (
+    apportion,
+    apportion_above,
+    choose_estimate,
+    infer_chunk_tokens,
+    text_weights,
+    token_events,
+)
 from loadgen.http.chunks import ChunkAccumulator
 from loadgen.workload.text import ByteCounter, WordCounter
 from metrics.records.record import RequestRecord
@@ -42,14 +49,69 @@ def test_token_events_carry_empty_events_forward() -> None:
 
 
 def test_infer_prefers_the_final_usage_over_any_estimate() -> None:
-    k, source, n = infer_chunk_tokens(["ab", "cdef"], [], 9, ByteCounter())
+    k, source, n, _ = infer_chunk_tokens(["ab", "cdef"], [], 9, ByteCounter())
     assert (k, source, n) == ([3, 6], "final_split_by_tokenizer", 9)
-    k, source, n = infer_chunk_tokens(["ab", "cdef"], [], 9, WordCounter())  # words: no tokenizer
+    k, source, n, _ = infer_chunk_tokens(["ab", "cdef"], [], 9, WordCounter())  # words: no tokenizer
     assert (k, source, n) == ([3, 6], "final_split_by_text_length", 9)
-    assert infer_chunk_tokens([], [0], 4, ByteCounter()) == (None, "final_only", 4)
+    assert infer_chunk_tokens([], [0], 4, ByteCounter()) == (None, "final_only", 4, None)
     # Tool calls only: no text to tokenize, so the events stand in.
-    assert infer_chunk_tokens([None, None], [], None, ByteCounter()) == ([1, 1], "estimate_token_events", 2)
-    assert infer_chunk_tokens(["é", "x"], [], None, ByteCounter()) == ([2, 1], "estimate_tokenizer", 3)
+    assert infer_chunk_tokens([None, None], [], None, ByteCounter()) == ([1, 1], "estimate_token_events", 2, None)
+    assert infer_chunk_tokens(["é", "x"], [], None, ByteCounter()) == ([2, 1], "estimate_tokenizer", 3, 3)
+
+
+@pytest.mark.parametrize(("total", "weights", "floors", "expected"), [
+    (14, [2, 9, 9, 1, 9, 1, 1], [1] * 7, [1, 4, 3, 1, 3, 1, 1]),  # 0s set to 1, the rest split again
+    (14, [2, 3, 3, 1, 3, 1, 1], [1] * 7, [2, 3, 3, 1, 3, 1, 1]),  # weights that add up: taken as they are
+    (6, [5, 0, 0], [1, 1, 3], [2, 1, 3]),  # a floor above its weight (empty events carried to that chunk)
+    (4, [0, 0, 0], [1, 1, 1], [2, 1, 1]),  # nothing above the floors to weigh by: equal shares
+    (2, [3, 3, 3], [1, 1, 1], [1, 1, 0]),  # fewer tokens than floors: split by the floors
+])
+def test_apportion_above_keeps_every_floor(total: int, weights: list[int], floors: list[int],
+                                           expected: list[int]) -> None:
+    parts = apportion_above(total, weights, floors)
+    assert parts == expected and sum(parts) == total
+
+
+def test_a_replacement_character_weighs_one_token() -> None:
+    # The byte tokenizer counts U+FFFD as its three UTF-8 bytes; the bytes it replaced were one token here.
+    assert text_weights(["a\ufffd", "\ufffd\ufffdbc"], ByteCounter()) == [2, 4]
+    assert text_weights(["ab"], WordCounter()) is None
+
+
+@pytest.mark.parametrize(("by_tokenizer", "by_events", "expected"), [
+    (14, 31, "estimate_token_events_tokenizer_low"),  # bytes that never became text: the events are a floor
+    (31, 31, "estimate_tokenizer"),
+    (45, 31, "estimate_tokenizer"),  # several tokens per event: the tokenizer is believed up to 1.5x
+    (47, 31, "estimate_token_events_tokenizer_high"),
+    (1349, 762, "estimate_token_events_tokenizer_high"),
+    (6, 2, "estimate_tokenizer"),  # a few tokens more on a short answer is no wide margin
+    (7, 2, "estimate_token_events_tokenizer_high"),
+])
+def test_choose_estimate(by_tokenizer: int, by_events: int, expected: str) -> None:
+    assert choose_estimate(by_tokenizer, by_events) == expected
+
+
+def test_no_usage_never_counts_fewer_tokens_than_token_events() -> None:
+    # Two content chunks and three empty token events; the tokenizer finds 2 tokens in the text.
+    k, source, n, by_tokenizer = infer_chunk_tokens(["ab", "c"], [0, 1, 1], None, _Fixed([1, 1]))
+    assert (k, source, n, by_tokenizer) == ([2, 3], "estimate_token_events_tokenizer_low", 5, 2)
+    # Far more than the events: recorded, not believed.
+    k, source, n, by_tokenizer = infer_chunk_tokens(["ab", "c"], [], None, _Fixed([9, 9]))
+    assert (k, source, n, by_tokenizer) == ([1, 1], "estimate_token_events_tokenizer_high", 2, 18)
+    # Within the margin: the tokenizer's count, no chunk below one token.
+    k, source, n, by_tokenizer = infer_chunk_tokens(["ab", "c", "d"], [], None, _Fixed([4, 0, 1]))
+    assert (k, source, n, by_tokenizer) == ([3, 1, 1], "estimate_tokenizer", 5, 5)
+
+
+class _Fixed(ByteCounter):
+    """A tokenizer whose split of the pieces is given (the shape is what matters here)."""
+
+    def __init__(self, split: list[int]) -> None:
+        super().__init__()
+        self.split = split
+
+    def piece_tokens(self, pieces: Sequence[str]) -> list[int] | None:
+        return list(self.split)
 
 
 def _fill(objs: list[dict[str, Any]]) -> RequestRecord:
@@ -86,5 +148,5 @@ def test_a_failing_tokenizer_falls_back_instead_of_raising() -> None:
         def piece_tokens(self, pieces: Sequence[str]) -> list[int] | None:
             raise RuntimeError("tokenizer failed")
 
-    assert infer_chunk_tokens(["ab", "c"], [], 6, Broken()) == ([4, 2], "final_split_by_text_length", 6)
-    assert infer_chunk_tokens(["ab", "c"], [1], None, Broken()) == ([1, 2], "estimate_token_events", 3)
+    assert infer_chunk_tokens(["ab", "c"], [], 6, Broken()) == ([4, 2], "final_split_by_text_length", 6, None)
+    assert infer_chunk_tokens(["ab", "c"], [1], None, Broken()) == ([1, 2], "estimate_token_events", 3, None)

@@ -50,3 +50,17 @@ def test_prompt_accuracy_ignores_the_clients_estimates() -> None:
     accuracy = tokens_section(frame, np.ones(2, dtype=np.bool_))["prompt_accuracy"]
     assert accuracy["count"] == 1
     assert accuracy["abs_rel_error"]["p50"] == 16 / 64
+
+
+def test_a_request_without_content_chunks_has_no_itl_basis() -> None:
+    # transformers serve: every answer split by the tokenizer, and one that finished with usage but no text
+    # (final_only, no chunk): it has no ITL, so the run's basis is not "mixed".
+    frame = frame_from_records([
+        rec(0, chunks=[1, 2], k=[2, 3], token_source="final_split_by_tokenizer"),
+        rec(1, chunks=[1, 2, 3], k=[1, 1, 2], token_source="final_split_by_tokenizer"),
+        rec(2, chunks=[], n=4, token_source="final_only"),
+    ])
+    section = tokens_section(frame, np.ones(frame.n, dtype=np.bool_))
+    assert section["itl_token_bases"] == {"split_by_tokenizer": 2}
+    assert section["itl_token_basis"] == "split_by_tokenizer"
+    assert section["token_source"] == {"final_only": 1, "final_split_by_tokenizer": 2}  # still counted there
