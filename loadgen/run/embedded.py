@@ -16,10 +16,17 @@ from contextlib import contextmanager
 import httpx
 
 _LISTENING = re.compile(rb"listening on (http://\S+)")
+# How the reference server's command line refuses an argument (exit 2): Click's last line, or its own.
+_REFUSED = re.compile(r"^(?:Error|goodput serve: error): (.+)$")
+EXIT_USAGE = 2
 
 
 class EmbeddedServerError(RuntimeError):
     pass
+
+
+class ServerArgumentError(EmbeddedServerError):
+    """The reference server refused its arguments (`--server-arg`) at start-up: a usage error of the run."""
 
 
 @contextmanager
@@ -47,13 +54,25 @@ def embedded_server(args: list[str], *, start_timeout_s: float = 120.0) -> Itera
     try:
         ready.wait(start_timeout_s)
         if not found:
-            tail = b"".join(lines[-20:]).decode(errors="replace")
-            raise EmbeddedServerError(f"reference server did not start (exit {proc.poll()}):\n{tail}")
+            raise _start_failure(proc, lines)
         url = found[0]
         _wait_healthy(url, proc, deadline=time.monotonic() + start_timeout_s)
         yield url
     finally:
         _stop(proc)
+
+
+def _start_failure(proc: subprocess.Popen[bytes], lines: list[bytes]) -> EmbeddedServerError:
+    """Why the server never said it was listening: one line for an argument it refused, else its last lines."""
+    try:
+        code: int | None = proc.wait(timeout=5)  # its output ended: it is exiting
+    except subprocess.TimeoutExpired:
+        code = None
+    text = b"".join(lines[-20:]).decode(errors="replace")
+    refused = [m.group(1).strip() for m in map(_REFUSED.match, text.splitlines()) if m]
+    if code == EXIT_USAGE and refused:
+        return ServerArgumentError(f"--server-arg: the reference server refused its arguments: {refused[-1]}")
+    return EmbeddedServerError(f"reference server did not start (exit {code}):\n{text}")
 
 
 def _die_with_parent() -> None:

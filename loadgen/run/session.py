@@ -25,7 +25,7 @@ import httpx
 from exporters.files import write_json
 from loadgen.http.payload import endpoint_url, needs_tls, public_url
 from loadgen.run.directory import RunDir, discard
-from loadgen.run.embedded import EmbeddedServerError, embedded_server
+from loadgen.run.embedded import EXIT_USAGE, EmbeddedServerError, ServerArgumentError, embedded_server
 from loadgen.run.layout import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
 from loadgen.run.progress import Progress
@@ -145,6 +145,8 @@ def execute(setup: RunSetup, run_dir: RunDir, *, console: bool = True) -> int:
                     exporters.linger()
             finally:
                 exporters.close()
+    except ServerArgumentError as exc:  # nothing was sent: a usage error, like one found before the start
+        return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_USAGE)
     except EmbeddedServerError as exc:
         return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_RUNTIME_ERROR)
     except OSError as exc:  # run.json or records.jsonl cannot be written, the metrics port is taken, ...

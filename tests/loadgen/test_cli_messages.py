@@ -65,3 +65,23 @@ def test_a_length_too_precise_for_short_notation_keeps_every_digit(capsys: pytes
     assert run_cli(["run", "--url", UNREACHABLE, "--prompt-tokens", "lognormal:1234567:0.123456789",
                     "--print-config"]) == 0
     assert yaml.safe_load(capsys.readouterr().out)["prompt_tokens"] == "lognormal:1234567:0.123456789"
+
+
+@pytest.mark.parametrize(("server_args", "needle"), [
+    (["--server-arg=--bogus=1"], "--server-arg: the reference server has no option --bogus"),
+    (["--server-arg=--max-num-seqs=abc"], "--server-arg: Invalid value for '--max-num-seqs'"),
+    (["--server-arg=--max-num-seqs"], "--server-arg: Option '--max-num-seqs' requires an argument"),
+    (["--server-arg=--api-key=sk-never-shown", "--server-arg=--bogus"], "no option --bogus"),
+    # Refused by the server itself once started (its own checks, not its option parser):
+    (["--server-arg=--engine=bogus"], "--server-arg: the reference server refused its arguments: "
+                                      "Invalid value for --engine: must be 'torch' or 'sim', got 'bogus'"),
+])
+def test_a_bad_server_arg_is_one_line_naming_it_and_exit_2(server_args: list[str], needle: str, tmp_path: Path,
+                                                           capfd: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    code = run_cli(["run", *server_args, "--requests", "1", "--quiet", "--output", str(out)])
+    err = capfd.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and needle in err, err
+    assert "refserver" not in err and "Usage" not in err and "sk-never-shown" not in err
+    assert not out.exists()
