@@ -15,6 +15,8 @@ from contextlib import contextmanager
 
 import httpx
 
+from loadgen.run.startup import announced
+
 _LISTENING = re.compile(rb"listening on (http://\S+)")
 # How the reference server's command line refuses an argument (exit 2): Click's last line, or its own.
 _REFUSED = re.compile(r"^(?:Error|goodput serve: error): (.+)$")
@@ -30,8 +32,9 @@ class ServerArgumentError(EmbeddedServerError):
 
 
 @contextmanager
-def embedded_server(args: list[str], *, start_timeout_s: float = 120.0) -> Iterator[str]:
-    """Start `python -m refserver --port 0 ARGS`; yield its base URL; stop it on exit."""
+def embedded_server(args: list[str], *, start_timeout_s: float = 120.0, quiet: bool = True) -> Iterator[str]:
+    """Start `python -m refserver --port 0 ARGS`; yield its base URL; stop it on exit. It has
+    `start_timeout_s` to listen and answer /health (a wait announced on stderr unless `quiet`)."""
     cmd = [sys.executable, "-m", "refserver", "--host", "127.0.0.1", "--port", "0", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             preexec_fn=_die_with_parent if sys.platform == "linux" else None)
@@ -52,11 +55,13 @@ def embedded_server(args: list[str], *, start_timeout_s: float = 120.0) -> Itera
 
     threading.Thread(target=pump, daemon=True).start()
     try:
-        ready.wait(start_timeout_s)
-        if not found:
-            raise _start_failure(proc, lines)
-        url = found[0]
-        _wait_healthy(url, proc, deadline=time.monotonic() + start_timeout_s)
+        deadline = time.monotonic() + start_timeout_s
+        with announced("the reference server to start", start_timeout_s, quiet=quiet):
+            ready.wait(start_timeout_s)
+            if not found:
+                raise _start_failure(proc, lines)
+            url = found[0]
+            _wait_healthy(url, proc, deadline=deadline)
         yield url
     finally:
         _stop(proc)
