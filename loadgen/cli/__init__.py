@@ -3,6 +3,9 @@
 Deliberately light: SIGINT and SIGTERM are handled from the first statement of `main`, before the
 command line's modules (Typer, httpx, numpy, ...) are imported, so a signal at any moment of start-up
 ends the process with exit code 130 and one line, never with a traceback or death by the signal.
+One rule for the whole process (docs/architecture.md, Signals): goodput installs its own handlers for
+both, also when its parent started it with SIGINT ignored (a background job of a non-interactive shell):
+a signal sent to goodput on purpose (`kill -INT`, a CI runner's cancel) always stops it the same way.
 The commands themselves are assembled in `loadgen.cli.commands`, which imports only the one being run.
 
 Exit codes: 0 ok, 1 runtime error, 2 usage error (one line on stderr, nothing sent), 99 thresholds
@@ -25,10 +28,12 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 
 def install_interrupt_handlers() -> None:
-    """SIGTERM raises KeyboardInterrupt, like SIGINT already does (Python's default). A signal the parent
-    process chose to ignore stays ignored."""
-    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _terminate)
+    """SIGINT and SIGTERM both raise KeyboardInterrupt, whatever the parent left them at. Python does not
+    install its SIGINT handler when the process starts with SIGINT ignored, and the run loop takes both
+    signals over anyway (loadgen.run.session): keeping an inherited ignore until then would make
+    start-up, and only start-up, deaf to them."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminate)
 
 
 def run_cli(argv: list[str] | None = None) -> int:

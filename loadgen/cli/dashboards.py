@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -37,6 +38,32 @@ def export(
         check_objective(objective)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--objective") from None
-    for path in write_bundle(directory, objective):
+    problem = unusable_directory(directory)
+    if problem is not None:
+        raise typer.BadParameter(problem, param_hint="DIRECTORY")
+    try:
+        written = write_bundle(directory, objective)
+    except OSError as exc:  # a disk that fills up, a file removed under us, ...
+        typer.echo(f"goodput dashboards export: error: could not write {exc.filename or directory}: "
+                   f"{exc.strerror or exc}", err=True)
+        raise typer.Exit(1) from None
+    for path in written:
         print(path)
     return 0
+
+
+def unusable_directory(directory: Path) -> str | None:
+    """Why `directory` cannot receive the bundle (one line), or None once it exists and is writable: it is
+    created here, parents included, as the export would."""
+    existing = directory
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a directory"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create {directory}: {exc.strerror or exc}"
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return f"cannot write in {directory}: permission denied"
+    return None

@@ -36,9 +36,16 @@ class ServerUnreachable(ProbeFailed):
     """No connection at all: the run itself will say so; probing stops at the first attempt."""
 
 
+class ServerSilent(ProbeFailed):
+    """Connected, but no answer within the probe's timeout: probing stops at the first such probe."""
+
+
 def _failed(what: str, exc: httpx.HTTPError) -> ProbeFailed:
-    kind = ServerUnreachable if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) else ProbeFailed
-    return kind(f"{what}: {type(exc).__name__}: {exc}")
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        return ServerUnreachable(f"{what}: {type(exc).__name__}: {exc}")
+    if isinstance(exc, httpx.TimeoutException):
+        return ServerSilent(f"{what}: no answer within {PROBE_TIMEOUT_S.read:g} s")
+    return ProbeFailed(f"{what}: {type(exc).__name__}: {exc}")
 
 
 def tokenize_url(base_url: str) -> str:
@@ -135,7 +142,7 @@ async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | Non
                 body["prompt"] = parts[0]
             try:
                 prompt_tokens = await _usage(client, url, body)
-            except ServerUnreachable:
+            except (ServerUnreachable, ServerSilent):
                 raise
             except ProbeFailed as exc:
                 reasons.append(str(exc))

@@ -15,16 +15,26 @@ from contextlib import contextmanager
 
 import httpx
 
+from loadgen.run.startup import announced
+
 _LISTENING = re.compile(rb"listening on (http://\S+)")
+# How the reference server's command line refuses an argument (exit 2): Click's last line, or its own.
+_REFUSED = re.compile(r"^(?:Error|goodput serve: error): (.+)$")
+EXIT_USAGE = 2
 
 
 class EmbeddedServerError(RuntimeError):
     pass
 
 
+class ServerArgumentError(EmbeddedServerError):
+    """The reference server refused its arguments (`--server-arg`) at start-up: a usage error of the run."""
+
+
 @contextmanager
-def embedded_server(args: list[str], *, start_timeout_s: float = 120.0) -> Iterator[str]:
-    """Start `python -m refserver --port 0 ARGS`; yield its base URL; stop it on exit."""
+def embedded_server(args: list[str], *, start_timeout_s: float = 120.0, quiet: bool = True) -> Iterator[str]:
+    """Start `python -m refserver --port 0 ARGS`; yield its base URL; stop it on exit. It has
+    `start_timeout_s` to listen and answer /health (a wait announced on stderr unless `quiet`)."""
     cmd = [sys.executable, "-m", "refserver", "--host", "127.0.0.1", "--port", "0", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             preexec_fn=_die_with_parent if sys.platform == "linux" else None)
@@ -45,15 +55,29 @@ def embedded_server(args: list[str], *, start_timeout_s: float = 120.0) -> Itera
 
     threading.Thread(target=pump, daemon=True).start()
     try:
-        ready.wait(start_timeout_s)
-        if not found:
-            tail = b"".join(lines[-20:]).decode(errors="replace")
-            raise EmbeddedServerError(f"reference server did not start (exit {proc.poll()}):\n{tail}")
-        url = found[0]
-        _wait_healthy(url, proc, deadline=time.monotonic() + start_timeout_s)
+        deadline = time.monotonic() + start_timeout_s
+        with announced("the reference server to start", start_timeout_s, quiet=quiet):
+            ready.wait(start_timeout_s)
+            if not found:
+                raise _start_failure(proc, lines)
+            url = found[0]
+            _wait_healthy(url, proc, deadline=deadline)
         yield url
     finally:
         _stop(proc)
+
+
+def _start_failure(proc: subprocess.Popen[bytes], lines: list[bytes]) -> EmbeddedServerError:
+    """Why the server never said it was listening: one line for an argument it refused, else its last lines."""
+    try:
+        code: int | None = proc.wait(timeout=5)  # its output ended: it is exiting
+    except subprocess.TimeoutExpired:
+        code = None
+    text = b"".join(lines[-20:]).decode(errors="replace")
+    refused = [m.group(1).strip() for m in map(_REFUSED.match, text.splitlines()) if m]
+    if code == EXIT_USAGE and refused:
+        return ServerArgumentError(f"--server-arg: the reference server refused its arguments: {refused[-1]}")
+    return EmbeddedServerError(f"reference server did not start (exit {code}):\n{text}")
 
 
 def _die_with_parent() -> None:

@@ -112,6 +112,9 @@ def metrics_url_for(base_url: str) -> str:
     return f"{root}/metrics"
 
 
+SCRAPE_TIMEOUT_S = 5.0  # one scrape of the server's /metrics, the 'before' one included
+
+
 def _first(names: tuple[str, ...], table: dict[str, Any]) -> str | None:
     return next((n for n in names if n in table), None)
 
@@ -119,7 +122,7 @@ def _first(names: tuple[str, ...], table: dict[str, Any]) -> str | None:
 class ServerScraper:
     """Scrapes one `/metrics` URL before, during and after a run; see the module docstring."""
 
-    def __init__(self, url: str, *, interval_s: float = 5.0, timeout_s: float = 5.0) -> None:
+    def __init__(self, url: str, *, interval_s: float = 5.0, timeout_s: float = SCRAPE_TIMEOUT_S) -> None:
         if interval_s <= 0:
             raise ValueError(f"scrape interval must be > 0, got {interval_s}")
         self.url = url

@@ -20,46 +20,36 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-import httpx
-
 from exporters.files import write_json
-from loadgen.http.payload import endpoint_url, needs_tls, public_url
+from loadgen.http.payload import public_url
 from loadgen.run.directory import RunDir, discard
-from loadgen.run.embedded import EmbeddedServerError, embedded_server
+from loadgen.run.embedded import EXIT_USAGE, EmbeddedServerError, ServerArgumentError, embedded_server
 from loadgen.run.layout import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION
+from loadgen.run.models import list_models
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters, start_exporters
 from loadgen.run.recorder import RecordWriter
 from loadgen.run.roofline import spec_from_models_entry
 from loadgen.run.runner import GcFreezer, Runner
+from loadgen.run.scrape import SCRAPE_TIMEOUT_S
 from loadgen.run.setup import RunSetup, client_config
-from loadgen.run.sizing import resolve_sizing
+from loadgen.run.sizing import SIZING_LIMIT_S, resolve_sizing
+from loadgen.run.startup import announced
 from loadgen.types import ClientConfig
 
 TOOL_VERSION = "0.1.0"
 
 
-def list_models(config: ClientConfig) -> list[dict[str, Any]]:
-    """The server's `GET /v1/models` entries (RuntimeError when it cannot say)."""
-    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
-    try:
-        models_url = endpoint_url(config.base_url, "completions").removesuffix("completions") + "models"
-        resp = httpx.get(models_url, headers=headers, timeout=10.0, verify=needs_tls(models_url))
-        resp.raise_for_status()
-        entries = resp.json()["data"]
-        if not entries or not all(isinstance(e, dict) and "id" in e for e in entries):
-            raise ValueError("no model listed")
-        return list(entries)
-    except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
-        raise RuntimeError(f"could not list models at {public_url(config.base_url)}/v1/models ({exc}); pass --model") from None
-
-
-def _sim_spec(config: ClientConfig, entries: list[dict[str, Any]] | None) -> dict[str, Any] | None:
-    """The roofline spec a sim-engine target announces for the model under test, if any."""
+def _sim_spec(config: ClientConfig, entries: list[dict[str, Any]] | None, *,
+              embedded: bool) -> dict[str, Any] | None:
+    """The roofline spec a sim-engine target announces for the model under test, if any. With --model, only
+    the embedded server is asked (a --url target is not listed: loadgen.run.models)."""
     if entries is None:
+        if not embedded:
+            return None
         try:
-            entries = list_models(config)
+            entries = list_models(config, quiet=True)
         except RuntimeError:
             return None
     entry = next((e for e in entries if e.get("id") == config.model), None)
@@ -72,7 +62,8 @@ def _target(setup: RunSetup) -> Iterator[str]:
     if target.url is not None:
         yield setup.secrets.url or target.url
     else:
-        with embedded_server([*target.server_args, *setup.secrets.server_args]) as url:
+        with embedded_server([*target.server_args, *setup.secrets.server_args],
+                             quiet=setup.spec.outputs.quiet) as url:
             yield url
 
 
@@ -83,10 +74,12 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
     client = client_config(setup, base_url=base_url, model=spec.target.model or "")
     entries = None
     if not client.model:
-        entries = list_models(client)
+        entries = list_models(client, quiet=spec.outputs.quiet)
         client = replace(client, model=str(entries[0]["id"]))
-    roofline = setup.roofline if setup.roofline is not None else _sim_spec(client, entries)
-    sizing = resolve_sizing(setup, client)  # probes the server: before run.json and the first scrape
+    roofline = setup.roofline if setup.roofline is not None else _sim_spec(client, entries,
+                                                                            embedded=spec.target.embedded)
+    with announced("the server to size prompts", SIZING_LIMIT_S, quiet=spec.outputs.quiet):
+        sizing = resolve_sizing(setup, client)  # probes the server: before run.json and the first scrape
     if sizing.counter is not None:
         setup.rebuild_workload(sizing.counter)
     if sizing.line is not None and (sizing.warning or not spec.outputs.quiet):
@@ -135,8 +128,10 @@ def execute(setup: RunSetup, run_dir: RunDir, *, console: bool = True) -> int:
     try:
         with _target(setup) as base_url:
             client = _start(setup, run_dir, base_url, run)
-            exporters = start_exporters(setup.prom_options(), setup.summary_config(), run_id=out.name,
-                                        model=client.model, arrival=setup.spec.load.arrival, base_url=base_url)
+            with announced("the server's /metrics", SCRAPE_TIMEOUT_S, quiet=setup.spec.outputs.quiet):
+                exporters = start_exporters(setup.prom_options(), setup.summary_config(), run_id=out.name,
+                                            model=client.model, arrival=setup.spec.load.arrival,
+                                            base_url=base_url)
             try:
                 _run_loop(setup, client, run, exporters)
                 run.server_prom = exporters.finish(out)
@@ -145,6 +140,8 @@ def execute(setup: RunSetup, run_dir: RunDir, *, console: bool = True) -> int:
                     exporters.linger()
             finally:
                 exporters.close()
+    except ServerArgumentError as exc:  # nothing was sent: a usage error, like one found before the start
+        return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_USAGE)
     except EmbeddedServerError as exc:
         return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_RUNTIME_ERROR)
     except OSError as exc:  # run.json or records.jsonl cannot be written, the metrics port is taken, ...

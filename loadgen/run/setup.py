@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from loadgen.run.layout import summary_config_of
 from loadgen.run.prometheus import PromOptions
 from loadgen.run.runner import RunPlan
+from loadgen.run.server_args import check_server_args
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets
 from loadgen.spec.sections import LoadSpec, RooflineSpec
@@ -78,6 +79,8 @@ class RunSetup:
 def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
     """ValueError (a usage error) for anything that stops the run from starting."""
     w = spec.workload
+    if spec.target.embedded:
+        check_server_args([*spec.target.server_args, *secrets.server_args])
     trace = load_trace(w.trace, w.trace_format) if w.trace is not None else None
     schedule = run_schedule(spec.load, trace)
     workload = build_workload(w, seed=spec.load.seed, embedded=spec.target.embedded, trace=trace,

@@ -16,15 +16,28 @@ the learnt counter (the schedule and a trace's parse are kept).
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from loadgen.http.payload import public_url
-from loadgen.http.probe import ProbeFailed, ServerUnreachable, calibrate, learn_table, tokenize_url
+from loadgen.http.probe import (
+    ProbeFailed,
+    ServerSilent,
+    ServerUnreachable,
+    calibrate,
+    learn_table,
+    tokenize_url,
+)
 from loadgen.run.setup import RunSetup
 from loadgen.types import ClientConfig
 from loadgen.workload.sizing import RatioCounter, TableCounter
 from loadgen.workload.text import TokenCounter
+
+T = TypeVar("T")
+
+SIZING_LIMIT_S = 60.0  # every probe of the sizing together; a probe that times out ends the probing
 
 
 @dataclass(slots=True)
@@ -48,21 +61,26 @@ def resolve_sizing(setup: RunSetup, client: ClientConfig) -> Sizing:
         return Sizing("counter", None, {"counter": local})
     chat = client.endpoint == "chat"
     tokenize_error = calibrate_error = None
+    deadline = time.monotonic() + SIZING_LIMIT_S
+    silent: ServerSilent | None = None
     if wanted in ("auto", "tokenize"):
         try:
-            table = asyncio.run(learn_table(client.base_url, client.model, chat=chat, api_key=client.api_key,
-                                            headers=client.extra_headers))
+            table = _bounded(learn_table(client.base_url, client.model, chat=chat, api_key=client.api_key,
+                                         headers=client.extra_headers), deadline)
             return _tokenized(table, client)
         except ProbeFailed as exc:
             tokenize_error = str(exc)
+            silent = exc if isinstance(exc, ServerSilent) else None
             if isinstance(exc, ServerUnreachable) and wanted == "auto":  # the run's own error will say it
                 return Sizing("counter", None, {"counter": local, "tokenize_error": tokenize_error})
             if wanted == "tokenize":
                 raise RuntimeError(f"--prompt-sizing tokenize: the server has no usable tokenize endpoint "
                                    f"({tokenize_error}); use --prompt-sizing calibrate or --tokenizer") from None
     try:
-        ratio = asyncio.run(calibrate(client.base_url, client.model, chat=chat, api_key=client.api_key,
-                                      headers=client.extra_headers, extra_body=client.extra_body))
+        if silent is not None and wanted == "auto":  # a server that did not answer is not asked again
+            raise ServerSilent("not tried: the server did not answer the tokenize probe")
+        ratio = _bounded(calibrate(client.base_url, client.model, chat=chat, api_key=client.api_key,
+                                   headers=client.extra_headers, extra_body=client.extra_body), deadline)
         return _calibrated(ratio, tokenize_error)
     except ProbeFailed as exc:
         calibrate_error = str(exc)
@@ -76,6 +94,17 @@ def resolve_sizing(setup: RunSetup, client: ClientConfig) -> Sizing:
             "--tokenizer with the model's tokenizer.json")
     return Sizing("counter", None, {"counter": local, "tokenize_error": tokenize_error,
                                     "calibrate_error": calibrate_error}, line, warning=True)
+
+
+def _bounded(probe: Coroutine[Any, Any, T], deadline: float) -> T:
+    """Run one probing step within what is left of the sizing's time (ServerSilent past it)."""
+    async def run() -> T:
+        try:
+            return await asyncio.wait_for(probe, max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            raise ServerSilent(f"the sizing probes took more than {SIZING_LIMIT_S:g} s") from None
+
+    return asyncio.run(run())
 
 
 def _tokenized(table: TableCounter, client: ClientConfig) -> Sizing:

@@ -31,7 +31,7 @@ from loadgen.spec.sections import (
 )
 from loadgen.types import Timeouts
 from loadgen.workload.arrivals import parse_arrival
-from loadgen.workload.lengths import LengthDist, parse_length
+from loadgen.workload.lengths import LengthDist, parse_length, plain_number
 from loadgen.workload.think import parse_think_time
 from metrics.gate.thresholds import Threshold, parse_threshold
 from metrics.slo import SLO, parse_slo
@@ -254,9 +254,7 @@ def _gate(v: Mapping[str, Any]) -> GateSpec:
 
 
 def _length(dist: LengthDist) -> str:
-    if dist.kind == "fixed":
-        return str(int(dist.a))
-    return f"{dist.kind}:{dist.a!r}:{dist.b!r}"
+    return str(dist)  # the user's own numbers: `uniform:64:256`, never `uniform:64.0:256.0`
 
 
 def _slo_items(slo: SLO) -> list[str]:
@@ -281,7 +279,7 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "url": t.url, "model": t.model, "endpoint": t.endpoint, "server_arg": list(t.server_args),
         "dataset": w.dataset, "dataset_format": w.dataset_format, "prompt_tokens": _length(w.prompt_tokens),
         "output_tokens": _length(w.output_tokens), "prefix_groups": w.prefix_groups, "prefix_tokens": w.prefix_tokens,
-        "prefix_weights": ",".join(repr(x) for x in w.prefix_weights) if w.prefix_weights is not None else None,
+        "prefix_weights": ",".join(map(plain_number, w.prefix_weights)) if w.prefix_weights is not None else None,
         "tag": [f"{k}={val}" for k, val in w.tags], "tokenizer": w.tokenizer, "prompt_sizing": w.prompt_sizing,
         "turns": _length(w.turns) if w.turns is not None else None, "think_time": str(w.think_time),
         "trace": w.trace, "trace_format": w.trace_format, "cache_bust": w.cache_bust,

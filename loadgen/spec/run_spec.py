@@ -163,10 +163,8 @@ def _check_value(value: Any, where: str) -> None:
         elif isinstance(value, ThinkTime):
             if parse_think_time(str(value)) != value:
                 raise ValueError(f"not a valid think time: {value}")
-        elif isinstance(value, LengthDist):
-            text = f"{value.a!r}" if value.kind == "fixed" else f"{value.kind}:{value.a!r}:{value.b!r}"
-            if value.kind not in LENGTH_KINDS or parse_length(text.removesuffix(".0")) != value:
-                raise ValueError(f"not a valid length distribution: {value}")
+        elif isinstance(value, LengthDist) and (value.kind not in LENGTH_KINDS or parse_length(str(value)) != value):
+            raise ValueError(f"not a valid length distribution: {value}")
     except ValueError as exc:
         raise SpecError(f"{where}: {exc}") from None
 

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from loadgen.workload.arrivals import Arrival
-from loadgen.workload.lengths import LengthDist
+from loadgen.workload.lengths import LengthDist, plain_number
 from loadgen.workload.think import ThinkTime
 from metrics.gate.thresholds import Threshold
 from metrics.slo import SLO
@@ -38,11 +38,12 @@ def _require(ok: bool, message: str) -> None:
 
 
 def _positive_or_none(value: float | None, flag: str) -> None:
-    _require(value is None or (math.isfinite(value) and value > 0), f"{flag} must be greater than 0, got {value}")
+    _require(value is None or (math.isfinite(value) and value > 0),
+             f"{flag} must be greater than 0, got {plain_number(value or 0.0)}s")
 
 
 def _non_negative(value: float, flag: str) -> None:
-    _require(math.isfinite(value) and value >= 0, f"{flag} must not be negative, got {value}")
+    _require(math.isfinite(value) and value >= 0, f"{flag} must not be negative, got {plain_number(value)}s")
 
 
 Pairs = tuple[tuple[str, str], ...]
@@ -172,7 +173,7 @@ class LoadSpec:
         _require(self.duration_s is not None or self.requests is not None or self.arrival.kind == "trace",
                  "a run needs --duration and/or --requests")
         _require(math.isfinite(self.time_scale) and self.time_scale > 0,
-                 f"--time-scale must be greater than 0, got {self.time_scale}")
+                 f"--time-scale must be greater than 0, got {plain_number(self.time_scale)}")
         _non_negative(self.trace_start_s, "--trace-start")
         _positive_or_none(self.trace_duration_s, "--trace-duration")
         if self.arrival.kind != "trace":
@@ -259,7 +260,7 @@ class MetricsSpec:
 
     def __post_init__(self) -> None:
         _require(math.isfinite(self.stall_threshold_s) and self.stall_threshold_s > 0,
-                 f"--stall-threshold must be greater than 0, got {self.stall_threshold_s}")
+                 f"--stall-threshold must be greater than 0, got {plain_number(self.stall_threshold_s)}s")
         _non_negative(self.lag_threshold_s, "--lag-threshold")
         _require(0 < self.cache_full_ratio <= 1, "--cache-full-ratio must be in (0, 1]")
         for edges, flag in ((self.prompt_bucket_edges, "--prompt-buckets"), (self.output_bucket_edges, "--output-buckets")):

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from loadgen.workload.lengths import plain_number
+
 ARRIVAL_KINDS = ("constant", "poisson", "gamma", "ramp", "concurrency", "trace")
 
 
@@ -57,19 +59,23 @@ def parse_arrival(kind: str, *, rate: float | None, burstiness: float, rate_end:
             raise ValueError("--arrival concurrency needs --concurrency N with N >= 1")
         cap = rate or 0.0
         if cap < 0 or not math.isfinite(cap):
-            raise ValueError(f"rate cap must be a positive number, got {rate}")
+            raise ValueError(f"--rate (the cap of --arrival concurrency) must be a positive number of requests/s, "
+                             f"got {plain_number(cap)}")
         return Arrival("concurrency", rate=cap, concurrency=concurrency)
     if kind == "trace":
         if rate is not None and rate != 0 and (not math.isfinite(rate) or rate < 0):
-            raise ValueError(f"--rate must be a positive number of requests/s to rescale a trace, got {rate}")
+            raise ValueError(f"--rate must be a positive number of requests/s to rescale a trace, got {plain_number(rate)}")
         return Arrival("trace", rate=rate or 0.0)
     if rate is None or not math.isfinite(rate) or rate <= 0:
-        raise ValueError(f"--rate must be a positive number of requests/s for {kind!r}, got {rate}")
+        given = f", got {plain_number(rate)}" if rate is not None else ""
+        raise ValueError(f"--rate must be a positive number of requests/s for --arrival {kind}{given}")
     if kind == "gamma" and (not math.isfinite(burstiness) or burstiness <= 0):
-        raise ValueError(f"--burstiness must be > 0, got {burstiness}")
+        raise ValueError(f"--burstiness must be greater than 0, got {plain_number(burstiness)}")
     if kind == "ramp":
-        if rate_end is None or not math.isfinite(rate_end) or rate_end <= 0:
-            raise ValueError(f"--arrival ramp needs --rate-end > 0, got {rate_end}")
+        if rate_end is None:
+            raise ValueError("--arrival ramp needs --rate-end: the rate (requests/s) it reaches at the end of --duration")
+        if not math.isfinite(rate_end) or rate_end <= 0:
+            raise ValueError(f"--rate-end must be a positive number of requests/s, got {plain_number(rate_end)}")
         return Arrival("ramp", rate=rate, rate_end=rate_end)
     return Arrival(kind, rate=rate, burstiness=burstiness)
 

@@ -11,6 +11,12 @@ import numpy as np
 LENGTH_KINDS = ("fixed", "uniform", "normal", "lognormal")
 
 
+def plain_number(value: float) -> str:
+    """A number as a person writes it and as it parses back exactly: `64` (not `64.0`), `0.6`, `1e+20`."""
+    text = repr(float(value))
+    return text.removesuffix(".0")
+
+
 @dataclass(frozen=True, slots=True)
 class LengthDist:
     kind: str
@@ -19,8 +25,8 @@ class LengthDist:
 
     def __str__(self) -> str:
         if self.kind == "fixed":
-            return f"{self.a:g}"
-        return f"{self.kind}:{self.a:g}:{self.b:g}"
+            return plain_number(self.a)
+        return f"{self.kind}:{plain_number(self.a)}:{plain_number(self.b)}"
 
     def sample_one(self, rng: np.random.Generator) -> int:
         """`int(self.sample(1, rng)[0])`, drawing the same numbers; a fixed length without numpy's array

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadgen.spec.durations import format_duration, parse_duration_flag
+from loadgen.workload.lengths import plain_number
 
 THINK_KINDS = ("fixed", "exponential", "uniform", "lognormal")
 _FORMS = "DURATION, exponential:MEAN, uniform:LO:HI or lognormal:MEDIAN:SIGMA"
@@ -31,7 +32,7 @@ class ThinkTime:
             return f"exponential:{format_duration(self.a)}"
         if self.kind == "uniform":
             return f"uniform:{format_duration(self.a)}:{format_duration(self.b)}"
-        return f"lognormal:{format_duration(self.a)}:{self.b!r}"
+        return f"lognormal:{format_duration(self.a)}:{plain_number(self.b)}"
 
     def sample(self, rng: np.random.Generator) -> float:
         """One wait in seconds (never negative)."""
