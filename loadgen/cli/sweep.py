@@ -152,6 +152,13 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     state.spec = replace(state.spec, outputs=replace(state.spec.outputs, quiet=spec.outputs.quiet, html=spec.outputs.html))
     if not state.missing():
         raise ValueError(f"--resume {directory}: the sweep is complete; nothing to run")
+    from exporters.point_dirs import point_path
+    from loadgen.sweep.points import point_gate
+
+    for point in state.pending():  # every directory it would write, checked before anything is sent
+        point_dir = point_path(directory, point.label)
+        if state.spec.gate.enabled:
+            point_gate(state.spec, point_dir)
     return state, secrets, RunDir(directory, None)
 
 

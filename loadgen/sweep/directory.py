@@ -33,7 +33,10 @@ def _point_dirs(path: Path) -> list[Path]:
     points = path / POINTS_DIR
     if not points.is_dir():
         return []
-    return sorted(d for d in points.iterdir() if d.is_dir() and any((d / f).exists() for f in run_files()))
+    # A symbolic link is never a point's directory (goodput makes real ones): --overwrite must not follow
+    # one to remove another run's files.
+    return sorted(d for d in points.iterdir()
+                  if d.is_dir() and not d.is_symlink() and any((d / f).exists() for f in run_files()))
 
 
 def _clear(path: Path, *, overwrite: bool) -> None:
