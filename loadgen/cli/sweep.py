@@ -94,7 +94,7 @@ def _new(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Secre
     state = SweepState(spec=spec, mode=mode, length=length, points=plan_sweep(mode, length, seed=spec.load.seed))
     check_points(state, secrets)
     output = spec.outputs.output
-    run_dir = prepare_sweep_dir(Path(output) if output else None, kind="sweep", overwrite=spec.outputs.overwrite)
+    run_dir = prepare_sweep_dir(Path(output) if output is not None else None, kind="sweep", overwrite=spec.outputs.overwrite)
     return state, secrets, run_dir
 
 

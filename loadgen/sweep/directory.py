@@ -21,6 +21,7 @@ from loadgen.run.directory import (
     RunDir,
     check_writable,
     make_dirs,
+    refuse_current_dir,
     remove_created_dirs,
     run_files,
 )
@@ -67,6 +68,8 @@ def prepare_sweep_dir(output: Path | None, *, kind: str, overwrite: bool = False
                       now: dt.datetime | None = None) -> RunDir:
     """Choose, check and create the directory (OutputDirError, one line, when it cannot be used)."""
     try:
+        if output is not None:
+            refuse_current_dir(output)
         if output is None:
             run_dir = _fresh_default(kind, now or dt.datetime.now())
         elif output.exists() and not output.is_dir():

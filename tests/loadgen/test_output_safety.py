@@ -248,3 +248,22 @@ def test_a_full_disk_stops_the_run_with_one_line_and_whole_records(tmp_path: Pat
 
     assert run_cli(["report", str(out), "--quiet"]) == 0  # space is back (no limit here)
     assert json.loads((out / "summary.json").read_text())["requests"]["records"] == written
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+@pytest.mark.parametrize("given", ["", ".", "./"])
+def test_the_current_directory_is_refused_unless_empty(command: str, given: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine\n")
+    args = NO_MODEL if command == "run" else ["sweep", "--url", UNREACHABLE, "--rates", "1", "--point-requests", "1"]
+    assert run_cli([*args, "--output", given]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "--output '' or '.' is the current directory, which is not empty" in line
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_an_empty_current_directory_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert prepare_run_dir(Path("")).path == Path(".")
