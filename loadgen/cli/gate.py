@@ -92,6 +92,8 @@ def gate(
                                      slo=slo, junit=junit, markdown=markdown)
         except (LookupError, ValueError) as exc:
             raise _bad(str(exc)) from None
+        except OSError as exc:  # --junit / --markdown checked beforehand, and still not writable
+            raise typer.Exit(_write_failed(exc)) from None
         if code:
             raise typer.Exit(code)
         return 0
@@ -119,9 +121,17 @@ def gate(
         code = judge(plan, run, label=str(run_dir))
     except (LookupError, ValueError) as exc:
         raise _bad(str(exc)) from None
+    except OSError as exc:
+        raise typer.Exit(_write_failed(exc)) from None
     if code:
         raise typer.Exit(code)
     return 0
+
+
+def _write_failed(exc: OSError) -> int:
+    typer.echo(f"goodput gate: error: cannot write {exc.filename or 'an output file'}: {exc.strerror or exc}",
+               err=True)
+    return 1
 
 
 def _fraction(text: str, name: str) -> float:

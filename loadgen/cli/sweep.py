@@ -109,7 +109,8 @@ def check_points(state: SweepState, secrets: Secrets) -> None:
     if state.points[0].kind != "rate":
         samples.append(plan_point(1, "rate", 1.0, state.length, seed=state.spec.load.seed))
     for point in samples:
-        gate = point_gate(state.spec, probe_dir) if state.spec.gate.enabled else None
+        # The point's own --junit / --markdown files go into its directory, under the sweep's (checked).
+        gate = replace(point_gate(state.spec, probe_dir), junit=None, markdown=None) if state.spec.gate.enabled else None
         plan_run(point_spec(state.spec, point, run_dir=probe_dir, server_url="http://127.0.0.1:9", gate=gate), secrets)
 
 
