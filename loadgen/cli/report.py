@@ -72,6 +72,9 @@ def report(
         run = read_run(run_dir)
     except ValueError as exc:
         raise typer.BadParameter(f"unreadable run.json in {run_dir}: {exc}") from None
+    from loadgen.run.records_status import ended_by, read_status
+
+    run = {**run, **ended_by(run, read_status(run_dir))}  # a run.json never finished: what the writer kept
     settings = dict(run.get("settings", {}))
     if slo:
         try:

@@ -108,7 +108,8 @@ def _error_lines(out: Path, run: RunSoFar, state: RunState, summary: dict[str, A
     lines = []
     if writer.error is not None:
         if writer.unwritten:
-            counted = "" if _failed_to_write(run, out / RUN_FILE) else " (run.json: unwritten_records)"
+            counted = " (records.status.json: unwritten_records)" if _failed_to_write(run, out / RUN_FILE) \
+                else " (run.json: unwritten_records)"
             lost = f"{writer.unwritten} could not be written{counted}"
         else:
             lost = "the others were written once space came back"

@@ -36,10 +36,11 @@ def run_files() -> tuple[str, ...]:
     from exporters.prometheus.textfile import TEXTFILE
     from loadgen.run.layout import RECORDS_FILE, RUN_FILE
     from loadgen.run.prometheus import SECTION_FILE
+    from loadgen.run.records_status import STATUS_FILE
     from loadgen.run.scrape import SERIES_FILE
 
     return (RECORDS_FILE, RUN_FILE, "summary.json", "summary.csv", "records.parquet", TEXTFILE, SERIES_FILE,
-            SECTION_FILE, "report.html")
+            SECTION_FILE, "report.html", STATUS_FILE)
 
 
 @dataclass(frozen=True, slots=True)
