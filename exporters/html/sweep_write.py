@@ -42,8 +42,8 @@ def read_document(directory: Path, name: str, kind: str) -> dict[str, Any]:
         raise ValueError(f"{path} is not a {name} written by goodput {kind}")
     try:  # each label names a directory under points/: a name, never a path
         for p in data["points"]:
-            if isinstance(p, dict) and isinstance(p.get("plan"), dict):
-                check_label(p["plan"].get("label"))
+            if isinstance(p, dict) and isinstance(p.get("plan"), dict) and "label" in p["plan"]:
+                check_label(p["plan"]["label"])
         for label in _labels(data):
             check_label(label)
     except ValueError as exc:
