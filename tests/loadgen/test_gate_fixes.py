@@ -124,3 +124,17 @@ def test_an_output_that_fails_at_the_end_is_named_by_its_path(tmp_path: Path) ->
     errors = [OSError(28, "No space left on device", str(out / "summary.json")),
               OSError(13, "Permission denied", str(tmp_path / "ci" / "gate.xml")), OSError("no name")]
     assert failed_names(errors, out) == f"summary.json, {tmp_path / 'ci' / 'gate.xml'}, an unnamed file"
+
+
+@pytest.mark.parametrize("flag", ["--output", "--html"])
+@pytest.mark.parametrize("where", ["proc", "directory", "under-a-file"])
+def test_compare_checks_where_it_writes_before_comparing(flag: str, where: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    run = make_run(tmp_path / "run")
+    bad = _bad_paths(tmp_path)[where]
+    capsys.readouterr()
+    assert run_cli(["compare", str(run), str(run), flag, str(bad)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and f"{flag} {bad}" in lines[0], captured.err
+    assert captured.out == ""  # refused before the table
