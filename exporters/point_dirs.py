@@ -44,7 +44,7 @@ def point_path(directory: Path, label: object) -> Path:
     points = directory / POINTS_DIR
     path = points / name
     root = directory.resolve()
-    if points.is_symlink() or not _inside(points.resolve(), root) or points.resolve() == root:
+    if points.is_symlink() or points.resolve().parent != root:
         raise ValueError(f"{points} is not a directory inside {directory} (a symbolic link?)")
     if path.is_symlink() or not _inside(path.resolve(), points.resolve()):
         raise ValueError(f"{path} leads outside {points} (a symbolic link?); refusing to use it")
