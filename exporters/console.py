@@ -59,7 +59,10 @@ def _state(run: dict[str, Any]) -> str:
     if run.get("aborted"):
         return f"  [ABORTED: {run.get('abort_reason') or 'a threshold failed'}]"
     if run.get("write_error"):
-        return "  [INCOMPLETE: records could not be written]"
+        reason = str(run["write_error"]).rsplit(": ", 1)[-1]  # 'PATH: No space left on device'
+        return f"  [INCOMPLETE: records could not be written: {reason}]"
+    if run.get("ended_by"):  # `goodput report` on a run whose final run.json was never written
+        return f"  [INCOMPLETE: {run['ended_by']}]"
     lost = (run.get("workers") or {}).get("lost") or []
     if lost:
         return f"  [INCOMPLETE: {len(lost)} worker(s) lost]"

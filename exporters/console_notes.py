@@ -40,6 +40,9 @@ def requests_line(req: dict[str, Any]) -> str:
     before = [(k, _int(req.get(f"{k}_before_send"))) for k in ("failed", "cancelled")]
     if never and any(n for _, n in before):
         line += " (" + ", ".join(f"{name} {n}" for name, n in before if n) + " before sending)"
+    lost = _int(req.get("lost_with_worker"))
+    if lost:  # whether they were sent is not known: their worker died with them
+        line += f" + {lost} lost with a worker (in flight or never sent)"
     line += f"  |  {records} = ok {ok} + failed {failed} + cancelled {cancelled}"
     errors = req.get("errors")
     if isinstance(errors, dict) and errors:

@@ -19,12 +19,12 @@ from exporters.html.capacity_page import capacity_page
 from exporters.html.header import workload_text
 from exporters.html.page import render_page
 from exporters.html.sweep_page import sweep_page
+from exporters.point_dirs import check_label, point_path
 
 SWEEP_FILE = "sweep.json"
 CAPACITY_FILE = "capacity.json"
 SWEEP_REPORT_FILE = "sweep.html"
 CAPACITY_REPORT_FILE = "capacity.html"
-POINTS_DIR = "points"
 POINT_REPORT = "report.html"
 RUN_FILE = "run.json"
 
@@ -40,6 +40,14 @@ def read_document(directory: Path, name: str, kind: str) -> dict[str, Any]:
         raise ValueError(f"{path} is not valid JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("kind") != kind or not isinstance(data.get("points"), list):
         raise ValueError(f"{path} is not a {name} written by goodput {kind}")
+    try:  # each label names a directory under points/: a name, never a path
+        for p in data["points"]:
+            if isinstance(p, dict) and isinstance(p.get("plan"), dict) and "label" in p["plan"]:
+                check_label(p["plan"]["label"])
+        for label in _labels(data):
+            check_label(label)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     return data
 
 
@@ -48,7 +56,10 @@ def point_links(directory: Path, labels: Iterable[str], page: Path) -> dict[str,
     base = page.resolve().parent
     links = {}
     for label in labels:
-        report = directory / POINTS_DIR / label / POINT_REPORT
+        try:
+            report = point_path(directory, label) / POINT_REPORT
+        except ValueError:  # leads outside DIR/points: not one of its reports
+            continue
         if report.is_file():
             links[label] = quote(Path(os.path.relpath(report.resolve(), base)).as_posix())
     return links
@@ -58,7 +69,7 @@ def point_run(directory: Path, labels: Iterable[str]) -> tuple[str | None, str |
     """(model, workload) as the first point with a readable run.json says."""
     for label in labels:
         try:
-            run = json.loads((directory / POINTS_DIR / label / RUN_FILE).read_text())
+            run = json.loads((point_path(directory, label) / RUN_FILE).read_text())
         except (OSError, ValueError):
             continue
         if isinstance(run, dict):

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prometheus_client import CollectorRegistry, write_to_textfile
+from prometheus_client import CollectorRegistry, generate_latest
+
+from exporters.files import write_atomic
 
 TEXTFILE = "metrics.prom"
 
 
 def write_textfile(path: Path, registry: CollectorRegistry) -> Path:
-    """Write `registry` to `path` atomically; returns the path."""
+    """Write `registry` to `path` atomically; returns the path. A failed write raises OSError naming `path`
+    (never a temporary file, nor no file at all) and leaves no temporary file behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_to_textfile(str(path), registry)
+    write_atomic(path, generate_latest(registry))
     return path

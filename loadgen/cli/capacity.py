@@ -122,7 +122,7 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     plan_run(point_spec(probe_spec, sample, run_dir=Path("points") / "check", server_url="http://127.0.0.1:9"),
              secrets)
     output = spec.outputs.output
-    run_dir = prepare_sweep_dir(Path(output) if output else None, kind="capacity", overwrite=spec.outputs.overwrite)
+    run_dir = prepare_sweep_dir(Path(output) if output is not None else None, kind="capacity", overwrite=spec.outputs.overwrite)
     job = CapacityJob(spec=probe_spec, secrets=secrets, settings=settings, length=length,
                       ceiling_concurrency=ceiling, gate=gate, quiet=spec.outputs.quiet)
     return job, run_dir

@@ -92,6 +92,8 @@ def gate(
                                      slo=slo, junit=junit, markdown=markdown)
         except (LookupError, ValueError) as exc:
             raise _bad(str(exc)) from None
+        except OSError as exc:  # --junit / --markdown checked beforehand, and still not writable
+            raise typer.Exit(_write_failed(exc)) from None
         if code:
             raise typer.Exit(code)
         return 0
@@ -119,9 +121,17 @@ def gate(
         code = judge(plan, run, label=str(run_dir))
     except (LookupError, ValueError) as exc:
         raise _bad(str(exc)) from None
+    except OSError as exc:
+        raise typer.Exit(_write_failed(exc)) from None
     if code:
         raise typer.Exit(code)
     return 0
+
+
+def _write_failed(exc: OSError) -> int:
+    typer.echo(f"goodput gate: error: cannot write {exc.filename or 'an output file'}: {exc.strerror or exc}",
+               err=True)
+    return 1
 
 
 def _fraction(text: str, name: str) -> float:
@@ -154,13 +164,19 @@ def compare(
     from exporters.console import render_table
     from exporters.markdown import change_cells, compare_markdown, compare_rule_text, write_markdown
     from loadgen.run.gate import EXIT_THRESHOLDS_FAILED
+    from loadgen.run.output_files import check_output_file
     from metrics.gate.compare import DEFAULT_STATS, compare_runs, parse_stat
     from metrics.records.frame import frame_from_jsonl
     from metrics.summary.run_samples import RunSamples
     from metrics.units import parse_duration
 
-    if html is not None and html.is_dir():
-        raise _bad(f"--html {html} is a directory; give a file path")
+    try:  # both written at the end: checked before the runs are read
+        if output is not None or cand_dir.is_dir():  # a missing candidate is reported as such below
+            check_output_file(output or cand_dir / "compare.md", "--output")
+        if html is not None:
+            check_output_file(html, "--html")
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
     run_dirs = [*base_dirs, cand_dir]
     stats = list(stat or DEFAULT_STATS)
     min_rel = _fraction(min_change, "--min-change")

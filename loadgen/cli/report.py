@@ -36,9 +36,10 @@ otherwise the one the run wrote from the same records stands. Server figures scr
 (server_prometheus.json) are put back into summary.json.
 
 Lines of records.jsonl that are not records (not JSON, not an object, a required field missing, a field of
-the wrong type) are skipped, counted and listed in summary.json "input", and reported on stderr; the rest
-is summarised. Exit 1 when any was skipped, unless --allow-damaged. A last line cut short by a kill is
-left out and reported, and alone does not change the exit code.
+the wrong type, a request id an earlier record has) are skipped, counted and listed in summary.json
+"input", and reported on stderr; the rest is summarised. Exit 1 when any was skipped, unless
+--allow-damaged. A last line cut short by a kill is left out and reported, and alone does not change
+the exit code.
 
 --html writes a self-contained HTML report with plots (it opens from disk with no network): the summary and
 bucket tables, the SLO and the run's thresholds with pass/fail, latency CDFs, the run over time, the server
@@ -72,6 +73,9 @@ def report(
         run = read_run(run_dir)
     except ValueError as exc:
         raise typer.BadParameter(f"unreadable run.json in {run_dir}: {exc}") from None
+    from loadgen.run.records_status import ended_by, read_status
+
+    run = {**run, **ended_by(run, read_status(run_dir))}  # a run.json never finished: what the writer kept
     settings = dict(run.get("settings", {}))
     if slo:
         try:

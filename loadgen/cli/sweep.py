@@ -94,7 +94,7 @@ def _new(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Secre
     state = SweepState(spec=spec, mode=mode, length=length, points=plan_sweep(mode, length, seed=spec.load.seed))
     check_points(state, secrets)
     output = spec.outputs.output
-    run_dir = prepare_sweep_dir(Path(output) if output else None, kind="sweep", overwrite=spec.outputs.overwrite)
+    run_dir = prepare_sweep_dir(Path(output) if output is not None else None, kind="sweep", overwrite=spec.outputs.overwrite)
     return state, secrets, run_dir
 
 
@@ -109,7 +109,8 @@ def check_points(state: SweepState, secrets: Secrets) -> None:
     if state.points[0].kind != "rate":
         samples.append(plan_point(1, "rate", 1.0, state.length, seed=state.spec.load.seed))
     for point in samples:
-        gate = point_gate(state.spec, probe_dir) if state.spec.gate.enabled else None
+        # The point's own --junit / --markdown files go into its directory, under the sweep's (checked).
+        gate = replace(point_gate(state.spec, probe_dir), junit=None, markdown=None) if state.spec.gate.enabled else None
         plan_run(point_spec(state.spec, point, run_dir=probe_dir, server_url="http://127.0.0.1:9", gate=gate), secrets)
 
 
@@ -152,6 +153,13 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     state.spec = replace(state.spec, outputs=replace(state.spec.outputs, quiet=spec.outputs.quiet, html=spec.outputs.html))
     if not state.missing():
         raise ValueError(f"--resume {directory}: the sweep is complete; nothing to run")
+    from exporters.point_dirs import point_path
+    from loadgen.sweep.points import point_gate
+
+    for point in state.pending():  # every directory it would write, checked before anything is sent
+        point_dir = point_path(directory, point.label)
+        if state.spec.gate.enabled:
+            point_gate(state.spec, point_dir)
     return state, secrets, RunDir(directory, None)
 
 

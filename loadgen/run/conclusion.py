@@ -108,7 +108,8 @@ def _error_lines(out: Path, run: RunSoFar, state: RunState, summary: dict[str, A
     lines = []
     if writer.error is not None:
         if writer.unwritten:
-            counted = "" if _failed_to_write(run, out / RUN_FILE) else " (run.json: unwritten_records)"
+            counted = " (records.status.json: unwritten_records)" if _failed_to_write(run, out / RUN_FILE) \
+                else " (run.json: unwritten_records)"
             lost = f"{writer.unwritten} could not be written{counted}"
         else:
             lost = "the others were written once space came back"
@@ -117,10 +118,11 @@ def _error_lines(out: Path, run: RunSoFar, state: RunState, summary: dict[str, A
     elif state.failure is not None:
         lines.append(f"goodput: error: dispatching stopped: {state.failure}")
     if run.output_errors:
-        names = ", ".join(dict.fromkeys(Path(e.filename).name if e.filename else "?" for e in run.output_errors))
+        from loadgen.run.output_files import failed_names
+
         reason = run.output_errors[0].strerror or str(run.output_errors[0])
-        lines.append(f"goodput: error: could not write {names} in {out} ({reason}); `goodput report {out}` "
-                     "rebuilds the summaries from records.jsonl")
+        lines.append(f"goodput: error: could not write {failed_names(run.output_errors, out)} (results in {out}; "
+                     f"{reason}); `goodput report {out}` rebuilds the summaries from records.jsonl")
     if summary is not None and not state.interrupted:
         line = _nothing_succeeded(summary)
         if line is not None:

@@ -4,6 +4,7 @@
   cut or mixed with a new one; `--overwrite` removes exactly those files first, nothing else in DIR.
 - A run file name that exists as a directory is refused even with `--overwrite` (it is never removed).
 - The directory must be creatable and writable: a probe file is created and removed in it.
+- `--output ''` or `.` (the current directory) is refused unless that directory is empty.
 - The default `runs/<timestamp>` is created with an exclusive mkdir, so two runs started in the same
   second get two directories (`runs/<timestamp>-2`, ...).
 - A run that ends before its first request is sent leaves nothing behind: `discard` removes the files it
@@ -35,10 +36,11 @@ def run_files() -> tuple[str, ...]:
     from exporters.prometheus.textfile import TEXTFILE
     from loadgen.run.layout import RECORDS_FILE, RUN_FILE
     from loadgen.run.prometheus import SECTION_FILE
+    from loadgen.run.records_status import STATUS_FILE
     from loadgen.run.scrape import SERIES_FILE
 
     return (RECORDS_FILE, RUN_FILE, "summary.json", "summary.csv", "records.parquet", TEXTFILE, SERIES_FILE,
-            SECTION_FILE, "report.html")
+            SECTION_FILE, "report.html", STATUS_FILE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,14 @@ def _clear_earlier_run(path: Path, *, overwrite: bool, notice: Callable[[str], N
     notice(f"goodput: --overwrite: removed the earlier run's {', '.join(present)} from {path}")
 
 
+def refuse_current_dir(output: Path) -> None:
+    """`--output ''` or `--output .` is the current directory: taken only while it is empty, so a run is
+    never spread among files it did not write by an option left empty by mistake (OutputDirError)."""
+    if output == Path(".") and output.is_dir() and any(output.iterdir()):
+        raise OutputDirError("--output '' or '.' is the current directory, which is not empty; give the "
+                             "results a directory of their own")
+
+
 def check_writable(path: Path) -> None:
     fd, probe = tempfile.mkstemp(dir=path, prefix=".goodput-probe-")
     os.close(fd)
@@ -127,6 +137,7 @@ def _prepare(output: Path | None, *, overwrite: bool, now: dt.datetime | None,
         except OSError as exc:
             raise OutputDirError(f"cannot create a run directory under {DEFAULT_ROOT}: {_why(exc)}") from None
     else:
+        refuse_current_dir(output)
         if output.exists() and not output.is_dir():
             raise OutputDirError(f"--output {output} exists and is not a directory")
         if output.is_dir():

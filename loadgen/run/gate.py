@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from exporters.junit import write_junit
 from exporters.markdown import gate_markdown, write_markdown
+from loadgen.run.output_files import check_output_files
 from loadgen.run.outputs import RECORDS_FILE, read_run, run_summary_config
 from loadgen.run.runner import RunState
 from loadgen.spec.run_spec import RunSpec
@@ -90,6 +91,7 @@ def build_gate_plan(
         markdown=markdown or (cfg.markdown if cfg else None),
         slo=list(cfg.slo) if cfg else [],
     )
+    check_output_files(junit=plan.junit, markdown=plan.markdown)
     delay = abort_delay_s if abort_delay_s is not None else (cfg.abort_delay_s if cfg else None)
     if delay is not None:
         plan.abort_delay_s = delay
@@ -119,6 +121,7 @@ def gate_plan(spec: RunSpec) -> GatePlan | None:
                     baseline_dir=Path(gate.baseline) if gate.baseline is not None else None,
                     junit=Path(gate.junit) if gate.junit is not None else None,
                     markdown=Path(gate.markdown) if gate.markdown is not None else None)
+    check_output_files(junit=plan.junit, markdown=plan.markdown)
     if gate.abort_delay_s is not None:
         plan.abort_delay_s = gate.abort_delay_s
     if gate.abort_interval_s is not None:

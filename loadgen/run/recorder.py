@@ -9,6 +9,10 @@ truncated back to the end of the last whole record. The record is kept in memory
 every later record retries the write (space may come back), and `close` tries once more; what is still
 unwritten then is counted (`unwritten`). The failed call raises `RecordWriteError`, so the runner stops
 dispatching; the first error is kept in `error`.
+
+With `status`, that count and the error are also kept in records.status.json (created before the
+records file, then only rewritten in place: see loadgen.run.records_status), where a full disk that
+stops the final run.json cannot take them away.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Protocol
 
 import orjson
 
+from loadgen.run.records_status import StatusFile
 from metrics.records.record import RequestRecord
 
 
@@ -48,9 +53,16 @@ def open_for_append(path: Path) -> RawFile:
 
 
 class RecordWriter:
-    def __init__(self, path: Path, *, opener: Callable[[Path], RawFile] = open_for_append):
+    def __init__(self, path: Path, *, opener: Callable[[Path], RawFile] = open_for_append,
+                 status: Path | None = None):
         self.path = path
-        self._file: RawFile | None = opener(path)
+        self._status = StatusFile(status) if status is not None else None  # first: while there is space
+        try:
+            self._file: RawFile | None = opener(path)
+        except BaseException:
+            if self._status is not None:
+                self._status.close_fd()
+            raise
         self._size = self._file.tell()  # end of the last whole record on disk
         self.written = 0  # records on disk
         self.pending: list[bytes] = []  # records not (yet) on disk, oldest first
@@ -84,10 +96,25 @@ class RecordWriter:
             self._cut_back()
             if self.error is None:  # kept naming the file: a failed write() does not
                 self.error = OSError(exc.errno, exc.strerror, str(self.path)) if exc.errno else exc
+            self._report()
             raise RecordWriteError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}") from exc
         self._size += done
         self.written += len(self.pending)
         self.pending.clear()
+        if self.error is not None:
+            self._report()  # written after all: none unwritten any more
+
+    def _report(self, *, closed: bool = False) -> None:
+        if self._status is None:
+            return
+        error = None
+        if self.error is not None:
+            reason = self.error.strerror or str(self.error)
+            error = f"{self.error.filename}: {reason}" if self.error.filename else reason
+        if closed:
+            self._status.close(unwritten=self.unwritten, error=error)
+        else:
+            self._status.update(unwritten=self.unwritten, error=error)
 
     def _cut_back(self) -> None:
         assert self._file is not None
@@ -108,3 +135,4 @@ class RecordWriter:
         except OSError as exc:
             self.error = self.error or exc
         self._file = None
+        self._report(closed=True)

@@ -30,6 +30,7 @@ from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, 
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters, start_exporters
 from loadgen.run.recorder import RecordWriter
+from loadgen.run.records_status import STATUS_FILE
 from loadgen.run.roofline import spec_from_models_entry
 from loadgen.run.runner import GcFreezer, Runner
 from loadgen.run.scrape import SCRAPE_TIMEOUT_S
@@ -106,7 +107,7 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
         "complete": False,
     }
     write_json(out / RUN_FILE, run.run_info)
-    run.writer = RecordWriter(out / RECORDS_FILE)
+    run.writer = RecordWriter(out / RECORDS_FILE, status=out / STATUS_FILE)
     return client
 
 

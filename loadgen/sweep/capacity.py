@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from exporters.files import write_json
+from exporters.point_dirs import point_path
 from loadgen.run.directory import RunDir
 from loadgen.run.embedded import EmbeddedServerError
 from loadgen.run.gate import GatePlan
@@ -99,7 +100,7 @@ class _Search:
 
 def _run(search: _Search, point: PointPlan, out: Path) -> PointOutcome:
     assert search.server is not None
-    point_dir = out / POINTS_DIR / point.label
+    point_dir = point_path(out, point.label)  # ValueError: a symbolic link leading outside the search
     progress(f"{point.label} ...", quiet=search.job.quiet)
     return run_point(point_spec(search.job.spec, point, run_dir=point_dir, server_url=search.server.url),
                      search.job.secrets)
@@ -199,6 +200,8 @@ def run_capacity(job: CapacityJob, run_dir: RunDir) -> int:
         search.error = f"the reference server could not start: {exc}"
     except OSError as exc:  # capacity.json cannot be written (disk full, permissions)
         search.error = f"cannot write {exc.filename or out}: {exc.strerror or exc}"
+    except ValueError as exc:  # a point directory that leads outside the search (point_path)
+        search.error = str(exc)
     return _finish(search, run_dir)
 
 

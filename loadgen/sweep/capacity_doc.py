@@ -78,6 +78,14 @@ def read_capacity(directory: Path) -> dict[str, Any]:
         raise ValueError(f"{path} is not valid JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("kind") != "capacity" or not isinstance(data.get("capacity"), dict):
         raise ValueError(f"{path} is not a capacity.json written by goodput capacity")
+    from exporters.point_dirs import check_label
+
+    points = data.get("points")
+    for row in points if isinstance(points, list) else []:  # each label names a directory under points/, never a path
+        try:
+            check_label(row.get("label") if isinstance(row, dict) else None)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
     return data
 
 

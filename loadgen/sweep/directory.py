@@ -21,6 +21,7 @@ from loadgen.run.directory import (
     RunDir,
     check_writable,
     make_dirs,
+    refuse_current_dir,
     remove_created_dirs,
     run_files,
 )
@@ -33,7 +34,10 @@ def _point_dirs(path: Path) -> list[Path]:
     points = path / POINTS_DIR
     if not points.is_dir():
         return []
-    return sorted(d for d in points.iterdir() if d.is_dir() and any((d / f).exists() for f in run_files()))
+    # A symbolic link is never a point's directory (goodput makes real ones): --overwrite must not follow
+    # one to remove another run's files.
+    return sorted(d for d in points.iterdir()
+                  if d.is_dir() and not d.is_symlink() and any((d / f).exists() for f in run_files()))
 
 
 def _clear(path: Path, *, overwrite: bool) -> None:
@@ -64,6 +68,8 @@ def prepare_sweep_dir(output: Path | None, *, kind: str, overwrite: bool = False
                       now: dt.datetime | None = None) -> RunDir:
     """Choose, check and create the directory (OutputDirError, one line, when it cannot be used)."""
     try:
+        if output is not None:
+            refuse_current_dir(output)
         if output is None:
             run_dir = _fresh_default(kind, now or dt.datetime.now())
         elif output.exists() and not output.is_dir():

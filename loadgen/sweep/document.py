@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from exporters.files import write_json
+from exporters.point_dirs import check_label, check_labels
 from loadgen.spec.run_spec import RunSpec
 from loadgen.sweep.points import PointLength, PointPlan
 from loadgen.sweep.report import write_points_csv
@@ -84,7 +85,9 @@ class SweepState:
         try:
             length = data["length"]
             points = [PointPlan.from_json(p["plan"]) for p in data["points"]]
-            rows = {p["row"]["label"]: dict(p["row"]) for p in data["points"] if p["row"].get("status") == "done"}
+            check_labels(p.label for p in points)  # names of directories under points/, never paths
+            rows = {check_label(p["row"]["label"]): dict(p["row"]) for p in data["points"]
+                    if p["row"].get("status") == "done"}
             mode = dict(data["mode"])
             state = cls(spec=RunSpec.from_json(data["spec"]), mode=mode,
                         length=PointLength(length["duration_s"], length["requests"], length["warmup_s"]),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.run.gate import GatePlan, judge
+from loadgen.run.output_files import check_output_files
 from loadgen.sweep.capacity_doc import read_capacity
 from metrics.gate.config import load_gate_config
 from metrics.gate.evaluate import RunView
@@ -38,6 +39,7 @@ def capacity_gate_plan(thresholds: Sequence[Threshold], *, baseline: Path | None
     """The gate of a capacity search, its baseline (another capacity search) loaded now: ValueError for
     anything that is wrong, before the search sends a request."""
     check_capacity_thresholds(thresholds)
+    check_output_files(junit=junit, markdown=markdown)
     relative = [t.text for t in thresholds if t.needs_baseline]
     if relative and baseline is None:
         raise ValueError(f"threshold {relative[0]!r} is relative to a baseline: pass --baseline CAPACITY_DIR")

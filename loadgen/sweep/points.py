@@ -149,6 +149,9 @@ def point_gate(base: RunSpec, run_dir: Path) -> GateSpec:
     """A sweep point's thresholds: the run's own, with --junit and --markdown written into the point's
     directory under the names given (one file per point, never overwritten by the next)."""
     g = base.gate
+    for flag, given in (("--junit", g.junit), ("--markdown", g.markdown)):
+        if given and Path(given).name in ("", ".", ".."):
+            raise ValueError(f"{flag} {given!r} names no file (a sweep writes it into each point's directory)")
     return replace(g, junit=str(run_dir / Path(g.junit).name) if g.junit else None,
                    markdown=str(run_dir / Path(g.markdown).name) if g.markdown else None)
 

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from exporters.point_dirs import point_path
 from loadgen.run.directory import RunDir
 from loadgen.run.embedded import EmbeddedServerError
 from loadgen.spec.secrets import Secrets
@@ -116,7 +117,7 @@ def _plan_auto_rates(state: SweepState, ceiling_row: dict[str, object]) -> str |
 def _run_one(state: SweepState, point: PointPlan, server: SharedServer, secrets: Secrets,
              sweep_dir: Path) -> int:
     """Run a point, record its row; its exit code."""
-    point_dir = sweep_dir / POINTS_DIR / point.label
+    point_dir = point_path(sweep_dir, point.label)  # ValueError: it would lead outside the sweep
     gate = point_gate(state.spec, point_dir) if state.spec.gate.enabled else GateSpec()
     outcome = run_point(point_spec(state.spec, point, run_dir=point_dir, server_url=server.url, gate=gate), secrets)
     status = "interrupted" if outcome.interrupted else ("done" if outcome.has_data else "failed")
@@ -159,6 +160,8 @@ def run_sweep(state: SweepState, secrets: Secrets, run_dir: RunDir, *, quiet: bo
         state.interrupted = True
     except EmbeddedServerError as exc:
         stopped = f"the reference server could not start: {exc}"
+    except ValueError as exc:  # a point directory that leads outside the sweep (point_path)
+        stopped = str(exc)
     except OSError as exc:  # sweep.json or sweep.csv cannot be written (disk full, permissions)
         stopped = f"cannot write {exc.filename or sweep_dir}: {exc.strerror or exc}"
     if not ran_any:

@@ -21,7 +21,7 @@ from metrics.records import arrow_columns as columns
 from metrics.records.arrow_check import check_decoded, damaged_rows
 from metrics.records.frame import SERVER_PHASES, STATUS_CODES, RequestFrame, check_chunk_order
 from metrics.records.line_index import LineIndex, index_lines
-from metrics.records.record_check import InputReport, line_problem
+from metrics.records.record_check import InputReport, duplicate_id, line_problem
 
 IntArray = npt.NDArray[np.int64]
 
@@ -82,8 +82,31 @@ def read_records_checked(path: str | Path) -> tuple[Any, InputReport]:
                 raise pa.ArrowInvalid(f"line {number}: refused by the column checks only")
             report.skip(number, reason)
         table = table.filter(pa.array(~bad))
+        numbers = numbers[~bad]
+    table = _drop_duplicates(table, numbers, report)
     report.records = table.num_rows
     return table, report
+
+
+def _drop_duplicates(table: Any, numbers: npt.NDArray[np.int64], report: InputReport) -> Any:
+    """The table without the records whose id an earlier record has (listed in `report`, in line order
+    with the other skipped lines, as the line reader lists them)."""
+    import pyarrow as pa
+
+    if table.num_rows < 2:
+        return table
+    ids = table.column("id").to_numpy(zero_copy_only=False)
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    later = np.ones(ids.size, dtype=np.bool_)
+    later[first] = False
+    if not later.any():
+        return table
+    first_lines = numbers[first[inverse]]
+    for number, rid, first_line in zip(numbers[later].tolist(), ids[later].tolist(), first_lines[later].tolist(),
+                                       strict=True):
+        report.skip(number, duplicate_id(rid, first_line))
+    report.skipped.sort()
+    return table.filter(pa.array(~later))
 
 
 def _ends_with_newline(path: Path) -> bool:

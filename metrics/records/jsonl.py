@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from metrics.records.columns import Columns, RequestFrame, gc_paused
-from metrics.records.record_check import NOT_JSON, InputReport, decode, is_blank, record_problem
+from metrics.records.record_check import NOT_JSON, InputReport, decode, duplicate_id, is_blank, record_problem
 
 
 def _get(d: dict[str, Any], key: str, default: Any) -> Any:
@@ -39,6 +39,7 @@ def _add(cols: Columns, d: dict[str, Any]) -> None:
 def frame_from_lines(lines: Iterable[bytes], report: InputReport) -> RequestFrame:
     """A frame from a file's lines (each ends with a newline but perhaps the last); `report` is filled in."""
     cols = Columns()
+    first_line: dict[int, int] = {}  # request id → the line of its record
     with gc_paused():
         for number, raw in enumerate(lines, start=1):
             report.lines = number
@@ -56,6 +57,10 @@ def frame_from_lines(lines: Iterable[bytes], report: InputReport) -> RequestFram
             problem = record_problem(data)
             if problem is not None:
                 report.skip(number, problem)
+                continue
+            first = first_line.setdefault(data["id"], number)
+            if first != number:
+                report.skip(number, duplicate_id(data["id"], first))
                 continue
             _add(cols, data)
             report.records += 1

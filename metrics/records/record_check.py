@@ -13,6 +13,10 @@ Fields goodput does not write are ignored, whatever they hold. A wrong type in a
 whole line unusable rather than nulling the field: goodput never writes one, so such a line was damaged
 or edited, and none of its fields can be trusted.
 
+A request has one record, so a record whose `id` an earlier record of the file already has is damage too
+(a file concatenated with itself, lines copied twice): the first stays, each later one is skipped, so no
+request is counted twice.
+
 Blank lines (spaces, tabs, CR only) are neither records nor damage. The last line of a file, when it has
 no newline and is not JSON, is a torn line: a run killed mid-write (SIGKILL, power loss) leaves one, so it
 is reported on its own and not counted as skipped. Every other line that is not a record is skipped and
@@ -75,6 +79,11 @@ class InputReport:
             "skipped_lines": [{"line": line, "reason": reason} for line, reason in self.skipped[:SHOWN_SKIPPED]],
             "torn_last_line": self.torn_last_line,
         }
+
+
+def duplicate_id(rid: int, first_line: int) -> str:
+    """The reason a record is skipped when an earlier line holds its request."""
+    return f"duplicate id {rid} (first on line {first_line})"
 
 
 def is_blank(raw: bytes) -> bool:

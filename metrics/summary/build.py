@@ -8,7 +8,8 @@ block over the unitless per-request fluidity index, empty unless fluidity was as
 
 `requests` counts every record: `records` (one per request the run started), split two ways —
 `sent` (its bytes were written) + `never_sent` (failed, e.g. a connect error, or cancelled before
-that), and `succeeded` + `failed` + `cancelled`; the `in_window_*` counts split the measured ones
+that) + `lost_with_worker` (in flight or never sent: its worker died, metrics.summary.lost), and
+`succeeded` + `failed` + `cancelled`; the `in_window_*` counts split the measured ones
 (REQUEST_IDENTITIES lists every identity). A request that succeeded was always sent.
 
 The client-saturation flag looks at dispatch lag of every measured request that was sent, whatever
@@ -46,6 +47,7 @@ from metrics.summary.buckets import (
     tag_dimensions,
     turn_dimensions,
 )
+from metrics.summary.lost import lost_with_worker
 from metrics.summary.server_side import server_section
 from metrics.summary.sessions import sessions_section
 from metrics.summary.tokens import cache_share, tokens_section
@@ -54,7 +56,7 @@ from metrics.summary.window import Window, measurement_window, throughput
 SCHEMA_VERSION = 2  # 2: `requests.sent` counts only requests that were sent; `records` counts them all
 # How the `requests` counters add up; README and the console state the same.
 REQUEST_IDENTITIES: tuple[str, ...] = (
-    "records = sent + never_sent",
+    "records = sent + never_sent + lost_with_worker",
     "records = succeeded + failed + cancelled",
     "never_sent = failed_before_send + cancelled_before_send",
     "in_window = in_window_ok + in_window_failed + in_window_cancelled",
@@ -215,11 +217,13 @@ def _requests(frame: RequestFrame, window: Window) -> dict[str, Any]:
         kind or "unknown" for kind, status in zip(frame.error_kind, frame.status.tolist(), strict=True) if status != OK
     )
     m = window.measured
-    unsent = ~frame.has_sent
+    lost = lost_with_worker(frame)  # sent or not, nobody knows: counted apart (metrics.summary.lost)
+    unsent = ~frame.has_sent & ~lost
     return {
         "records": frame.n,
         "sent": int(frame.has_sent.sum()),
         "never_sent": int(unsent.sum()),
+        "lost_with_worker": int(lost.sum()),
         "succeeded": int((frame.status == OK).sum()),
         "failed": int((frame.status == ERROR).sum()),
         "cancelled": int((frame.status == CANCELLED).sum()),

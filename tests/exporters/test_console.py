@@ -137,7 +137,9 @@ def test_exact_server_phase_times_are_printed() -> None:
 @pytest.mark.parametrize(("run", "state"), [
     ({"complete": False, "interrupted": True}, "[INCOMPLETE: interrupted]"),
     ({"complete": False, "write_error": "records.jsonl: No space left on device"},
-     "[INCOMPLETE: records could not be written]"),
+     "[INCOMPLETE: records could not be written: No space left on device]"),
+    ({"complete": False, "ended_by": "killed or still running: records.jsonl was never closed"},
+     "[INCOMPLETE: killed or still running: records.jsonl was never closed]"),
     ({"complete": False, "workers": {"lost": [{"worker": 1, "reason": "exited with -9"}]}},
      "[INCOMPLETE: 1 worker(s) lost]"),
     ({"complete": True}, ""),

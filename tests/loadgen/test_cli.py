@@ -165,6 +165,12 @@ def test_sigkill_keeps_records_and_report_rebuilds(tmp_path: Path) -> None:
     assert (out / "metrics.prom").is_file() and (out / "records.parquet").is_file()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["requests"]["records"] == n and summary["run"]["complete"] is False
+    # Not "interrupted": all the files can tell is that the records were never closed.
+    assert summary["run"]["ended_by"] == "killed or still running: records.jsonl was never closed"
+    from exporters.console import format_summary
+
+    assert format_summary(summary).splitlines()[0].endswith(
+        "[INCOMPLETE: killed or still running: records.jsonl was never closed]")
 
 
 # Runs the installed console script, but first makes the import of MODULE announce itself (the marker

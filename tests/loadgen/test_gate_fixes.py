@@ -81,3 +81,60 @@ def test_the_run_gate_summary_is_on_stdout_when_it_fails(tmp_path: Path, capsys:
         "FAIL ttft:p(50) < 10ms  measured 40 ms, limit 10 ms",
         "thresholds: 1 of 1 failed",
     ]
+
+
+def _bad_paths(tmp_path: Path) -> dict[str, Path]:
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "adir").mkdir(exist_ok=True)
+    return {"proc": Path("/proc/goodput-x/gate.xml"), "directory": tmp_path / "adir",
+            "under-a-file": tmp_path / "afile" / "gate.xml"}
+
+
+@pytest.mark.parametrize("flag", ["--junit", "--markdown"])
+@pytest.mark.parametrize("where", ["proc", "directory", "under-a-file"])
+def test_gate_outputs_are_checked_with_one_line(flag: str, where: str, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    run = make_run(tmp_path / "run")
+    bad = _bad_paths(tmp_path)[where]
+    capsys.readouterr()
+    assert run_cli(["gate", str(run), "--threshold", "ttft:p(99) < 1s", flag, str(bad)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and f"{flag} {bad}" in lines[0] and "Traceback" not in captured.err, captured.err
+    assert captured.out == ""  # refused before judging anything
+
+
+@pytest.mark.parametrize("where", ["proc", "directory", "under-a-file"])
+def test_run_checks_its_gate_outputs_before_sending(where: str, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _bad_paths(tmp_path)[where]
+    out = tmp_path / "run"
+    code = run_cli(["run", "--url", "http://127.0.0.1:9", "--requests", "2", "--quiet", "--output", str(out),
+                    "--threshold", "ttft:p(99) < 1s", "--junit", str(bad)])
+    assert code == 2  # a usage error before the model probe (which would exit 1) and before the directory
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"--junit {bad}" in lines[0], lines
+    assert not out.exists()
+
+
+def test_an_output_that_fails_at_the_end_is_named_by_its_path(tmp_path: Path) -> None:
+    from loadgen.run.output_files import failed_names
+
+    out = tmp_path / "run"
+    errors = [OSError(28, "No space left on device", str(out / "summary.json")),
+              OSError(13, "Permission denied", str(tmp_path / "ci" / "gate.xml")), OSError("no name")]
+    assert failed_names(errors, out) == f"summary.json, {tmp_path / 'ci' / 'gate.xml'}, an unnamed file"
+
+
+@pytest.mark.parametrize("flag", ["--output", "--html"])
+@pytest.mark.parametrize("where", ["proc", "directory", "under-a-file"])
+def test_compare_checks_where_it_writes_before_comparing(flag: str, where: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    run = make_run(tmp_path / "run")
+    bad = _bad_paths(tmp_path)[where]
+    capsys.readouterr()
+    assert run_cli(["compare", str(run), str(run), flag, str(bad)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and f"{flag} {bad}" in lines[0], captured.err
+    assert captured.out == ""  # refused before the table

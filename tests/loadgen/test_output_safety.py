@@ -248,3 +248,61 @@ def test_a_full_disk_stops_the_run_with_one_line_and_whole_records(tmp_path: Pat
 
     assert run_cli(["report", str(out), "--quiet"]) == 0  # space is back (no limit here)
     assert json.loads((out / "summary.json").read_text())["requests"]["records"] == written
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+@pytest.mark.parametrize("given", ["", ".", "./"])
+def test_the_current_directory_is_refused_unless_empty(command: str, given: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine\n")
+    args = NO_MODEL if command == "run" else ["sweep", "--url", UNREACHABLE, "--rates", "1", "--point-requests", "1"]
+    assert run_cli([*args, "--output", given]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "--output '' or '.' is the current directory, which is not empty" in line
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_an_empty_current_directory_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert prepare_run_dir(Path("")).path == Path(".")
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 128 KiB tmpfs: a disk that really fills up (ENOSPC for every file), where mounting one is allowed."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_keeps_the_count_of_lost_records_for_report(tiny_disk: Path, server: str, tmp_path: Path) -> None:
+    import shutil
+
+    out = tiny_disk / "run"
+    proc = subprocess.run([GOODPUT, "run", "--url", server, "--requests", "300", "--rate", "100", "--prompt-tokens", "20",
+                           "--output-tokens", "4", "--quiet", "--server-metrics", "none", "--no-html", "--output",
+                           str(out)], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 1, proc.stderr
+    found = re.search(r"records.jsonl holds (\d+) of them, (\d+) could not be written", proc.stderr)
+    assert found, proc.stderr
+    written, unwritten = map(int, found.groups())
+    assert "?" not in proc.stderr and "unnamed" not in proc.stderr  # every file that failed is named
+    assert "could not write metrics.prom, run.json, summary.json" in proc.stderr
+    assert "interrupted" not in json.loads((out / "run.json").read_text())  # the final run.json never made it
+
+    freed = tmp_path / "copy"  # space is back: the same files on a disk with room
+    shutil.copytree(out, freed)
+    report = subprocess.run([GOODPUT, "report", str(freed)], capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    header = report.stdout.splitlines()[0]
+    assert header.endswith("[INCOMPLETE: records could not be written: No space left on device]"), header
+    assert f"requests: {written} = {written} sent" in report.stdout
+    assert f"the run could not write {unwritten} record(s)" in report.stderr and unwritten > 0

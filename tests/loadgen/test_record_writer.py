@@ -134,3 +134,54 @@ async def test_a_failing_record_hook_stops_dispatching_and_every_request_is_coun
     assert state.sent < 50  # stopped at the first failure, not after all 200
     assert state.sent == state.done == len(state.records) == len(after)  # every hook saw every record
     assert unhandled == []
+
+
+def test_the_unwritten_count_is_kept_in_a_status_file_rewritten_in_place(tmp_path: Path) -> None:
+    from loadgen.run.records_status import STATUS_BYTES, STATUS_FILE, read_status
+
+    disk = SmallDisk(free=len(_record(0).to_json()) * 2 + 10)
+    status = tmp_path / STATUS_FILE
+    writer = RecordWriter(tmp_path / "records.jsonl", opener=lambda _: disk, status=status)
+    inode = status.stat().st_ino
+    assert read_status(tmp_path) == {"closed": False, "unwritten_records": 0, "write_error": None}
+    writer(_record(0))
+    writer(_record(1))
+    for i in (2, 3, 4):
+        with pytest.raises(RecordWriteError):
+            writer(_record(i))
+    # While the run goes on (and if it is killed now): three records not written, and why.
+    assert read_status(tmp_path) == {"closed": False, "unwritten_records": 3,
+                                     "write_error": f"{tmp_path / 'records.jsonl'}: No space left on device"}
+    writer.close()
+    assert read_status(tmp_path) == {"closed": True, "unwritten_records": 3,
+                                     "write_error": f"{tmp_path / 'records.jsonl'}: No space left on device"}
+    assert status.stat().st_ino == inode and status.stat().st_size == STATUS_BYTES  # never replaced, never grown
+
+
+def test_records_written_after_all_are_not_counted_as_unwritten(tmp_path: Path) -> None:
+    from loadgen.run.records_status import STATUS_FILE, read_status
+
+    disk = SmallDisk(free=0)
+    writer = RecordWriter(tmp_path / "records.jsonl", opener=lambda _: disk, status=tmp_path / STATUS_FILE)
+    with pytest.raises(RecordWriteError):
+        writer(_record(0))
+    disk.free = 10_000  # space came back
+    writer.close()
+    assert read_status(tmp_path) == {"closed": True, "unwritten_records": 0,
+                                     "write_error": f"{tmp_path / 'records.jsonl'}: No space left on device"}
+    assert _ids(disk) == [0]
+
+
+@pytest.mark.parametrize(("status", "run_extra", "expected"), [
+    ({"closed": False, "unwritten_records": 0, "write_error": None}, {},
+     {"ended_by": "killed or still running: records.jsonl was never closed"}),
+    ({"closed": True, "unwritten_records": 8, "write_error": "R: No space left on device"}, {},
+     {"unwritten_records": 8, "write_error": "R: No space left on device"}),
+    ({"closed": True, "unwritten_records": 8, "write_error": "R: No space left on device"}, {"interrupted": True}, {}),
+    (None, {}, {}),
+])
+def test_report_reads_what_an_unfinished_run_json_lacks(status: dict[str, Any] | None, run_extra: dict[str, Any],
+                                                        expected: dict[str, Any]) -> None:
+    from loadgen.run.records_status import ended_by
+
+    assert ended_by({"complete": False, **run_extra}, status) == expected

@@ -122,3 +122,20 @@ def test_an_output_that_cannot_be_written_is_one_line_and_exit_1(tmp_path: Path,
     assert run_cli(["report", str(out), "--quiet"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("goodput report: error: ") and err.count("\n") == 1 and "summary.json" in err
+
+
+def test_every_record_twice_is_damage_counted_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    once = [record(i) for i in range(20)]
+    out = run_dir(tmp_path / "run", once + once)
+    assert run_cli(["report", str(out)]) == 1  # damage: exit 1, as for any line that is not a record
+    captured = capsys.readouterr()
+    assert "requests: 20 = 20 sent" in captured.out
+    assert "20 of 40 lines are not records and were skipped (line 21: duplicate id 0 (first on line 1)" in captured.err
+    summary = summary_of(out)
+    assert summary["requests"]["records"] == 20 and summary["input"]["skipped"] == 20
+    rate = summary["throughput"]["requests_per_s"]
+    single = run_dir(tmp_path / "single", once)
+    assert run_cli(["report", str(single), "--quiet"]) == 0
+    assert summary_of(single)["throughput"]["requests_per_s"] == rate
+    assert pq.read_table(out / "records.parquet").num_rows == 20
+    assert run_cli(["report", str(out), "--quiet", "--allow-damaged"]) == 0

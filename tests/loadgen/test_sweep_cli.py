@@ -198,3 +198,87 @@ def test_resume_takes_no_other_options(tmp_path: Path, capsys: pytest.CaptureFix
     assert "the sweep is complete" in capsys.readouterr().err
     assert run_cli(["sweep", "--resume", str(tmp_path / "nowhere")]) == 2
     assert "cannot read sweep.json" in capsys.readouterr().err
+
+
+def _tree(root: Path, skip: Path) -> dict[str, str]:
+    """Every file, link and directory under `root` but outside `skip`, with a hash of its bytes."""
+    import hashlib
+
+    found = {}
+    for path in sorted(root.rglob("*")):
+        if path == skip or skip in path.parents:
+            continue
+        if path.is_symlink():
+            found[str(path)] = "link:" + os.readlink(path)
+        elif path.is_file():
+            found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            found[str(path)] = "dir"
+    return found
+
+
+def _pending_again(out: Path, label: str) -> None:
+    """sweep.json edited: its second point not run yet, under `label`."""
+    doc = json.loads((out / "sweep.json").read_text())
+    doc["points"][1]["plan"]["label"] = label
+    doc["points"][1]["row"].update(label=label, status="interrupted")
+    doc["complete"] = False
+    (out / "sweep.json").write_text(json.dumps(doc))
+
+
+@pytest.fixture(scope="module")
+def finished_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("finished") / "sweep"
+    assert run_cli(["sweep", "--rates", "5,6", "--point-requests", "3", "--output", str(out), *SIM, "--quiet"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("tamper", ["absolute", "dotdot", "symlink", "slash", "points-symlink"])
+def test_resume_never_writes_outside_the_sweep(tamper: str, finished_sweep: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "records.jsonl").write_bytes(b'{"id": 0}\n')
+    (victim / "report.html").write_bytes(b"<html>mine</html>\n")
+    out = tmp_path / "deep" / "er" / "sweep"
+    shutil.copytree(finished_sweep, out)
+    if tamper == "absolute":
+        _pending_again(out, str(victim))
+    elif tamper == "dotdot":
+        _pending_again(out, "../../../x")
+    elif tamper == "slash":
+        _pending_again(out, "02-rate-6/../../../../victim")
+    elif tamper == "symlink":  # a valid name whose directory was replaced by a link to another run
+        _pending_again(out, "02-rate-6")
+        shutil.rmtree(out / "points" / "02-rate-6")
+        (out / "points" / "02-rate-6").symlink_to(victim)
+    else:  # points/ itself a link to elsewhere
+        _pending_again(out, "02-rate-6")
+        shutil.rmtree(out / "points" / "02-rate-6")
+        (out / "points").rename(tmp_path / "elsewhere")
+        (out / "points").symlink_to(tmp_path / "elsewhere")
+    before = _tree(tmp_path, skip=out)
+    capsys.readouterr()
+    assert run_cli(["sweep", "--resume", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and ("not a point name" in err or "symbolic link" in err), err
+    assert _tree(tmp_path, skip=out) == before  # not a byte changed outside the sweep directory
+    assert run_cli(["report", str(out), "--quiet"]) == (2 if tamper in ("absolute", "dotdot", "slash") else 0)
+
+
+def test_overwrite_never_follows_a_linked_point_directory(finished_sweep: Path, tmp_path: Path) -> None:
+    import shutil
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "records.jsonl").write_bytes(b'{"id": 0}\n')
+    out = tmp_path / "sweep"
+    shutil.copytree(finished_sweep, out)
+    (out / "points" / "09-rate-1").symlink_to(victim)
+    before = _tree(tmp_path, skip=out)
+    code = run_cli(["sweep", "--rates", "5", "--point-requests", "2", "--output", str(out), "--overwrite", *SIM,
+                    "--quiet"])
+    assert code == 0
+    assert _tree(tmp_path, skip=out) == before

@@ -162,3 +162,27 @@ def test_sweep_json_round_trip(tmp_path: Path) -> None:
     assert back.rows["01-rate-2"]["measured"] == 5
     assert (tmp_path / "sweep.csv").read_text().count("\n") == 3
     assert PointPlan.from_json(points[1].to_json()) == points[1]
+
+
+def test_point_labels_are_names_in_every_reader(tmp_path: Path) -> None:
+    import json as _json
+
+    from exporters.html.sweep_write import read_document
+    from exporters.point_dirs import check_label, point_path
+    from loadgen.sweep.capacity_doc import read_capacity
+
+    for good in ("03-rate-2.5", "00-ceiling-c256", "05-rate-2.5-run2"):
+        assert check_label(good) == good and point_path(tmp_path, good) == tmp_path / "points" / good
+    for bad in ("", ".", "..", "../x", "/etc", "a/b", "a\\b", "x\n", 7, None, "a" * 101):
+        with pytest.raises(ValueError, match="not a point name"):
+            check_label(bad)
+    (tmp_path / "capacity.json").write_text(_json.dumps(
+        {"kind": "capacity", "capacity": {}, "points": [{"label": "/tmp/elsewhere"}]}))
+    with pytest.raises(ValueError, match="not a point name"):
+        read_capacity(tmp_path)
+    with pytest.raises(ValueError, match="not a point name"):
+        read_document(tmp_path, "capacity.json", "capacity")
+    (tmp_path / "sweep.json").write_text(_json.dumps(
+        {"kind": "sweep", "points": [{"plan": {"label": ".."}, "row": {"label": "01-rate-1"}}]}))
+    with pytest.raises(ValueError, match="not a point name"):
+        read_document(tmp_path, "sweep.json", "sweep")

@@ -233,8 +233,15 @@ def test_a_killed_worker_is_reported_its_requests_recorded_lost_and_the_run_stop
     recs, s = records(out), summary(out)
     lost = [r for r in recs if r["error_kind"] == "worker_lost"]
     assert lost and all(r["worker"] == 0 and r["sent_ns"] is None and r["status"] == "error" for r in lost)
-    assert s["requests"]["errors"]["worker_lost"] == len(lost)
-    assert len(recs) == s["requests"]["records"] == s["requests"]["sent"] + s["requests"]["never_sent"]
+    assert s["requests"]["errors"]["worker_lost"] == len(lost) == s["requests"]["lost_with_worker"]
+    assert len(recs) == s["requests"]["records"] == (s["requests"]["sent"] + s["requests"]["never_sent"]
+                                                     + s["requests"]["lost_with_worker"])
+    # In flight or never sent, nobody knows: not among the requests "failed before sending".
+    assert s["requests"]["failed_before_send"] == sum(1 for r in recs if r["sent_ns"] is None) - len(lost)
+    from exporters.console import format_summary
+
+    line = next(x for x in format_summary(s).splitlines() if x.startswith("requests:"))
+    assert f"+ {len(lost)} lost with a worker (in flight or never sent)" in line
     info = json.loads((out / "run.json").read_text())
     assert not info["complete"] and [w["worker"] for w in info["workers"]["lost"]] == [0]
     assert max(r["intended_ns"] for r in recs) < 30e9  # the run stopped there: it did not go on for its 60 s

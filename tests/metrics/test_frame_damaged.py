@@ -183,3 +183,15 @@ def test_the_checks_cover_every_field_a_record_has() -> None:
     typed = {*INT64_FIELDS, *STRING_FIELDS, *BOOL_FIELDS, *LIST_FIELDS}
     assert typed == set(record_schema().names)
     assert typed | set(OBJECT_FIELDS) == set(RequestRecord.__dataclass_fields__)
+
+
+def test_a_request_recorded_twice_is_kept_once_by_both_readers(tmp_path: Path) -> None:
+    first = [line(record(i)) for i in range(4)]
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b"".join(first) + first[2] + line(record(7, intended_ns=None)) + first[0] + line(record(4)))
+    lines, arrow = read_both(path)
+    assert arrow is not None
+    for report in (lines, arrow):
+        assert report.records == 5  # ids 0, 1, 2, 3, 4: each once
+        assert report.skipped == [(5, "duplicate id 2 (first on line 3)"), (6, "intended_ns is missing or null"),
+                                  (7, "duplicate id 0 (first on line 1)")]

@@ -316,3 +316,20 @@ def test_invariants_on_a_random_run() -> None:
         if block["count"]:
             assert block["min"] <= block["p50"] <= block["p90"] <= block["p99"] <= block["p999"] <= block["max"]
     _plain(summary)
+
+
+def test_requests_lost_with_a_worker_are_counted_apart_from_never_sent() -> None:
+    from exporters.console_notes import requests_line
+
+    records = [
+        rec(0, a=0, d=1, chunks=[10], k=[1], closed=11),
+        rec(1, a=1, d=None, chunks=[], n=0, closed=4, status="error", error_kind="connect_error"),
+        rec(2, a=2, d=None, chunks=[], n=0, status="error", error_kind="worker_lost"),
+        rec(3, a=3, d=None, chunks=[], n=0, status="error", error_kind="worker_lost"),
+    ]
+    req = summarize(records, SummaryConfig(), {})["requests"]
+    assert (req["records"], req["sent"], req["never_sent"], req["lost_with_worker"]) == (4, 1, 1, 2)
+    assert req["failed_before_send"] == 1 and req["failed"] == 3
+    _add_up(req)
+    assert requests_line(req).startswith(
+        "requests: 4 = 1 sent + 1 never sent (failed 1 before sending) + 2 lost with a worker (in flight or never sent)")
