@@ -65,3 +65,6 @@ class ClientConfig:
     # server does not count output tokens per chunk, to split or estimate them from the received text.
     # None: no counter (output estimated one token per streamed event, final usage split by text length).
     token_counter: str | None = None
+    # Credentials the client does not send itself (the Pushgateway password, a URL's password): scrubbed from
+    # server text it records, as the API key and secret header values are (loadgen.spec.redact).
+    redact: tuple[str, ...] = ()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from loadgen.run.layout import summary_config_of
 from loadgen.run.prometheus import PromOptions
 from loadgen.run.runner import RunPlan
+from loadgen.spec.redact import remember, secret_values
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets
 from loadgen.spec.sections import LoadSpec, RooflineSpec
@@ -77,6 +78,7 @@ class RunSetup:
 
 def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
     """ValueError (a usage error) for anything that stops the run from starting."""
+    remember(secret_values(secrets))  # scrubbed from every server text the run prints (loadgen.spec.redact)
     w = spec.workload
     trace = load_trace(w.trace, w.trace_format) if w.trace is not None else None
     schedule = run_schedule(spec.load, trace)
@@ -145,7 +147,8 @@ def client_config_of(spec: RunSpec, secrets: Secrets, *, base_url: str, model: s
                         continuous_usage_stats=r.continuous_usage,
                         ignore_eos=r.resolved_ignore_eos(spec.target.embedded), extra_body=extra,
                         extra_headers=headers, temperature=r.temperature,
-                        token_counter=spec.workload.token_counter(spec.target.embedded))
+                        token_counter=spec.workload.token_counter(spec.target.embedded),
+                        redact=secret_values(secrets))
 
 
 def _gate_plan(spec: RunSpec) -> GatePlan | None:
