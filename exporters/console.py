@@ -14,6 +14,7 @@ from exporters.console_notes import (
     prompt_warning,
     requests_line,
 )
+from exporters.failure_notes import failure_lines
 
 _COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL/chunk"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
 _SERVER_PHASES = (("queue_s", "queue"), ("prefill_s", "prefill"), ("decode_s", "decode"))
@@ -59,6 +60,8 @@ def _state(run: dict[str, Any]) -> str:
         return f"  [ABORTED: {run.get('abort_reason') or 'a threshold failed'}]"
     if run.get("write_error"):
         return "  [INCOMPLETE: records could not be written]"
+    if run.get("stopped_early"):
+        return "  [STOPPED EARLY: the first requests all failed the same way]"
     lost = (run.get("workers") or {}).get("lost") or []
     if lost:
         return f"  [INCOMPLETE: {len(lost)} worker(s) lost]"
@@ -91,6 +94,7 @@ def format_summary(summary: dict[str, Any]) -> str:
                    f" > {_ms(sat.get('threshold_s'))} ms; latencies may be understated")
     warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run))
     out += [w for w in warnings if w is not None]
+    out += failure_lines(summary)
     out += estimate_notes(tokens)
     header = ["bucket", "n", "failed", *(f"{name} p50/p99 ms" for _, name in _COLUMNS), "SLO ok"]
     rows = [header, _row("all", {"measured": window.get("measured"), "failed": req.get("failed")},

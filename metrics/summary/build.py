@@ -45,6 +45,7 @@ from metrics.summary.buckets import (
     tag_dimensions,
     turn_dimensions,
 )
+from metrics.summary.failures import failures_section
 from metrics.summary.server_side import server_section
 from metrics.summary.sessions import sessions_section
 from metrics.summary.tokens import cache_share, tokens_section
@@ -271,7 +272,7 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
     return {
         "schema_version": SCHEMA_VERSION,
         "run": run_out,
-        "requests": _requests(frame, window),
+        "requests": {**_requests(frame, window), **failures_section(frame)},
         "throughput": throughput(frame, window),
         "latency": latency,
         "stalls": {
