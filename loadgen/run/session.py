@@ -26,6 +26,7 @@ from exporters.files import write_json
 from loadgen.http.payload import endpoint_url, needs_tls, public_url
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EmbeddedServerError, embedded_server
+from loadgen.run.failing import early_stop_hooks
 from loadgen.run.layout import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
 from loadgen.run.progress import Progress
@@ -195,7 +196,8 @@ async def _main(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, exp
     # handlers resets them to the defaults, so the ones installed before (loadgen.cli.main) are put back.
     before = {sig: signal.getsignal(sig) for sig in signals}
     async with StreamingClient(client_config) as client:
-        runner = Runner(client, setup.workload, plan, hooks=[writer, GcFreezer()])
+        runner = Runner(client, setup.workload, plan,
+                        hooks=[writer, GcFreezer(), *early_stop_hooks(setup.spec.load.keep_going)])
         exporters.attach(runner)
         progress = None if setup.spec.outputs.quiet else Progress(runner.state, duration_s=load.duration_s)
         if progress is not None:
