@@ -36,6 +36,7 @@ from loadgen.run.roofline import spec_from_models_entry
 from loadgen.run.runner import GcFreezer, Runner
 from loadgen.run.setup import RunSetup, client_config
 from loadgen.run.sizing import resolve_sizing
+from loadgen.spec.redact import redact
 from loadgen.types import ClientConfig
 
 TOOL_VERSION = "0.1.0"
@@ -91,7 +92,7 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
     if sizing.counter is not None:
         setup.rebuild_workload(sizing.counter)
     if sizing.line is not None and (sizing.warning or not spec.outputs.quiet):
-        print(sizing.line, file=sys.stderr)
+        print(redact(sizing.line), file=sys.stderr)
     load = spec.load
     run.run_info = {
         "schema_version": RUN_SCHEMA_VERSION,
@@ -124,7 +125,7 @@ def _failed_start(run_dir: RunDir, run: RunSoFar, line: str, code: int) -> int:
         if run.writer is not None:
             run.writer.close()
         discard(run_dir)
-    print(line, file=sys.stderr)
+    print(redact(line), file=sys.stderr)
     return code
 
 
