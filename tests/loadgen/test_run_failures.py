@@ -178,3 +178,12 @@ def test_an_echoed_api_key_is_never_stored_or_printed(preamble: int, tmp_path: P
     messages = [json.loads(line)["error_message"] for line in (out / "records.jsonl").read_text().splitlines()]
     assert all("Incorrect API key provided: [redacted]" in m for m in messages)
     assert all(m.endswith("[redacted]…") for m in messages) == (preamble > 0)  # the key was cut by the bound
+
+
+@pytest.mark.slow
+def test_workers_stop_early_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With worker processes the parent sees the records and stops them all the same way."""
+    code, received, _, err, summary = run_and_read(vllm("served"), tmp_path / "run", capsys, "--model", "nope",
+                                                   "--requests", "400", "--rate", "100", "--workers", "2")
+    assert code == 1 and len(err) == 1 and err[0].startswith("goodput: error: stopped early: the first ")
+    assert VLLM_404 in err[0] and received < 300 and summary["run"]["stopped_early"], received
