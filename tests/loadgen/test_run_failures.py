@@ -187,3 +187,38 @@ def test_workers_stop_early_too(tmp_path: Path, capsys: pytest.CaptureFixture[st
                                                    "--requests", "400", "--rate", "100", "--workers", "2")
     assert code == 1 and len(err) == 1 and err[0].startswith("goodput: error: stopped early: the first ")
     assert VLLM_404 in err[0] and received < 300 and summary["run"]["stopped_early"], received
+
+
+def _ended(i: int, kind: str | None = "http_status", status: int | None = 404, message: str = "HTTP 404: no") -> Any:
+    from metrics.records.record import RequestRecord
+
+    if kind is None:
+        return RequestRecord(id=i, intended_ns=0, sent_ns=1, status="ok")
+    cancelled = kind in ("session_ended", "client_cancelled")
+    return RequestRecord(id=i, intended_ns=0, sent_ns=1, status="cancelled" if cancelled else "error",
+                         error_kind=kind, http_status=status, error_message=message)
+
+
+def test_the_early_stop_rule() -> None:
+    """K alike failures with request 0 among them stop; request 0 still out holds it; any success, another
+    failure or a timeout disarms it for good; records never sent say nothing."""
+    from loadgen.run.failing import FailingAlike, StopWhenFailingAlike
+
+    hook = StopWhenFailingAlike(after=3)
+    for i in (1, 2, 3, 4):  # request 0 still in flight: no verdict yet
+        hook(_ended(i))
+    hook(_ended(5, "session_ended", None, "turn 1 failed"))
+    with pytest.raises(FailingAlike, match=r"the first 5 requests all failed the same way: HTTP 404: no"):
+        hook(_ended(0))
+    hook(_ended(6))  # raised once only
+    for first, later in (((0, None), (1, "http_status")), ((0, "timeout_first_byte"), (1, "http_status"))):
+        other = StopWhenFailingAlike(after=2)
+        other(_ended(first[0], first[1]))
+        for i in range(1, 5):
+            other(_ended(i, later[1]))
+        assert not other.armed
+    mixed = StopWhenFailingAlike(after=2)
+    mixed(_ended(0))
+    mixed(_ended(1, message="HTTP 404: another"))
+    mixed(_ended(2))
+    assert not mixed.armed
