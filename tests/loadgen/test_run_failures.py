@@ -222,3 +222,13 @@ def test_the_early_stop_rule() -> None:
     mixed(_ended(1, message="HTTP 404: another"))
     mixed(_ended(2))
     assert not mixed.armed
+
+
+def test_sweep_points_are_not_held_to_max_failed(tmp_path: Path) -> None:
+    """Failures beyond capacity are what a point measures: its spec lifts the limit, keeps the early stop."""
+    from loadgen.spec.run_spec import RunSpec
+    from loadgen.sweep.points import PointLength, plan_point, point_spec
+
+    point = plan_point(0, "rate", 4.0, PointLength(duration_s=5.0, requests=None), seed=0)
+    spec = point_spec(RunSpec(), point, run_dir=tmp_path / "p", server_url=None)
+    assert (RunSpec().load.max_failed, spec.load.max_failed, spec.load.keep_going) == ("10%", "100%", False)
