@@ -96,6 +96,8 @@ def test_a_model_it_does_not_serve_is_vllms_404(shared_base_url: str, path: str)
     assert response.status_code == 404
     assert response.json() == {"error": {"message": "The model `nope` does not exist.", "type": "NotFoundError",
                                           "param": "model", "code": 404}}
+    tokenize = httpx.post(f"{shared_base_url}/tokenize", json={**prompt, "model": "nope"})
+    assert (tokenize.status_code, tokenize.json()) == (404, response.json())  # vLLM's /tokenize checks it too
     served = httpx.get(f"{shared_base_url}/v1/models").json()["data"][0]["id"]
     for body in ({**prompt, "max_tokens": 2}, {**prompt, "model": served, "max_tokens": 2}):
         answer = httpx.post(f"{shared_base_url}{path}", json=body)
