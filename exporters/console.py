@@ -15,6 +15,7 @@ from exporters.console_notes import (
     prompt_warning,
     requests_line,
 )
+from exporters.failure_notes import failure_lines
 
 _COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL/chunk"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
 _SERVER_PHASES = (("queue_s", "queue"), ("prefill_s", "prefill"), ("decode_s", "decode"))
@@ -61,6 +62,8 @@ def _state(run: dict[str, Any]) -> str:
     if run.get("write_error"):
         reason = str(run["write_error"]).rsplit(": ", 1)[-1]  # 'PATH: No space left on device'
         return f"  [INCOMPLETE: records could not be written: {reason}]"
+    if run.get("stopped_early"):
+        return "  [STOPPED EARLY: the first requests all failed the same way]"
     if run.get("ended_by"):  # `goodput report` on a run whose final run.json was never written
         return f"  [INCOMPLETE: {run['ended_by']}]"
     lost = (run.get("workers") or {}).get("lost") or []
@@ -95,6 +98,7 @@ def format_summary(summary: dict[str, Any]) -> str:
                    f" > {_ms(sat.get('threshold_s'))} ms; latencies may be understated")
     warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run), burst_warning(summary))
     out += [w for w in warnings if w is not None]
+    out += failure_lines(summary)
     out += estimate_notes(tokens)
     tpot_mark = {"tpot_s": out_mark}  # TPOT divides by N: marked like the token rates when N is estimated
     header = ["bucket", "n", "failed", *(f"{tpot_mark.get(key, '')}{name} p50/p99 ms" for key, name in _COLUMNS),

@@ -49,7 +49,7 @@ class ClientConfig:
     base_url: str  # e.g. http://127.0.0.1:8000 (with or without /v1)
     model: str
     endpoint: Endpoint = "chat"
-    api_key: str | None = None  # never written to records, summaries or logs
+    api_key: str | None = field(default=None, repr=False)  # never written to records, summaries or logs
     timeouts: Timeouts = field(default_factory=Timeouts)
     max_connections: int = 10_000
     # Keep one connection ready beyond those in use (loadgen.http.transport `spare`): an open-loop run's requests
@@ -59,9 +59,12 @@ class ClientConfig:
     continuous_usage_stats: bool = True
     ignore_eos: bool = False
     extra_body: dict[str, Any] = field(default_factory=dict)
-    extra_headers: dict[str, str] = field(default_factory=dict)
+    extra_headers: dict[str, str] = field(default_factory=dict, repr=False)  # may hold secret header values
     temperature: float | None = None
     # The run's token counter (`--tokenizer`: words | bytes | path to tokenizer.json): used only when the
     # server does not count output tokens per chunk, to split or estimate them from the received text.
     # None: no counter (output estimated one token per streamed event, final usage split by text length).
     token_counter: str | None = None
+    # Credentials the client does not send itself (the Pushgateway password, a URL's password): scrubbed from
+    # server text it records, as the API key and secret header values are (loadgen.spec.redact).
+    redact: tuple[str, ...] = field(default=(), repr=False)

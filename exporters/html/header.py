@@ -94,6 +94,8 @@ def run_flags(summary: dict[str, Any]) -> list[Flag]:
                           f"{run.get('abort_reason') or ''} The planned load was not all sent: this is not a full test."))
     elif run.get("interrupted"):
         flags.append(Flag("fail", "Interrupted.", "The run was stopped by a signal; it measured what was sent before."))
+    elif run.get("stopped_early"):
+        flags.append(Flag("fail", "Stopped early.", f"{run['stopped_early']}. Only those requests were sent."))
     elif run.get("complete") is False:
         flags.append(Flag("fail", "Incomplete.", "The run did not finish (killed?); this report was rebuilt from the "
                                                  "records it had written."))
@@ -116,6 +118,11 @@ def run_flags(summary: dict[str, Any]) -> list[Flag]:
     unwritten = run.get("unwritten_records")
     if isinstance(unwritten, int) and unwritten:
         flags.append(Flag("warn", "Records missing.", f"The run could not write {unwritten} record(s); they are in no figure."))
+    from exporters.failure_notes import failure_lines  # the server's own words on failures, and ignore_eos
+
+    said = failure_lines(summary)
+    if said:
+        flags.append(Flag("warn", "What the server said.", " ".join(line.strip() for line in said)))
     if not flags:
         flags.append(Flag("ok", "Nothing flagged.", "The run completed, the client kept to its schedule, and every "
                                                     "token count came from the server."))

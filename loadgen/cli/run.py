@@ -82,6 +82,8 @@ def run(
     time_scale: Annotated[float, typer.Option(help="Trace replay: speed-up (2 = twice as fast).", rich_help_panel=LOAD)] = 1.0,
     trace_start: Annotated[str, typer.Option(help="Trace replay: skip this much of the trace (trace time).", rich_help_panel=LOAD)] = "0s",
     trace_duration: Annotated[str | None, typer.Option(help="Trace replay: replay only this much of the trace (trace time).", rich_help_panel=LOAD)] = None,
+    max_failed: Annotated[str, typer.Option(help="Exit 1 when more requests than this failed: a share of those that ended (10%) or a count (25); 100% never trips.", rich_help_panel=LOAD)] = "10%",
+    keep_going: Annotated[bool, typer.Option("--keep-going", help="Send every request even when the first 10 to end all failed the same way (by default the run stops there, exit 1).", rich_help_panel=LOAD)] = False,
     workers: Annotated[str, typer.Option(help="Dispatch the one schedule from N worker processes (auto = cores - 1); with --ray: N actors (auto = one per node). 1 = this process.", rich_help_panel=SCALE)] = "1",
     ray: Annotated[str | None, typer.Option(help="Run the workers as Ray actors: auto (the cluster Ray finds) or the cluster's address (needs goodput[ray] on every node).", rich_help_panel=SCALE)] = None,
     ray_placement: Annotated[str, typer.Option(help="Ray: spread the actors over the nodes, or KEY=VALUE to place them only on nodes with that label.", rich_help_panel=SCALE)] = "spread",

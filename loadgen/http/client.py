@@ -32,6 +32,8 @@ from loadgen.http.failures import error_body, from_httpx, timeout_message
 from loadgen.http.payload import encode_body, endpoint_url
 from loadgen.http.sse import DEFAULT_MAX_EVENT_BYTES
 from loadgen.http.transport import RECEIVE_CLOCK, FastTransport, request_head_template
+from loadgen.spec.redact import credential_parts, redact
+from loadgen.spec.secrets import is_secret_header
 from loadgen.types import ClientConfig, WorkItem
 from loadgen.workload.counters import make_counter
 from loadgen.workload.text import TokenCounter
@@ -67,6 +69,8 @@ class StreamingClient:
         }
         if config.api_key:
             headers["Authorization"] = f"Bearer {config.api_key}"
+        # Server text the records keep must not quote a credential the server was sent (loadgen.spec.redact).
+        self._credentials = credential_parts([*(v for k, v in headers.items() if is_secret_header(k)), *config.redact])
         t = config.timeouts
         limits = httpx.Limits(
             max_connections=config.max_connections,
@@ -183,7 +187,7 @@ class StreamingClient:
         if failure is not None:
             record.status = failure.status
             record.error_kind = failure.kind
-            record.error_message = failure.message
+            record.error_message = redact(failure.message, self._credentials)
             if isinstance(failure, errors.HTTPStatusFailed):
                 record.http_status = failure.status_code
         if text_out is not None:

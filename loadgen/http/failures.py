@@ -36,10 +36,18 @@ def body_message(data: bytes) -> str:
         return errors.bounded(data.decode("utf-8", "replace"))
     if isinstance(obj, dict):
         if "error" in obj:
-            return error_text(obj["error"])
+            return error_text(_named(obj["error"]))
         if "message" in obj or "detail" in obj:
             return error_text(obj)
     return errors.bounded(data.decode("utf-8", "replace"))
+
+
+def _named(error: object) -> object:
+    """An error whose `code` is only the HTTP status again (vLLM: `"code": 404`) is named by its `type`
+    ("NotFoundError") instead: the status is already in the message."""
+    if isinstance(error, dict) and isinstance(error.get("code"), int) and error.get("type"):
+        return {k: v for k, v in error.items() if k != "code"}
+    return error
 
 
 def timeout_message(kind: type[errors.RequestTimedOut], config: ClientConfig) -> str:

@@ -1,9 +1,10 @@
 """After the last request of a run: run.json completed, the result files, the console, the gate, the exit code.
 
 Exit codes, when several apply the first of: 130 interrupted; the gate's code (99 thresholds failed);
-1 a runtime error (records could not be written, dispatching stopped on a failure such as a lost worker,
-no request in the measurement window succeeded, or an output could not be written); 0. Each runtime error
-is one line on stderr.
+1 a runtime error (records could not be written, dispatching stopped on a failure such as a lost worker
+or the first requests all failing alike, no request in the measurement window succeeded, more requests
+failed than --max-failed allows, or an output could not be written); 0. Each runtime error is one line
+on stderr.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from exporters.console import format_summary
+from exporters.failure_notes import all_failed_alike
 from exporters.files import write_json
+from loadgen.run.failing import FailingAlike, too_many_failed
 from loadgen.run.gate import abort_fields, finish_run_gate
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
 from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, Outputs, build_outputs, run_summary_config
@@ -31,6 +34,8 @@ def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, cons
                 unwritten_records=writer.unwritten, **abort_fields(setup.gate))
     if writer.error is not None:
         info["write_error"] = describe_os_error(writer.error)
+    if isinstance(state.failure, FailingAlike):
+        info["stopped_early"] = str(state.failure)
     lost_workers = info.get("workers", {}).get("lost")
     if info["aborted"] or writer.error is not None or state.failure is not None or lost_workers:
         info["complete"] = False  # stopped early, or a lost worker's requests: the planned load was not all sent
@@ -65,7 +70,7 @@ def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, cons
             gate_code = finish_run_gate(setup.gate, out, summary)
         except OSError as exc:  # the JUnit or Markdown file
             run.output_errors.append(exc)
-    errors = _error_lines(out, run, state, summary)
+    errors = _error_lines(setup, out, run, state, summary)
     for line in errors:
         print(line, file=sys.stderr)
     if state.interrupted:
@@ -101,7 +106,8 @@ def _summary_in_memory(out: Path, info: dict[str, Any]) -> dict[str, Any] | None
         return None
 
 
-def _error_lines(out: Path, run: RunSoFar, state: RunState, summary: dict[str, Any] | None) -> list[str]:
+def _error_lines(setup: RunSetup, out: Path, run: RunSoFar, state: RunState,
+                 summary: dict[str, Any] | None) -> list[str]:
     """One line per runtime error of a finished run (each makes the exit code 1)."""
     writer = run.writer
     assert writer is not None
@@ -115,6 +121,8 @@ def _error_lines(out: Path, run: RunSoFar, state: RunState, summary: dict[str, A
             lost = "the others were written once space came back"
         lines.append(f"goodput: error: cannot write {describe_os_error(writer.error)}; dispatching stopped after "
                      f"{state.sent} requests; records.jsonl holds {writer.written} of them, {lost}")
+    elif isinstance(state.failure, FailingAlike):
+        lines.append(f"goodput: error: {state.failure}")
     elif state.failure is not None:
         lines.append(f"goodput: error: dispatching stopped: {state.failure}")
     if run.output_errors:
@@ -123,8 +131,8 @@ def _error_lines(out: Path, run: RunSoFar, state: RunState, summary: dict[str, A
         reason = run.output_errors[0].strerror or str(run.output_errors[0])
         lines.append(f"goodput: error: could not write {failed_names(run.output_errors, out)} (results in {out}; "
                      f"{reason}); `goodput report {out}` rebuilds the summaries from records.jsonl")
-    if summary is not None and not state.interrupted:
-        line = _nothing_succeeded(summary)
+    if summary is not None and not state.interrupted and not isinstance(state.failure, FailingAlike):
+        line = _nothing_succeeded(summary) or too_many_failed(summary, setup.spec.load.max_failed)
         if line is not None:
             lines.append(line)
     return lines
@@ -142,5 +150,9 @@ def _nothing_succeeded(summary: dict[str, Any]) -> str | None:
         return None
     if not measured:
         return "goodput: error: no request fell in the measurement window (check --warmup and --cooldown)"
-    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(requests.get("errors", {}).items(), key=lambda kv: -kv[1]))
-    return f"goodput: error: no request in the measurement window succeeded ({measured} measured; {kinds or 'none ok'})"
+    alike = all_failed_alike(requests)
+    if alike is not None:
+        return f"goodput: error: {alike}"
+    kinds = ", ".join(f"{kind}={n}" for kind, n in sorted(requests.get("errors", {}).items(), key=lambda kv: -kv[1]))
+    return (f"goodput: error: no request in the measurement window succeeded ({measured} measured; errors by kind: "
+            f"{kinds or 'none'})")

@@ -93,7 +93,9 @@ def _credentials_out_of_url(opts: PromOptions) -> PromOptions:
 
 
 def _warn(message: str) -> None:
-    print(f"goodput: warning: {message}", file=sys.stderr)
+    from loadgen.spec.redact import redact  # a server's or a Pushgateway's answer may quote a credential
+
+    print(f"goodput: warning: {redact(message)}", file=sys.stderr)
 
 
 def start_exporters(opts: PromOptions, config: SummaryConfig, *, run_id: str, model: str, arrival: Arrival,

@@ -13,7 +13,8 @@ start sessions instead of requests, and each session sends its turns one after a
 Stopping (`stop()`, wired to SIGINT/SIGTERM by the CLI): no new request is dispatched, in-flight requests
 get `grace_s` to finish, the rest are cancelled (each still ends as a record, status "cancelled").
 
-A record hook that raises (records.jsonl cannot be written: disk full) stops the run the same way, with
+A record hook that raises (records.jsonl cannot be written: disk full; the first requests all failed
+alike, loadgen.run.failing) stops the run the same way, with
 `interrupted` false and the first such error in `RunState.failure`; every other hook still sees the
 record, and the error is never left in a task nobody awaits.
 """

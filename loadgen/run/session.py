@@ -24,6 +24,7 @@ from exporters.files import write_json
 from loadgen.http.payload import public_url
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EXIT_USAGE, EmbeddedServerError, ServerArgumentError, embedded_server
+from loadgen.run.failing import early_stop_hooks
 from loadgen.run.layout import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION
 from loadgen.run.models import list_models
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
@@ -37,6 +38,7 @@ from loadgen.run.scrape import SCRAPE_TIMEOUT_S
 from loadgen.run.setup import RunSetup, client_config
 from loadgen.run.sizing import SIZING_LIMIT_S, resolve_sizing
 from loadgen.run.startup import announced
+from loadgen.spec.redact import redact
 from loadgen.types import ClientConfig
 
 TOOL_VERSION = "0.1.0"
@@ -84,7 +86,7 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
     if sizing.counter is not None:
         setup.rebuild_workload(sizing.counter)
     if sizing.line is not None and (sizing.warning or not spec.outputs.quiet):
-        print(sizing.line, file=sys.stderr)
+        print(redact(sizing.line), file=sys.stderr)
     load = spec.load
     run.run_info = {
         "schema_version": RUN_SCHEMA_VERSION,
@@ -117,7 +119,7 @@ def _failed_start(run_dir: RunDir, run: RunSoFar, line: str, code: int) -> int:
         if run.writer is not None:
             run.writer.close()
         discard(run_dir)
-    print(line, file=sys.stderr)
+    print(redact(line), file=sys.stderr)
     return code
 
 
@@ -193,7 +195,8 @@ async def _main(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, exp
     # handlers resets them to the defaults, so the ones installed before (loadgen.cli.main) are put back.
     before = {sig: signal.getsignal(sig) for sig in signals}
     async with StreamingClient(client_config) as client:
-        runner = Runner(client, setup.workload, plan, hooks=[writer, GcFreezer()])
+        runner = Runner(client, setup.workload, plan,
+                        hooks=[writer, GcFreezer(), *early_stop_hooks(setup.spec.load.keep_going)])
         exporters.attach(runner)
         progress = None if setup.spec.outputs.quiet else Progress(runner.state, duration_s=load.duration_s)
         if progress is not None:

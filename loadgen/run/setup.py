@@ -17,6 +17,7 @@ from loadgen.run.layout import summary_config_of
 from loadgen.run.prometheus import PromOptions
 from loadgen.run.runner import RunPlan
 from loadgen.run.server_args import check_server_args
+from loadgen.spec.redact import remember, secret_values
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets
 from loadgen.spec.sections import LoadSpec, RooflineSpec
@@ -78,6 +79,7 @@ class RunSetup:
 
 def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
     """ValueError (a usage error) for anything that stops the run from starting."""
+    remember(secret_values(secrets))  # scrubbed from every server text the run prints (loadgen.spec.redact)
     w = spec.workload
     if spec.target.embedded:
         check_server_args([*spec.target.server_args, *secrets.server_args])
@@ -148,7 +150,8 @@ def client_config_of(spec: RunSpec, secrets: Secrets, *, base_url: str, model: s
                         continuous_usage_stats=r.continuous_usage,
                         ignore_eos=r.resolved_ignore_eos(spec.target.embedded), extra_body=extra,
                         extra_headers=headers, temperature=r.temperature,
-                        token_counter=spec.workload.token_counter(spec.target.embedded))
+                        token_counter=spec.workload.token_counter(spec.target.embedded),
+                        redact=secret_values(secrets))
 
 
 def _gate_plan(spec: RunSpec) -> GatePlan | None:

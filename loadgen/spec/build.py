@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from loadgen.spec.durations import format_duration, parse_duration_flag
+from loadgen.spec.fail_limit import parse_fail_limit
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets, is_secret_header, split_server_args
 from loadgen.spec.sections import (
@@ -159,7 +160,8 @@ def _load(v: Mapping[str, Any]) -> LoadSpec:
                     warmup_s=_req_duration(v, "warmup"), cooldown_s=_req_duration(v, "cooldown"),
                     seed=v["seed"], grace_s=_req_duration(v, "grace"), time_scale=v["time_scale"],
                     trace_start_s=_req_duration(v, "trace_start"),
-                    trace_duration_s=_duration(v["trace_duration"], "trace_duration", positive=True))
+                    trace_duration_s=_duration(v["trace_duration"], "trace_duration", positive=True),
+                    max_failed=str(parse_fail_limit(v["max_failed"])), keep_going=bool(v["keep_going"]))
 
 
 def _workers(value: Any) -> int | None:
@@ -290,6 +292,7 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "warmup": dur(ld.warmup_s), "cooldown": dur(ld.cooldown_s), "seed": ld.seed, "grace": dur(ld.grace_s),
         "time_scale": ld.time_scale, "trace_start": dur(ld.trace_start_s),
         "trace_duration": dur(ld.trace_duration_s) if ld.trace_duration_s is not None else None,
+        "max_failed": ld.max_failed, "keep_going": ld.keep_going,
         "workers": "auto" if sc.workers is None else str(sc.workers), "ray": sc.ray,
         "ray_placement": sc.ray_placement, "on_worker_failure": sc.on_worker_failure,
         "ignore_eos": r.ignore_eos, "min_tokens": r.min_tokens, "temperature": r.temperature, "usage": r.usage,

@@ -77,6 +77,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("time_scale", LOAD, "float"),
     Option("trace_start", LOAD, "str"),
     Option("trace_duration", LOAD, "str"),
+    Option("max_failed", LOAD, "str"),
+    Option("keep_going", LOAD, "bool"),
     Option("workers", SCALE, "str"),
     Option("ray", SCALE, "str"),
     Option("ray_placement", SCALE, "str"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from loadgen.spec.fail_limit import DEFAULT_MAX_FAILED, parse_fail_limit
 from loadgen.workload.arrivals import Arrival
 from loadgen.workload.lengths import LengthDist, plain_number
 from loadgen.workload.think import ThinkTime
@@ -166,9 +167,12 @@ class LoadSpec:
     time_scale: float = 1.0  # trace replay: 2 replays twice as fast
     trace_start_s: float = 0.0  # trace replay: the window of the trace, in the trace's time
     trace_duration_s: float | None = None
+    max_failed: str = DEFAULT_MAX_FAILED  # above it the run exits 1 (loadgen.spec.fail_limit)
+    keep_going: bool = False  # send every request even when the first ones all fail alike (loadgen.run.failing)
 
     def __post_init__(self) -> None:
         _positive_or_none(self.duration_s, "--duration")
+        parse_fail_limit(self.max_failed)
         _require(self.requests is None or self.requests >= 1, f"--requests must be >= 1, got {self.requests}")
         _require(self.duration_s is not None or self.requests is not None or self.arrival.kind == "trace",
                  "a run needs --duration and/or --requests")

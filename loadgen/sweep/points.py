@@ -130,8 +130,10 @@ def point_spec(base: RunSpec, point: PointPlan, *, run_dir: Path, server_url: st
     `gate`: the point's own thresholds (default: none)."""
     spec = replace(
         base,
+        # Failures at a rate beyond capacity are what a point measures, not a run that did not work: no
+        # --max-failed limit on a point (nothing succeeding, or the first requests all failing alike, still is).
         load=replace(base.load, arrival=point_arrival(base.load.arrival, point), duration_s=point.duration_s,
-                     requests=point.requests, warmup_s=point.warmup_s, seed=point.seed),
+                     requests=point.requests, warmup_s=point.warmup_s, seed=point.seed, max_failed="100%"),
         outputs=OutputSpec(output=str(run_dir), overwrite=True, quiet=True, html=base.outputs.html),
         gate=gate if gate is not None else GateSpec(),
     )

@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from exporters.files import write_json
+from loadgen.run.failing import early_stop_hooks
 from loadgen.run.gate import watch_for_abort
 from loadgen.run.layout import RUN_FILE
 from loadgen.run.outcome import RunSoFar
@@ -116,7 +117,7 @@ async def _main(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters:
                                   on_failure=setup.spec.scale.on_worker_failure, planned=planned)
         run.run_info["workers"] = pool.describe()
         write_json(writer.path.parent / RUN_FILE, run.run_info)  # what the workers are, before any request
-        coordinator.hooks += [writer, GcFreezer()]
+        coordinator.hooks += [writer, GcFreezer(), *early_stop_hooks(setup.spec.load.keep_going)]
         exporters.attach(coordinator)
         exporters.add_collector(WorkerMetrics(coordinator))
         progress = None if setup.spec.outputs.quiet else Progress(coordinator.state, duration_s=load.duration_s)

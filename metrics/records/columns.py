@@ -64,6 +64,12 @@ class RequestFrame:
     turn: FloatArray  # 1-based turn within it, NaN for a lone request
     server_phases: dict[str, FloatArray] = field(default_factory=dict)
     tags: dict[str, list[str | None]] = field(default_factory=dict)
+    # How each request ended, as the server said it (metrics.summary.failures): the failure's message and
+    # HTTP status, the finish_reason, and the max_tokens it asked for (NaN: none).
+    error_message: list[str | None] = field(default_factory=list)
+    http_status: list[int | None] = field(default_factory=list)
+    finish_reason: list[str | None] = field(default_factory=list)
+    output_target: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def n(self) -> int:
@@ -78,7 +84,8 @@ class RequestFrame:
 _ROW = (
     "ids", "intended_ns", "sent_ns", "closed_ns", "status", "error_kind", "output_tokens", "output_estimated",
     "prompt_tokens", "prompt_estimated", "prompt_target", "cached_tokens", "token_source", "tokens_known",
-    "has_server", "k", "phases", "tags", "session", "turn",
+    "has_server", "k", "phases", "tags", "session", "turn", "error_message", "http_status", "finish_reason",
+    "output_target",
 )
 
 
@@ -117,6 +124,10 @@ class Columns:
         tags: dict[str, str] | None,
         session: int | None = None,
         turn: int | None = None,
+        error_message: str | None = None,
+        http_status: int | None = None,
+        finish_reason: str | None = None,
+        output_target: int | None = None,
     ) -> None:
         code = STATUS_CODES.get(status)
         if code is None:
@@ -146,7 +157,8 @@ class Columns:
         self.rows.append((
             rid, intended_ns, sent_ns, closed_ns, code, error_kind, output_tokens, output_estimated,
             prompt_tokens, prompt_estimated, prompt_target, cached_tokens, token_source,
-            chunk_tokens is not None, stamped, k, phases, tags, session, turn,
+            chunk_tokens is not None, stamped, k, phases, tags, session, turn, error_message, http_status,
+            finish_reason, output_target,
         ))
 
     def _grow(self, needed: int) -> None:
@@ -190,6 +202,10 @@ class Columns:
             turn=_floats(c["turn"]),
             server_phases={p: phases[:, i].copy() for i, p in enumerate(SERVER_PHASES)},
             tags={key: [t.get(key) for t in tags] for key in keys},
+            error_message=c["error_message"],
+            http_status=c["http_status"],
+            finish_reason=c["finish_reason"],
+            output_target=_floats(c["output_target"]),
         )
 
 

@@ -41,7 +41,8 @@ def frame_from_records(records: Iterable[RequestRecord]) -> RequestFrame:
                 output_estimated=r.output_tokens_estimated, prompt_tokens=r.prompt_tokens,
                 prompt_estimated=r.prompt_tokens_estimated, prompt_target=r.prompt_tokens_target,
                 cached_tokens=r.cached_tokens, server_chunk_s=r.server_chunk_s, server=r.server, tags=r.tags,
-                session=r.session, turn=r.turn,
+                session=r.session, turn=r.turn, error_message=r.error_message, http_status=r.http_status,
+                finish_reason=r.finish_reason, output_target=r.output_tokens_target,
             )
         return cols.build()
 

@@ -215,6 +215,8 @@ def frame_from_table(table: Any) -> RequestFrame:
         session=_floats(table, "session"), turn=_floats(table, "turn"),
         server_phases=_phases(table.column("server") if "server" in names else None, table.num_rows),
         tags=_tags(table.column("tags") if "tags" in names else None),
+        error_message=table.column("error_message").to_pylist(), http_status=table.column("http_status").to_pylist(),
+        finish_reason=table.column("finish_reason").to_pylist(), output_target=_floats(table, "output_tokens_target"),
     )
 
 

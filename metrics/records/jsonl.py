@@ -32,7 +32,9 @@ def _add(cols: Columns, d: dict[str, Any]) -> None:
         prompt_tokens=d.get("prompt_tokens"), prompt_estimated=_get(d, "prompt_tokens_estimated", True),
         prompt_target=d.get("prompt_tokens_target"), cached_tokens=d.get("cached_tokens"),
         server_chunk_s=d.get("server_chunk_s"), server=d.get("server"), tags=d.get("tags"),
-        session=d.get("session"), turn=d.get("turn"),
+        session=d.get("session"), turn=d.get("turn"), error_message=d.get("error_message"),
+        http_status=d.get("http_status"), finish_reason=d.get("finish_reason"),
+        output_target=d.get("output_tokens_target"),
     )
 
 

@@ -47,6 +47,7 @@ from metrics.summary.buckets import (
     tag_dimensions,
     turn_dimensions,
 )
+from metrics.summary.failures import failures_section
 from metrics.summary.lost import lost_with_worker
 from metrics.summary.server_side import server_section
 from metrics.summary.sessions import sessions_section
@@ -276,7 +277,7 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
     return {
         "schema_version": SCHEMA_VERSION,
         "run": run_out,
-        "requests": _requests(frame, window),
+        "requests": {**_requests(frame, window), **failures_section(frame)},
         "throughput": throughput(frame, window),
         "latency": latency,
         "stalls": {

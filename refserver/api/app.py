@@ -2,7 +2,9 @@
 
 `create_app(engine, tokenizer, config)` builds it; the engine is started and stopped by the app's
 lifespan. Routes: `POST /v1/chat/completions`, `POST /v1/completions`, `GET /v1/models`, `GET /health`,
-`GET /metrics`, and `POST /tokenize` unless `config.tokenize_endpoint` is off. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`. Every error,
+`GET /metrics`, and `POST /tokenize` unless `config.tokenize_endpoint` is off. A request naming a model other
+than `config.model_name` is refused as vLLM refuses it (404, "The model `x` does not exist."); one that
+names none gets the served model. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`. Every error,
 also an unknown path (404), a wrong method (405) and an unexpected failure (500), has an OpenAI-style
 JSON body.
 """
@@ -24,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from refserver.api.errors import APIError
+from refserver.api.errors import APIError, model_not_found
 from refserver.api.generate import Generation, Output
 from refserver.api.protocol import Kind, parse_request
 from refserver.api.state import AppConfig, ServerState
@@ -86,6 +88,8 @@ async def _generate(request: Request, kind: Kind) -> Response | SSEResponse | _D
         if injected is not None:
             raise injected
         req = parse_request(await state.read_json(request), kind)
+        if req.model is not None and req.model != state.config.model_name:  # as vLLM: no model = the served one
+            raise model_not_found(req.model)
         prompt_ids = state.prompt_ids(req)
         params = state.sampling_params(req, len(prompt_ids))
         times = RequestTimes(arrival_s=arrival_s, num_prompt_tokens=len(prompt_ids))

@@ -19,7 +19,7 @@ class APIError(Exception):
         *,
         type: str = "invalid_request_error",
         param: str | None = None,
-        code: str | None = None,
+        code: str | int | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -38,6 +38,11 @@ def bad_request(message: str, *, param: str | None = None, code: str = "invalid_
 
 def body_too_large(message: str) -> APIError:
     return APIError(413, message, code="body_too_large")
+
+
+def model_not_found(name: str) -> APIError:
+    """vLLM's answer to a model name it does not serve: 404, its error type as `type`, the status as `code`."""
+    return APIError(404, f"The model `{name}` does not exist.", type="NotFoundError", param="model", code=404)
 
 
 def unauthorized() -> APIError:

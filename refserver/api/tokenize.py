@@ -6,7 +6,8 @@
 
 A prompt is encoded as `/v1/completions` encodes it (bos unless `add_special_tokens` is false); messages
 as `/v1/chat/completions` does (the chat template, generation prompt included), so `count` is exactly the
-`usage.prompt_tokens` that request would report. Load generators size prompts with it
+`usage.prompt_tokens` that request would report. A model other than the served one is refused as the
+generation routes refuse it (404), as vLLM does. Load generators size prompts with it
 (`goodput run --prompt-sizing`); `goodput serve --no-tokenize-endpoint` turns it off (404).
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from refserver.api.errors import APIError, bad_request
+from refserver.api.errors import APIError, bad_request, model_not_found
 from refserver.api.protocol import parse_messages
 from refserver.api.state import ServerState
 
@@ -35,6 +36,9 @@ def token_ids(state: ServerState, body: object) -> list[int]:
     """The ids a tokenize request's prompt or messages become; a 400 APIError for a bad body."""
     if not isinstance(body, dict):
         raise bad_request("the request body must be a JSON object", code="invalid_body")
+    model = body.get("model")
+    if model is not None and model != state.config.model_name:  # as vLLM's /tokenize: another model is a 404
+        raise model_not_found(str(model))
     if "messages" in body:
         if not _flag(body, "add_generation_prompt", True):
             raise bad_request("only 'add_generation_prompt': true is supported by this server",

@@ -147,3 +147,27 @@ def test_exact_server_phase_times_are_printed() -> None:
 def test_the_header_says_why_a_run_is_incomplete(run: dict[str, Any], state: str) -> None:
     header = _text([_ok(i) for i in range(3)], run=run).splitlines()[0]
     assert header.endswith(state) if state else "INCOMPLETE" not in header
+
+
+def _said(i: int, status: int, message: str) -> RequestRecord:
+    return RequestRecord(id=i, intended_ns=i * 10 * MS, sent_ns=i * 10 * MS + 1000, status="error",
+                         error_kind="http_status", http_status=status, error_message=f"HTTP {status}: {message}",
+                         closed_ns=i * 10 * MS + 2 * MS)
+
+
+def test_the_servers_messages_are_listed_first_distinct_counted() -> None:
+    """Failures of several kinds: the first distinct ones in order of appearance, each counted over the run."""
+    records = [_ok(0), _said(1, 429, "queue full"), _said(2, 500, "engine died"), _said(3, 429, "queue full"),
+               *(_said(4 + j, 400, f"bad request {j}") for j in range(5))]
+    lines = _text(records).splitlines()
+    at = lines.index("failures (the first 5 of 7 distinct, counted over the run):")
+    assert lines[at + 1:at + 6] == ["  2 × HTTP 429: queue full", "  1 × HTTP 500: engine died",
+                                    "  1 × HTTP 400: bad request 0", "  1 × HTTP 400: bad request 1",
+                                    "  1 × HTTP 400: bad request 2"]
+    assert not any(line.startswith("FAILED:") for line in lines)
+
+
+def test_every_request_failing_alike_is_one_line() -> None:
+    lines = _text([_said(i, 404, "The model `nope` does not exist.") for i in range(4)]).splitlines()
+    assert "FAILED: all 4 requests failed the same way: HTTP 404: The model `nope` does not exist." in lines
+    assert not any(line.startswith("failures (") for line in lines)

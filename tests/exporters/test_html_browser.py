@@ -28,7 +28,7 @@ GOODPUT = str(Path(sys.executable).with_name("goodput"))
 SMALL_RUN = ["--requests", "30", "--rate", "10", "--prompt-tokens", "64", "--output-tokens", "32",
              "--slo", "ttft=300ms", "--slo", "tpot=30ms", "--server-metrics-interval", "0.5s", "--quiet"]
 FAULTS = ["--server-arg=--fault-500", "--server-arg=0.45", "--server-arg=--fault-disconnect", "--server-arg=0.2",
-          "--server-arg=--fault-malformed", "--server-arg=0.15"]
+          "--server-arg=--fault-malformed", "--server-arg=0.15", "--max-failed", "100%"]  # failures are the point
 
 
 def goodput(*args: str) -> subprocess.CompletedProcess[str]:

@@ -83,6 +83,13 @@ def test_flags_say_what_changes_how_a_run_is_read() -> None:
     failing["tokens"] = {"requests": 2, "output_estimated": 2, "prompt_accuracy": {"abs_rel_error": {"p50": 0.5}}}
     failing["input"] = {"skipped": 3}
     assert titles(failing) == ["Warning.", "Warning.", "Estimated token counts.", "Damaged records file."]
+    stopped = summary_with(complete=False, stopped_early="stopped early: the first 10 requests all failed alike")
+    stopped["requests"] = {"records": 10, "failed": 10, "succeeded": 0, "failure_messages_distinct": 1,
+                           "failure_messages": [{"kind": "http_status", "http_status": 404, "count": 10,
+                                                 "message": "HTTP 404: NotFoundError: The model `x` does not exist."}]}
+    flags = run_flags(stopped)
+    assert [f.title for f in flags] == ["Stopped early.", "What the server said."]  # not "Incomplete. (killed?)"
+    assert "HTTP 404: NotFoundError: The model `x` does not exist." in flags[1].text
 
 
 def test_slo_table_counts_each_part_alone(run: tuple[RunData, dict[str, Any]]) -> None:

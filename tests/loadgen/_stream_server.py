@@ -19,6 +19,7 @@ from tests.servers.scripted import (
     DONE,
     END,
     Action,
+    Handler,
     ReceivedRequest,
     ScriptedServer,
     Send,
@@ -62,18 +63,25 @@ class _Running:
 
 @contextlib.contextmanager
 def paced_server(*, first_s: float = 0.02, gap_s: float = 0.005) -> Iterator[_Running]:
+    with threaded_server(paced_stream(first_s, gap_s)) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def threaded_server(handler: Handler) -> Iterator[_Running]:
+    """A ScriptedServer answering with `handler`, on its own loop in a background thread."""
     ready = threading.Event()
     holder: dict[str, object] = {}
 
     async def main() -> None:
         stop = asyncio.Event()
         holder["stop"], holder["loop"] = stop, asyncio.get_running_loop()
-        async with ScriptedServer(paced_stream(first_s, gap_s)) as server:
+        async with ScriptedServer(handler) as server:
             holder["server"] = server
             ready.set()
             await stop.wait()
 
-    thread = threading.Thread(target=lambda: asyncio.run(main()), name="paced-server", daemon=True)
+    thread = threading.Thread(target=lambda: asyncio.run(main()), name="scripted-server", daemon=True)
     thread.start()
     try:
         if not ready.wait(30):

@@ -285,3 +285,30 @@ async def test_a_gzip_encoded_stream_is_decoded() -> None:
     body = gzip.compress(TWO_CHUNKS_SSE + event(chat_chunk("", finish_reason="stop")) + DONE)
     r = await send_one(script(Send(head(extra="Content-Encoding: gzip") + chunk(body) + END)))
     assert r.status == "ok" and len(r.chunk_ns) == 2
+
+
+async def test_credentials_a_server_quotes_are_redacted_from_the_record() -> None:
+    """A server that quotes the Authorization header it got (and a Pushgateway password it should never have
+    seen): the record keeps the message, never the credentials."""
+    basic, password = "dXNlcjpzM2NyZXQtcGFzcw==", "pg-pass-0123456789"
+
+    def quote(request: ReceivedRequest) -> list[Action]:
+        said = f"rejected {request.headers['authorization']!r} and {password}; token k"
+        body = orjson.dumps({"error": {"message": said, "type": "authentication_error", "code": "bad_auth"}})
+        return [Send(head(401, "application/json", chunked=False, length=len(body)) + body)]
+
+    r = await send_one(quote, extra_headers={"Authorization": f"Basic {basic}", "X-Api-Key": "k"},
+                       redact=(password,))
+    assert r.http_status == 401 and r.error_message is not None
+    assert basic not in r.error_message and password not in r.error_message
+    assert r.error_message == ("HTTP 401: bad_auth: rejected '[redacted]' and [redacted]; token [redacted]")
+
+
+def test_a_short_credential_is_redacted_only_as_a_word_of_its_own() -> None:
+    from loadgen.spec.redact import redact
+
+    assert redact("key k, keep kinks", ["k"]) == "key [redacted], keep kinks"
+    assert redact("Bearer sk-0123456789 was refused", ["Bearer sk-0123456789"]) == "[redacted] was refused"
+    assert redact("quoted sk-0123456789 only", ["Bearer sk-0123456789"]) == "quoted [redacted] only"
+    assert redact("cut at sk-0123…", ["sk-0123456789"]) == "cut at [redacted]…"
+    assert redact("nothing to hide", []) == "nothing to hide"

@@ -87,6 +87,24 @@ def test_completions_400(shared_base_url: str, body: dict[str, Any], param: str)
     assert_error(httpx.post(f"{shared_base_url}/v1/completions", json=body), 400, param)
 
 
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/completions"])
+def test_a_model_it_does_not_serve_is_vllms_404(shared_base_url: str, path: str) -> None:
+    """vLLM refuses a model name it does not serve with 404 and this body; a request without a model, or
+    with the served name, is answered by the served model (as vLLM answers it)."""
+    prompt: dict[str, Any] = {"messages": MESSAGES} if "chat" in path else {"prompt": "hi"}
+    response = httpx.post(f"{shared_base_url}{path}", json={**prompt, "model": "nope", "max_tokens": 2})
+    assert response.status_code == 404
+    assert response.json() == {"error": {"message": "The model `nope` does not exist.", "type": "NotFoundError",
+                                          "param": "model", "code": 404}}
+    tokenize = httpx.post(f"{shared_base_url}/tokenize", json={**prompt, "model": "nope"})
+    assert (tokenize.status_code, tokenize.json()) == (404, response.json())  # vLLM's /tokenize checks it too
+    served = httpx.get(f"{shared_base_url}/v1/models").json()["data"][0]["id"]
+    for body in ({**prompt, "max_tokens": 2}, {**prompt, "model": served, "max_tokens": 2}):
+        answer = httpx.post(f"{shared_base_url}{path}", json=body)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["model"] == served
+
+
 def test_body_not_json_or_not_object(shared_base_url: str) -> None:
     bad_json = httpx.post(f"{shared_base_url}/v1/chat/completions", content=b"{nope", headers={"content-type": "application/json"})
     assert assert_error(bad_json, 400)["code"] == "invalid_json"

@@ -15,7 +15,7 @@ def _client(**config: object) -> httpx.AsyncClient:
 
 async def test_a_prompt_counts_its_bytes_and_bos_unless_asked_not_to() -> None:
     async with _client() as c:
-        resp = await c.post("/tokenize", json={"model": "m", "prompt": "héllo"})
+        resp = await c.post("/tokenize", json={"model": "goodput-tiny", "prompt": "héllo"})
         body = resp.json()
         assert resp.status_code == 200 and body["count"] == 7 == len(body["tokens"])  # bos + 6 bytes
         assert body["tokens"][0] == 256 and body["max_model_len"] == 4096
@@ -33,7 +33,7 @@ async def test_messages_count_as_the_chat_endpoint_counts_them() -> None:
 
 
 @pytest.mark.parametrize(("body", "needle"), [
-    ({"model": "m"}, "'prompt' (a string) or 'messages' is required"),
+    ({"model": "goodput-tiny"}, "'prompt' (a string) or 'messages' is required"),
     ({"prompt": "x", "add_special_tokens": "yes"}, "'add_special_tokens' must be a boolean"),
     ({"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role"),
     ({"messages": [{"role": "user", "content": "x"}], "add_generation_prompt": False}, "add_generation_prompt"),
