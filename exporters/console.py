@@ -14,6 +14,7 @@ from exporters.console_notes import (
     prompt_warning,
     requests_line,
 )
+from exporters.workload_notes import cache_lines
 
 _COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL/chunk"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
 _SERVER_PHASES = (("queue_s", "queue"), ("prefill_s", "prefill"), ("decode_s", "decode"))
@@ -91,6 +92,7 @@ def format_summary(summary: dict[str, Any]) -> str:
                    f" > {_ms(sat.get('threshold_s'))} ms; latencies may be understated")
     warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run))
     out += [w for w in warnings if w is not None]
+    out += cache_lines(tokens, run)
     out += estimate_notes(tokens)
     header = ["bucket", "n", "failed", *(f"{name} p50/p99 ms" for _, name in _COLUMNS), "SLO ok"]
     rows = [header, _row("all", {"measured": window.get("measured"), "failed": req.get("failed")},
