@@ -112,6 +112,19 @@ def metrics_url_for(base_url: str) -> str:
     return f"{root}/metrics"
 
 
+def scrape_failure(exc: Exception) -> str:
+    """Why a scrape failed, in one plain line: the HTTP status (a server without /metrics answers 404), or
+    the exception's first line (httpx adds a second one with a documentation link)."""
+    if isinstance(exc, httpx.HTTPStatusError):
+        resp = exc.response
+        return f"HTTP {resp.status_code}" + (": the server has no /metrics" if resp.status_code == 404 else "")
+    lines = str(exc).strip().splitlines()
+    first = lines[0] if lines else ""
+    if isinstance(exc, ValueError):
+        return f"not Prometheus text ({first})" if first else "not Prometheus text"
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
 def _first(names: tuple[str, ...], table: dict[str, Any]) -> str | None:
     return next((n for n in names if n in table), None)
 
@@ -164,7 +177,7 @@ class ServerScraper:
             try:
                 self.scrape()
             except (httpx.HTTPError, ValueError) as exc:
-                self.failures.append(f"{type(exc).__name__}: {exc}")
+                self.failures.append(scrape_failure(exc))
 
     def stop(self) -> None:
         """Stop the background scrapes and take the 'after' scrape."""
@@ -174,7 +187,7 @@ class ServerScraper:
         try:
             self.scrape()
         except (httpx.HTTPError, ValueError) as exc:
-            self.failures.append(f"{type(exc).__name__}: {exc}")
+            self.failures.append(scrape_failure(exc))
         self._client.close()
 
     def abort(self) -> None:

@@ -81,3 +81,33 @@ def test_a_second_run_with_the_same_seed_is_warned_of_its_warm_cache(server: str
     assert line.startswith("WARNING: ") and "--cache-bust" in line and "--seed 11" in line
     busted, _, out, _ = _run([*args, "--cache-bust"], tmp_path / "busted", capsys)
     assert busted["tokens"]["prefix_cache"]["cached_tokens"] == 0 and "prefix cache served" not in out
+
+
+def test_a_calibration_says_how_many_probes_the_server_rejected(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.refserver.fake_engine import make_app, serve_in_thread
+
+    # A small context: the longer probes are refused with HTTP 400, as vLLM refuses a prompt too long.
+    with serve_in_thread(make_app(tokenize_endpoint=False, max_model_len=600)) as url:
+        _, _, _, err = _run(["--url", url, "--requests", "3", "--rate", "20", "--prompt-tokens", "64",
+                             "--output-tokens", "4"], tmp_path / "run", capsys)
+    line = next(x for x in err.splitlines() if "prompts sized by calibration" in x)
+    assert "fitted on 7 of 11 probe requests" in line and "4 were rejected (HTTP 400 × 4; the first said: the prompt is" in line
+    assert "so the fit covers prompts up to 96 words" in line
+    sizing = json.loads((tmp_path / "run" / "run.json").read_text())["resolved"]["prompt_sizing"]
+    assert sizing["probes"] == 7 and sizing["probes_rejected"] == 4 and len(sizing["probe_rejections"]) == 4
+
+
+def test_the_local_counter_is_named_and_a_missing_metrics_endpoint_is_one_plain_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.loadgen._stream_server import paced_server
+
+    with paced_server(first_s=0.002, gap_s=0.001) as srv:  # answers GET /metrics with 404, as llama.cpp does
+        code = run_cli(["run", "--url", srv.url, "--model", "m", "--requests", "3", "--rate", "50",
+                        "--output-tokens", "3", "--tokenizer", "words", "--output", str(tmp_path / "run")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "goodput: prompts sized with the local token counter 'words' (--tokenizer)" in captured.err
+    prom = json.loads((tmp_path / "run" / "summary.json").read_text())["server"]["prometheus"]
+    assert prom["last_failure"] == "HTTP 404: the server has no /metrics"
+    assert "mozilla" not in captured.out + captured.err and "For more information" not in captured.out
