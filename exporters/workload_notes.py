@@ -86,6 +86,21 @@ def warm_cache_warning(tokens: dict[str, Any], run: dict[str, Any]) -> str | Non
             " cold cache, or another --seed")
 
 
+def prediction_note(tokens: dict[str, Any], run: dict[str, Any]) -> str | None:
+    """A trace replay's measured cached share beside the share predicted before the run, with the block
+    size the prediction used and where it came from (loadgen.run.cache_prediction)."""
+    predicted = _dict(_dict(run.get("resolved")).get("prefix_cache_prediction"))
+    rate = predicted.get("hit_rate")
+    if not isinstance(rate, int | float):
+        return None
+    measured = _dict(tokens.get("prefix_cache")).get("cached_ratio")
+    shown = f"{measured:.1%}" if isinstance(measured, int | float) else "unknown (no cached counts)"
+    return (f"note: prefix cache: measured {shown} of prompt tokens served from cache; predicted {rate:.1%}"
+            f" for this replay ({predicted.get('blocks', 'block size not recorded')})")
+
+
 def cache_lines(tokens: dict[str, Any], run: dict[str, Any]) -> list[str]:
-    """The console's lines about the prefix cache: the warm-cache warning, then the absent-count note."""
-    return [line for line in (warm_cache_warning(tokens, run), absent_cache_note(tokens)) if line is not None]
+    """The console's lines about the prefix cache: the warm-cache warning, the prediction, the absent-count
+    note."""
+    lines = (warm_cache_warning(tokens, run), prediction_note(tokens, run), absent_cache_note(tokens))
+    return [line for line in lines if line is not None]

@@ -108,8 +108,10 @@ def run_flags(summary: dict[str, Any]) -> list[Flag]:
         if line:
             flags.append(Flag("warn", "Warning.", line.removeprefix("WARNING: ")))
     for line in workload_notes.cache_lines(tokens, run):
-        kind, title = ("warn", "Warning.") if line.startswith("WARNING: ") else ("info", "Prefix cache.")
-        flags.append(Flag(kind, title, line.removeprefix("WARNING: ").removeprefix("note: ")))
+        if line.startswith("WARNING: "):
+            flags.append(Flag("warn", "Warning.", line.removeprefix("WARNING: ")))
+        else:
+            flags.append(Flag("info", "Prefix cache.", line.removeprefix("note: ")))
     for note in console_notes.estimate_notes(tokens):
         flags.append(Flag("info", "Estimated token counts.", note.removeprefix("note: ")))
     skipped = _dict(summary.get("input")).get("skipped")

@@ -70,6 +70,16 @@ class Snapshot:
     histograms: dict[str, CumulativeHistogram] = field(default_factory=dict)
     counters: dict[str, float] = field(default_factory=dict)
     gauges: dict[str, float] = field(default_factory=dict)
+    cache_config: dict[str, str] = field(default_factory=dict)  # vllm:cache_config_info's labels
+
+    @property
+    def block_size(self) -> int | None:
+        """The server's tokens per KV block (vllm:cache_config_info's `block_size`); None when not given."""
+        value = self.cache_config.get("block_size", "")
+        return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+CACHE_CONFIG_INFO = "vllm:cache_config_info"
 
 
 def parse_exposition(text: str, *, unix_s: float = 0.0) -> Snapshot:
@@ -99,6 +109,8 @@ def parse_exposition(text: str, *, unix_s: float = 0.0) -> Snapshot:
                 snap.counters[family.name] = sum(values)
         elif family.type in ("gauge", "unknown", "untyped"):
             gauge_parts[family.name] += [float(s.value) for s in family.samples if s.name == family.name]
+            if family.name == CACHE_CONFIG_INFO and family.samples:
+                snap.cache_config = dict(family.samples[0].labels)
     for name, parts in gauge_parts.items():
         if parts:
             averaged = name.endswith(("_perc", "_rate"))
@@ -229,6 +241,8 @@ def prometheus_section(snapshots: list[Snapshot], series: list[dict[str, Any]], 
         return out
     first, last = snapshots[0], snapshots[-1]
     out["available"] = True
+    if last.block_size is not None:
+        out["block_size"] = last.block_size
     out["span_s"] = last.unix_s - first.unix_s
     absent: list[str] = []
     hists: dict[str, Any] = {}

@@ -6,7 +6,8 @@ its own event loop in a background thread, for tests that run `goodput run` as a
 Each answer: the response head at once, `max_tokens` content chunks (the first `first_s` after the request
 arrived, then one every `gap_s`, each with running usage), a finish chunk, [DONE]. The usage has vLLM's
 shape: `prompt_tokens_details.cached_tokens` only when `cached` is given (vLLM started with
---enable-prompt-tokens-details), no such field otherwise. The server stops when
+--enable-prompt-tokens-details), no such field otherwise. `GET /metrics` answers `metrics` when given,
+404 otherwise (a server without Prometheus metrics). The server stops when
 the block ends, also on failure.
 """
 
@@ -32,9 +33,13 @@ from tests.servers.scripted import (
 )
 
 
-def paced_stream(first_s: float, gap_s: float, prompt_tokens: int = 16, cached: int | None = None):
+def paced_stream(first_s: float, gap_s: float, prompt_tokens: int = 16, cached: int | None = None,
+                 metrics: str | None = None):
     def handler(request: ReceivedRequest) -> list[Action]:
-        if request.method != "POST":  # nothing but the streams here (no /metrics, no /v1/models)
+        if request.method == "GET" and request.path == "/metrics" and metrics is not None:
+            body = metrics.encode()
+            return [Send(head(200, "text/plain; version=0.0.4", chunked=False, length=len(body)) + body)]
+        if request.method != "POST":  # nothing but the streams here (no /v1/models; /metrics only if given)
             return [Send(head(404, "text/plain", chunked=False, length=0))]
         n = int(request.json().get("max_tokens") or 4)
         actions: list[Action] = [Send(head())]
@@ -63,14 +68,15 @@ class _Running:
 
 
 @contextlib.contextmanager
-def paced_server(*, first_s: float = 0.02, gap_s: float = 0.005, cached: int | None = None) -> Iterator[_Running]:
+def paced_server(*, first_s: float = 0.02, gap_s: float = 0.005, cached: int | None = None,
+                 metrics: str | None = None) -> Iterator[_Running]:
     ready = threading.Event()
     holder: dict[str, object] = {}
 
     async def main() -> None:
         stop = asyncio.Event()
         holder["stop"], holder["loop"] = stop, asyncio.get_running_loop()
-        async with ScriptedServer(paced_stream(first_s, gap_s, cached=cached)) as server:
+        async with ScriptedServer(paced_stream(first_s, gap_s, cached=cached, metrics=metrics)) as server:
             holder["server"] = server
             ready.set()
             await stop.wait()
