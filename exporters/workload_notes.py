@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 # A synthetic workload built without shared prefixes (no --prefix-groups, no --turns) shares only the
-# chat template's first tokens between prompts, less than one cache block: above this share of cached
-# prompt tokens the server had seen the prompts before.
+# chat template's leading tokens between prompts: when more than this share of the prompt tokens beyond
+# those came from cache, the server had seen the prompts before.
 WARM_CACHE_WARNING = 0.25
 CACHE_REPORT_FLAGS = "vLLM: --enable-prompt-tokens-details; SGLang: --enable-cache-report"
 
@@ -75,7 +75,15 @@ def warm_cache_warning(tokens: dict[str, Any], run: dict[str, Any]) -> str | Non
         return None
     share = _dict(tokens.get("prefix_cache"))
     ratio = share.get("cached_ratio")
-    if not isinstance(ratio, int | float) or ratio <= WARM_CACHE_WARNING:
+    prompt = _int(share.get("prompt_tokens"))
+    if not isinstance(ratio, int | float) or not prompt:
+        return None
+    # What a fresh server can serve from cache here: the chat template's leading tokens, the same on
+    # every request (a long template on short prompts is a large share of them).
+    template = _int(workload.get("chat_template_tokens")) or _int(
+        _dict(_dict(run.get("resolved")).get("prompt_sizing")).get("chat_template_tokens"))
+    beyond = (_int(share.get("cached_tokens")) - template * _int(share.get("requests"))) / prompt
+    if beyond <= WARM_CACHE_WARNING:
         return None
     seed = run.get("seed")
     seed_text = f" --seed {seed}" if isinstance(seed, int) and not isinstance(seed, bool) else " seed"

@@ -83,3 +83,14 @@ def test_the_console_prints_the_warm_cache_warning_and_the_absent_cache_note() -
     assert absent_cache_note({"requests": 4, "cached_unknown": 3}) is None
     summary["tokens"].update(requests=4, cached_unknown=4)
     assert "--enable-cache-report" in format_summary(summary)
+
+
+def test_a_long_chat_template_on_short_prompts_is_no_warm_cache() -> None:
+    # 160 prompts of 16 tokens behind a 32-token template: a fresh server caches the template's two blocks
+    # of 16 on every request (67 % of the prompt tokens), which is no sign of an earlier run.
+    share = {"prefix_cache": {"requests": 160, "prompt_tokens": 160 * 48, "cached_tokens": 160 * 32,
+                              "cached_ratio": 32 / 48}}
+    run = {"seed": 0, "workload": {"kind": "synthetic", "chat_template_tokens": 32}}
+    assert warm_cache_warning(share, run) is None
+    warm = {"prefix_cache": {**share["prefix_cache"], "cached_tokens": 160 * 47, "cached_ratio": 47 / 48}}
+    assert warm_cache_warning(warm, run) is not None
