@@ -16,6 +16,7 @@ from exporters.console_notes import (
     requests_line,
 )
 from exporters.failure_notes import failure_lines
+from exporters.workload_notes import cache_lines
 
 _COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL/chunk"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
 _SERVER_PHASES = (("queue_s", "queue"), ("prefill_s", "prefill"), ("decode_s", "decode"))
@@ -99,6 +100,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run), burst_warning(summary))
     out += [w for w in warnings if w is not None]
     out += failure_lines(summary)
+    out += cache_lines(tokens, run)
     out += estimate_notes(tokens)
     tpot_mark = {"tpot_s": out_mark}  # TPOT divides by N: marked like the token rates when N is estimated
     header = ["bucket", "n", "failed", *(f"{tpot_mark.get(key, '')}{name} p50/p99 ms" for key, name in _COLUMNS),

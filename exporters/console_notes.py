@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from exporters.token_notes import tokenizer_disagreement
+from exporters.workload_notes import prompt_cause
 
 ERROR_RATE_WARNING = 0.05  # warn when more than this share of the measured requests failed
 PROMPT_ERROR_WARNING = 0.10  # warn when the median |P − target| / target exceeds this
@@ -88,17 +89,9 @@ def prompt_warning(tokens: dict[str, Any], run: dict[str, Any]) -> str | None:
         return None
     assert isinstance(accuracy, dict)
     mean = accuracy.get("mean_error_tokens")
-    workload = run.get("workload")
-    counter = workload.get("token_counter") if isinstance(workload, dict) else None
-    sized = f"prompts were sized with the '{counter}' token counter" if counter else "the prompts' sizes"
-    if isinstance(counter, str) and counter.startswith("tokenizer:"):
-        fix = "check that it is the served model's tokenizer (the chat template's tokens add to every prompt)"
-    else:
-        fix = "pass --tokenizer with the model's tokenizer.json for exact prompt lengths"
     mean_text = f", mean error {mean:+.0f} tokens" if isinstance(mean, int | float) else ""
     return (f"WARNING: prompts missed their target length: median error {p50:.0%} of the target over"
-            f" {accuracy.get('count', '?')} requests (server-counted{mean_text}); {sized}, which does not count"
-            f" tokens the way the server does: {fix}")
+            f" {accuracy.get('count', '?')} requests (server-counted{mean_text}); {prompt_cause(run)}")
 
 
 def _basis_text(basis: Any) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from exporters import console_notes
+from exporters import console_notes, workload_notes
 from exporters.html import fmt
 from exporters.html.page import Flag
 
@@ -109,6 +109,11 @@ def run_flags(summary: dict[str, Any]) -> list[Flag]:
                  console_notes.prompt_warning(tokens, run)):
         if line:
             flags.append(Flag("warn", "Warning.", line.removeprefix("WARNING: ")))
+    for line in workload_notes.cache_lines(tokens, run):
+        if line.startswith("WARNING: "):
+            flags.append(Flag("warn", "Warning.", line.removeprefix("WARNING: ")))
+        else:
+            flags.append(Flag("info", "Prefix cache.", line.removeprefix("note: ")))
     for note in console_notes.estimate_notes(tokens):
         flags.append(Flag("info", "Estimated token counts.", note.removeprefix("note: ")))
     skipped = _dict(summary.get("input")).get("skipped")

@@ -106,7 +106,7 @@ def run(
     prompt_buckets: Annotated[str | None, typer.Option(help="Prompt-token bucket edges, e.g. 0,128,512,2048,8192,32768.", rich_help_panel=METRICS)] = None,
     output_buckets: Annotated[str | None, typer.Option(help="Output-token bucket edges.", rich_help_panel=METRICS)] = None,
     cache_full_ratio: Annotated[float, typer.Option(help="Cache-hit class 'full' when cached/prompt >= this.", rich_help_panel=METRICS)] = 0.9,
-    absent_cache_is_zero: Annotated[bool, typer.Option(help="Read a missing cached_tokens as 0 (vLLM omits it when 0).", rich_help_panel=METRICS)] = False,
+    absent_cache_is_zero: Annotated[bool, typer.Option(help="Read a missing cached_tokens as 0. vLLM sends it (0 included) only when started with --enable-prompt-tokens-details and omits it on every request without; SGLang needs --enable-cache-report: prefer those flags, since absent then means unknown, not 0.", rich_help_panel=METRICS)] = False,
     output: Annotated[Path | None, typer.Option(help="Output directory (default runs/<timestamp>, never shared by two runs). One that already holds a run is refused.", rich_help_panel=OUTPUTS)] = None,
     html: Annotated[bool, typer.Option("--html/--no-html", help="Write report.html (plots and tables, one self-contained file) at the end.", rich_help_panel=OUTPUTS)] = True,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace the run already in --output: its result files are removed first (nothing else in the directory).", rich_help_panel=OUTPUTS)] = False,

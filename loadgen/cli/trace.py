@@ -13,14 +13,17 @@ INSPECT_HELP = """Print a trace's shape and its predicted prefix-cache hit rate.
 
 Shape: requests, duration, mean and peak rate per minute, prompt (ISL) and output (OSL) length
 percentiles. Prediction (Mooncake traces, whose hash ids record prompt reuse): the share of prompt tokens
-a prefix-caching server with --block-size tokens per block serves from cache when the trace is replayed
-in order, with an unbounded cache and, with --cache-blocks N, an LRU cache of N blocks. A replay on the
-reference server measures the same ratio (summary.json tokens.prefix_cache.cached_ratio).
+a prefix-caching server serves from cache when the trace is replayed in order, with an unbounded cache
+and, with --cache-blocks N, an LRU cache of N blocks. The server's block size matters: --url reads it
+from the server's /metrics (vLLM's vllm:cache_config_info; its CPU build uses 128), --block-size sets
+it, else 16; the output says which. A replay on the reference server measures the same ratio
+(summary.json tokens.prefix_cache.cached_ratio).
 
 \b
 Examples:
   goodput trace inspect mooncake_trace.jsonl
   goodput trace inspect mooncake_trace.jsonl --block-size 16 --cache-blocks 200000 --json
+  goodput trace inspect mooncake_trace.jsonl --url http://127.0.0.1:8000
   goodput trace inspect AzureLLMInferenceTrace_conv.csv
 """
 
@@ -31,21 +34,28 @@ trace_app = typer.Typer(help=TRACE_HELP, no_args_is_help=True)
 def inspect(
     file: Annotated[Path, typer.Argument(help="Mooncake JSONL, Azure or BurstGPT CSV.")],
     trace_format: Annotated[str, typer.Option(help="auto | mooncake | azure | burstgpt.")] = "auto",
-    block_size: Annotated[int, typer.Option(help="The server's tokens per KV block (vLLM and the reference server: 16).", min=1)] = 16,
+    block_size: Annotated[int | None, typer.Option(help="The server's tokens per KV block (default: the server's own with --url, else 16; vLLM's CPU build uses 128).", min=1)] = None,
+    url: Annotated[str | None, typer.Option(help="The server the trace is for: its /metrics gives the block size (vllm:cache_config_info).")] = None,
     cache_blocks: Annotated[int | None, typer.Option(help="Also predict with an LRU cache of this many blocks (the server's KV pool).", min=1)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout, for scripts.")] = False,
 ) -> None:
+    from loadgen.run.cache_prediction import resolve_block_size
+    from loadgen.run.scrape import metrics_url_for
     from loadgen.workload.prefix_cache import predict_hits
     from loadgen.workload.trace_shape import trace_shape
     from loadgen.workload.traces import load_trace
 
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise typer.BadParameter(f"--url must be an http(s) URL, got {url!r}")
     try:
         trace = load_trace(str(file), trace_format)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    prediction: dict[str, Any] = {"unbounded": predict_hits(trace, block_size=block_size).to_json()}
+    size = resolve_block_size(block_size, metrics_url_for(url) if url is not None else None)
+    prediction: dict[str, Any] = {"unbounded": predict_hits(trace, block_size=size.tokens).to_json(),
+                                  **size.to_json(), "blocks": size.describe()}
     if cache_blocks is not None:
-        prediction["lru"] = predict_hits(trace, block_size=block_size, cache_blocks=cache_blocks).to_json()
+        prediction["lru"] = predict_hits(trace, block_size=size.tokens, cache_blocks=cache_blocks).to_json()
     out = {**trace_shape(trace), "prefix_cache": prediction}
     typer.echo(json.dumps(out, indent=2) if as_json else render(out))
 
@@ -75,7 +85,8 @@ def render(out: dict[str, Any]) -> str:
         lines.append("predicted prefix-cache hit rate: 0% (this format records no prompt reuse: every prompt is unique)")
         return "\n".join(lines)
     lines.append(f"blocks: {blocks['block_tokens']} tokens each; {blocks['total']} in prompts, {blocks['unique']} distinct")
-    text = (f"predicted prefix-cache hit rate (server blocks of {unbounded['block_size']} tokens): "
+    blocks_text = pred.get("blocks", f"server blocks of {unbounded['block_size']} tokens")
+    text = (f"predicted prefix-cache hit rate ({blocks_text}): "
             f"{_pct(unbounded['hit_rate'])} with an unbounded cache")
     lru = pred.get("lru")
     if lru is not None:

@@ -154,7 +154,7 @@ async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | Non
         raise ProbeFailed(reasons[0] if reasons else "too few probe requests succeeded")
     a, b, e = fit_line(words, extra, tokens)
     template = TemplateCost(round(a), per_system=e, per_pair=2 * e) if chat else TemplateCost()
-    return RatioCounter(b, template, probes=len(tokens))
+    return RatioCounter(b, template, probes=len(tokens), rejected=tuple(reasons), longest_words=max(words))
 
 
 async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> int:
@@ -163,7 +163,8 @@ async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> i
     except httpx.HTTPError as exc:
         raise _failed("a probe request failed", exc) from None
     if resp.status_code != 200:
-        raise ProbeFailed(f"a probe request answered HTTP {resp.status_code}")
+        said = _server_message(resp)
+        raise ProbeFailed(f"a probe request answered HTTP {resp.status_code}" + (f": {said}" if said else ""))
     try:
         usage = resp.json().get("usage") or {}
     except (ValueError, AttributeError):
@@ -172,3 +173,22 @@ async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> i
     if type(prompt) is not int:
         raise ProbeFailed("the server reports no usage.prompt_tokens")
     return prompt
+
+
+def _server_message(resp: httpx.Response, limit: int = 160) -> str:
+    """The server's own reason for refusing a probe (OpenAI's `error.message`, or `message`/`detail`), on
+    one line and cut to `limit` characters; "" when it gave none."""
+    try:
+        data = resp.json()
+    except ValueError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    error = data.get("error")
+    said = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(said, str):
+        said = data.get("message", data.get("detail"))
+    if not isinstance(said, str):
+        return ""
+    said = " ".join(said.split())
+    return said if len(said) <= limit else said[: limit - 1] + "…"

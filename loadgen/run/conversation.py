@@ -5,6 +5,12 @@ free). Turn k leaves `think_s` after turn k − 1's stream closed: that is its i
 dispatch lag and TTFT-from-schedule are measured from it. Its prompt is the previous turn's prompt, the
 text the server actually streamed as the answer, and the turn's new message(s).
 
+Turn k's target length is the prompt it actually sends: the history as the server counted it (the previous
+turn's reported prompt and output tokens; the run's counter on it when the server reported none) plus the
+new message's target. So the prompt-length check compares like with like at every turn, and the history's
+text (an answer the run's counter can only estimate) is not charged to the sizing. A dataset's turns have
+no target (loadgen.workload.conversations): their turns have none either.
+
 A turn that fails ends its session: each remaining turn becomes one record that was never sent (status
 "cancelled", error_kind "session_ended", intended at the failure), so every planned turn is counted. A
 turn cancelled by the run stopping (Ctrl-C, the end of the grace period) ends the session with no further
@@ -35,7 +41,7 @@ async def run_session(runner: Runner, index: int, session: Session, intended_ns:
             if not await runner.wait_until(runner.state.anchor_ns + intended_ns):
                 return
         messages = [*history, *turn.messages]
-        target = history_target + (turn.target or 0)
+        target = history_target + turn.target if turn.target is not None else None
         counted = history_counted + (turn.counted or 0)
         item = WorkItem(messages=messages, max_tokens=turn.max_tokens, prompt_tokens_target=target,
                         prompt_tokens_counted=counted, template_tokens=counter.template_tokens(messages),
@@ -53,8 +59,19 @@ async def run_session(runner: Runner, index: int, session: Session, intended_ns:
         answer = "".join(text)
         answer_tokens = counter(answer)
         history = [*messages, {"role": "assistant", "content": answer}]
-        history_target, history_counted = target + answer_tokens, counted + answer_tokens
+        history_target = sent_tokens(record, (target or 0) + answer_tokens)
+        history_counted = counted + answer_tokens
         intended_ns = record.closed_ns if record.closed_ns is not None else intended_ns
+
+
+def sent_tokens(record: RequestRecord, fallback: int) -> int:
+    """The tokens of a turn's prompt and answer as the server counted them (its usage), `fallback` (the
+    run's own count) when it reported either as an estimate."""
+    if record.prompt_tokens_estimated or record.output_tokens_estimated:
+        return fallback
+    if record.prompt_tokens is None or record.output_tokens is None:
+        return fallback
+    return record.prompt_tokens + record.output_tokens
 
 
 def _not_sent(runner: Runner, index: int, session: Session, failed: int, record: RequestRecord) -> None:

@@ -187,7 +187,7 @@ class RunExporters:
         from exporters.prometheus.pushgateway import PushLoop
         from exporters.prometheus.server import serve_metrics
         from loadgen.http.payload import public_url, scrub_userinfo
-        from loadgen.run.scrape import ServerScraper, metrics_url_for
+        from loadgen.run.scrape import ServerScraper, metrics_url_for, scrape_failure
 
         opts = self.opts
         if opts.server_metrics != NONE:
@@ -198,10 +198,10 @@ class RunExporters:
                 self.scraper = scraper
             except (httpx.HTTPError, ValueError, OSError) as exc:  # no server metrics, never a failed run
                 scraper.abort()
-                scraper.failures.append(f"{type(exc).__name__}: {exc}")
+                scraper.failures.append(scrape_failure(exc))
                 self._server_section = scraper.section()
                 if opts.server_metrics != AUTO:
-                    _warn(scrub_userinfo(f"cannot scrape server metrics at {public_url(url)}: {exc}"))
+                    _warn(scrub_userinfo(f"cannot scrape server metrics at {public_url(url)}: {scrape_failure(exc)}"))
         if opts.metrics_port is not None:
             self.server = serve_metrics(self.metrics.registry, port=opts.metrics_port, host=opts.metrics_host)
             print(f"live metrics: {self.server.url}", file=sys.stderr)

@@ -70,6 +70,16 @@ class Snapshot:
     histograms: dict[str, CumulativeHistogram] = field(default_factory=dict)
     counters: dict[str, float] = field(default_factory=dict)
     gauges: dict[str, float] = field(default_factory=dict)
+    cache_config: dict[str, str] = field(default_factory=dict)  # vllm:cache_config_info's labels
+
+    @property
+    def block_size(self) -> int | None:
+        """The server's tokens per KV block (vllm:cache_config_info's `block_size`); None when not given."""
+        value = self.cache_config.get("block_size", "")
+        return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+CACHE_CONFIG_INFO = "vllm:cache_config_info"
 
 
 def parse_exposition(text: str, *, unix_s: float = 0.0) -> Snapshot:
@@ -99,6 +109,8 @@ def parse_exposition(text: str, *, unix_s: float = 0.0) -> Snapshot:
                 snap.counters[family.name] = sum(values)
         elif family.type in ("gauge", "unknown", "untyped"):
             gauge_parts[family.name] += [float(s.value) for s in family.samples if s.name == family.name]
+            if family.name == CACHE_CONFIG_INFO and family.samples:
+                snap.cache_config = dict(family.samples[0].labels)
     for name, parts in gauge_parts.items():
         if parts:
             averaged = name.endswith(("_perc", "_rate"))
@@ -113,6 +125,19 @@ def metrics_url_for(base_url: str) -> str:
 
 
 SCRAPE_TIMEOUT_S = 5.0  # one scrape of the server's /metrics, the 'before' one included
+
+
+def scrape_failure(exc: Exception) -> str:
+    """Why a scrape failed, in one plain line: the HTTP status (a server without /metrics answers 404), or
+    the exception's first line (httpx adds a second one with a documentation link)."""
+    if isinstance(exc, httpx.HTTPStatusError):
+        resp = exc.response
+        return f"HTTP {resp.status_code}" + (": the server has no /metrics" if resp.status_code == 404 else "")
+    lines = str(exc).strip().splitlines()
+    first = lines[0] if lines else ""
+    if isinstance(exc, ValueError):
+        return f"not Prometheus text ({first})" if first else "not Prometheus text"
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def _first(names: tuple[str, ...], table: dict[str, Any]) -> str | None:
@@ -167,7 +192,7 @@ class ServerScraper:
             try:
                 self.scrape()
             except (httpx.HTTPError, ValueError) as exc:
-                self.failures.append(f"{type(exc).__name__}: {exc}")
+                self.failures.append(scrape_failure(exc))
 
     def stop(self) -> None:
         """Stop the background scrapes and take the 'after' scrape."""
@@ -177,7 +202,7 @@ class ServerScraper:
         try:
             self.scrape()
         except (httpx.HTTPError, ValueError) as exc:
-            self.failures.append(f"{type(exc).__name__}: {exc}")
+            self.failures.append(scrape_failure(exc))
         self._client.close()
 
     def abort(self) -> None:
@@ -219,6 +244,8 @@ def prometheus_section(snapshots: list[Snapshot], series: list[dict[str, Any]], 
         return out
     first, last = snapshots[0], snapshots[-1]
     out["available"] = True
+    if last.block_size is not None:
+        out["block_size"] = last.block_size
     out["span_s"] = last.unix_s - first.unix_s
     absent: list[str] = []
     hists: dict[str, Any] = {}

@@ -22,6 +22,7 @@ from typing import Any
 
 from exporters.files import write_json
 from loadgen.http.payload import public_url
+from loadgen.run.cache_prediction import prediction_line, run_prediction
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EXIT_USAGE, EmbeddedServerError, ServerArgumentError, embedded_server
 from loadgen.run.failing import early_stop_hooks
@@ -87,13 +88,17 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
         setup.rebuild_workload(sizing.counter)
     if sizing.line is not None and (sizing.warning or not spec.outputs.quiet):
         print(redact(sizing.line), file=sys.stderr)
+    cache_prediction = run_prediction(setup.workload, _metrics_url(setup, base_url))  # a trace replay's
+    if cache_prediction is not None and not spec.outputs.quiet:
+        print(prediction_line(cache_prediction), file=sys.stderr)
     load = spec.load
     run.run_info = {
         "schema_version": RUN_SCHEMA_VERSION,
         "spec": spec.to_json(),
         "resolved": {"schedule_end_s": setup.schedule_end_s, "roofline": roofline,
                      "token_counter": client.token_counter, "ignore_eos": client.ignore_eos,
-                     "prompt_sizing": sizing.to_json()},
+                     "prompt_sizing": sizing.to_json(),
+                     **({"prefix_cache_prediction": cache_prediction} if cache_prediction else {})},
         "target": public_url(base_url),
         "embedded": spec.target.embedded,
         "model": client.model,
@@ -111,6 +116,15 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
     write_json(out / RUN_FILE, run.run_info)
     run.writer = RecordWriter(out / RECORDS_FILE, status=out / STATUS_FILE)
     return client
+
+
+def _metrics_url(setup: RunSetup, base_url: str) -> str | None:
+    """The server's /metrics as `--server-metrics` names it (None: not to be asked)."""
+    from loadgen.run.prometheus import AUTO, NONE
+    from loadgen.run.scrape import metrics_url_for
+
+    wanted = setup.spec.prometheus.server_metrics
+    return None if wanted == NONE else metrics_url_for(base_url) if wanted == AUTO else wanted
 
 
 def _failed_start(run_dir: RunDir, run: RunSoFar, line: str, code: int) -> int:

@@ -8,8 +8,8 @@
   otherwise tokenize, else calibrate, else the words counter with a warning (none when the server cannot
   be reached at all: the run's own error says that).
 
-The choice is one line on stderr (with `--quiet` only when it is a warning) and `resolved.prompt_sizing`
-in run.json; the workload is rebuilt with
+The choice is one line on stderr (with `--quiet` only when it is a warning; the local counter too, named)
+and `resolved.prompt_sizing` in run.json (a calibration with the probes the server refused, and why); the workload is rebuilt with
 the learnt counter (the schedule and a trace's parse are kept).
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -58,7 +59,8 @@ def resolve_sizing(setup: RunSetup, client: ClientConfig) -> Sizing:
     local = w.token_counter(target.embedded)
     wanted = w.prompt_sizing
     if wanted == "counter" or (wanted == "auto" and (target.embedded or w.tokenizer != "auto")):
-        return Sizing("counter", None, {"counter": local})
+        return Sizing("counter", None, {"counter": local}, counter_line(local, embedded=target.embedded,
+                                                                         tokenizer=w.tokenizer))
     chat = client.endpoint == "chat"
     tokenize_error = calibrate_error = None
     deadline = time.monotonic() + SIZING_LIMIT_S
@@ -115,12 +117,39 @@ def _tokenized(table: TableCounter, client: ClientConfig) -> Sizing:
     return Sizing("tokenize", table, detail, f"goodput: prompts sized with the server's tokenizer ({url}{shown})")
 
 
+def counter_line(counter: str, *, embedded: bool, tokenizer: str) -> str:
+    """What the console says when the run's own counter sizes the prompts."""
+    if tokenizer != "auto":
+        why = "--tokenizer"
+    elif embedded:
+        why = "the embedded server's own tokenizer: exact"
+    else:
+        why = "--prompt-sizing counter"
+    return f"goodput: prompts sized with the local token counter '{counter}' ({why})"
+
+
+def _rejections(ratio: RatioCounter) -> str:
+    """The probes the server refused, counted by answer, the first one's reason, and what that leaves the
+    fit."""
+    if not ratio.rejected:
+        return ""
+    reasons = [r.removeprefix("a probe request answered ") for r in ratio.rejected]
+    answers = Counter(r.partition(": ")[0] for r in reasons)
+    counted = ", ".join(f"{answer} × {n}" for answer, n in answers.most_common())
+    said = reasons[0].partition(": ")[2]
+    first = f"; the first said: {said}" if said else ""
+    reach = f", so the fit covers prompts up to {ratio.longest_words} words" if ratio.longest_words else ""
+    return f"; {len(reasons)} were rejected ({counted}{first}){reach}"
+
+
 def _calibrated(ratio: RatioCounter, tokenize_error: str | None) -> Sizing:
     overhead = ratio.template.one_message
     detail = {"counter": ratio.name, "tokens_per_word": ratio.tokens_per_word, "chat_template_tokens": overhead,
-              "probes": ratio.probes, "tokenize_error": tokenize_error}
+              "probes": ratio.probes, "probes_rejected": len(ratio.rejected),
+              "probe_rejections": list(ratio.rejected), "tokenize_error": tokenize_error}
     why = f"no tokenize endpoint ({tokenize_error}); " if tokenize_error else ""
     shown = f", chat template {overhead} tokens" if overhead is not None else ""
+    sent = ratio.probes + len(ratio.rejected)
     line = (f"goodput: {why}prompts sized by calibration: {ratio.tokens_per_word:.3f} tokens per word{shown}, "
-            f"fitted on {ratio.probes} probe requests (max_tokens=1)")
+            f"fitted on {ratio.probes} of {sent} probe requests (max_tokens=1){_rejections(ratio)}")
     return Sizing("calibrate", ratio, detail, line)

@@ -29,7 +29,7 @@ def _content(message: dict[str, Any]) -> str:
 
 def _turn(messages: list[dict[str, Any]], max_tokens: int | None, counter: Counter) -> Turn:
     count = sum(counter(_content(m)) for m in messages)
-    return Turn(messages=messages, max_tokens=max_tokens, target=count, counted=count)
+    return Turn(messages=messages, max_tokens=max_tokens, target=None, counted=count)  # a file's text: no target
 
 
 def load_sharegpt_conversations(path: str, counter: Counter, tags: dict[str, str]) -> list[Session]:

@@ -146,12 +146,15 @@ class TableCounter(TokenCounter):
 class RatioCounter(TokenCounter):
     """Tokens = round(tokens_per_word × words); the chat template's overhead from the same fit."""
 
-    def __init__(self, tokens_per_word: float, template: TemplateCost, *, probes: int) -> None:
+    def __init__(self, tokens_per_word: float, template: TemplateCost, *, probes: int,
+                 rejected: tuple[str, ...] = (), longest_words: int | None = None) -> None:
         if not tokens_per_word > 0:
             raise ValueError(f"a calibration needs a positive number of tokens per word, got {tokens_per_word}")
         self.tokens_per_word = tokens_per_word
         self.template = template
-        self.probes = probes
+        self.probes = probes  # the probe requests the fit used
+        self.rejected = rejected  # why each other probe failed (the server's answer, one line each)
+        self.longest_words = longest_words  # the longest prompt the fit saw, in words
         self.name = f"calibrated:{tokens_per_word:.3f}_tokens_per_word"
 
     def __call__(self, text: str) -> int:

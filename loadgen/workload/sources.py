@@ -8,6 +8,8 @@ and any number of requests can be drawn without building them all up front.
   (or `"prompt": str`).
 - sharegpt: ShareGPT JSON: the first human turn is the prompt, the answer's length the target output.
 Datasets are drawn in a seeded shuffled order, wrapping around when more requests are sent than it holds.
+A dataset's prompt has no target length (`prompt_tokens_target` None): it is what the file says, and only
+the run's count of it is kept (the prompt-length check of summary.json then has nothing to compare).
 """
 
 from __future__ import annotations
@@ -207,7 +209,7 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
         text = _flatten(messages)
         count = counter(text)
         items.append(WorkItem(messages=messages, prompt=text, max_tokens=max_tokens,
-                              prompt_tokens_target=count, prompt_tokens_counted=count,
+                              prompt_tokens_target=None, prompt_tokens_counted=count,
                               template_tokens=template_tokens(counter, messages),
                               tags=merged))
     return items
@@ -226,6 +228,6 @@ def load_sharegpt(path: str, counter: Counter, tags: dict[str, str]) -> list[Wor
         messages = [{"role": "user", "content": prompt}]
         count = counter(prompt)
         items.append(WorkItem(messages=messages, prompt=prompt, max_tokens=max(1, counter(answer)),
-                              prompt_tokens_target=count, prompt_tokens_counted=count,
+                              prompt_tokens_target=None, prompt_tokens_counted=count,
                               template_tokens=template_tokens(counter, messages), tags=dict(tags)))
     return items

@@ -4,8 +4,10 @@ when it is about to be sent (a 100,000-request trace costs nothing up front).
 Mooncake traces name their prompts' blocks (`hash_ids`, one per `block_tokens` tokens): block h is the
 same text wherever it appears, drawn from the seed and h alone, so two requests holding h at the same
 position send the same tokens there and the server's prefix cache sees the trace's real reuse. A
-request's last block is the head of its block's text (its remaining tokens); tokens beyond the named
-blocks, and every prompt of a trace without block ids, are unique to the request. How exact the shared
+request's last block is the head of its block's text (its remaining tokens, cut at a word: what the cut
+leaves short is made up by the request's own words, so the prompt has exactly `input_length` tokens
+under the run's counter); tokens beyond the named blocks, and every prompt of a trace without block ids,
+are unique to the request. How exact the shared
 tokens are depends on the token counter: see `loadgen.workload.text` (blocks).
 """
 
@@ -58,9 +60,12 @@ class TraceWorkload:
                     break
                 text = self._block(h)
                 take = min(size, want - have)
-                parts.append(text if take == size else self.counter.head(text, take))
+                if take < size:  # the head of the block: cut at a word, so it may hold fewer tokens
+                    text = self.counter.head(text, take)
+                    take = min(self.counter(text), take)
+                parts.append(text)
                 have += take
-        if have < want:  # tokens the trace names no block for: this request's own
+        if have < want:  # tokens the trace names no block for, or that a cut block fell short of: the request's own
             rng = item_rng(self.seed, _PAD_STREAM, row)
             parts.append(self.counter.fit_block(want - have, rng))
         return "".join(parts)

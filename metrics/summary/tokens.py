@@ -82,12 +82,7 @@ def _summary3(values: FloatArray) -> dict[str, float | None]:
     return {"mean": float(values.mean()), "p50": float(p50), "p99": float(p99)}
 
 
-def prompt_accuracy(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
-    """Error P − target over requests with a target and a server-reported P (not an estimate).
-
-    Relative error is |P − target| / target (targets of 0 are left out of it).
-    """
-    use = include & ~np.isnan(frame.prompt_target) & ~np.isnan(frame.prompt_tokens) & ~frame.prompt_estimated
+def _accuracy(frame: RequestFrame, use: BoolArray) -> dict[str, Any]:
     target = frame.prompt_target[use]
     error = frame.prompt_tokens[use] - target
     positive = target > 0
@@ -97,6 +92,22 @@ def prompt_accuracy(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
         "abs_error_tokens": _summary3(np.abs(error)),
         "abs_rel_error": _summary3(np.abs(error[positive]) / target[positive]),
     }
+
+
+def prompt_accuracy(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
+    """Error P − target over requests with a target and a server-reported P (not an estimate).
+
+    Relative error is |P − target| / target (targets of 0 are left out of it). The figures are over the
+    prompts the workload sized entirely (single requests and first turns); a conversation's later turns,
+    whose prompts hold the answers as streamed, are `later_turns`, compared with the prompt each sent (the
+    history as the server counted it, plus the new message's target).
+    """
+    use = include & ~np.isnan(frame.prompt_target) & ~np.isnan(frame.prompt_tokens) & ~frame.prompt_estimated
+    later = use & (frame.turn > 1)  # NaN (a lone request) compares False
+    out = _accuracy(frame, use & ~later)
+    if later.any():
+        out["later_turns"] = _accuracy(frame, later)
+    return out
 
 
 def cache_share(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:

@@ -101,7 +101,7 @@ def test_estimated_output_tokens_mark_the_token_rates() -> None:
     assert "note: ITL per token (summary itl_token_s) is not from reported per-chunk counts: " in text
     summary["tokens"].pop("output_estimate_basis", None)  # a summary that does not say which estimate
     assert "basis: not recorded; token sources estimate 3, server 1)" in format_summary(summary)
-    exact = _text([_ok(0), _ok(1)])
+    exact = _text([_ok(0, cached_tokens=0), _ok(1, cached_tokens=0)])  # every count reported: no note at all
     assert "~" not in exact and "note:" not in exact
 
 

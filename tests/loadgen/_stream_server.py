@@ -4,7 +4,10 @@ its own event loop in a background thread, for tests that run `goodput run` as a
     with paced_server(first_s=0.02, gap_s=0.005) as srv: ... srv.url ... len(srv.requests) ...
 
 Each answer: the response head at once, `max_tokens` content chunks (the first `first_s` after the request
-arrived, then one every `gap_s`, each with running usage), a finish chunk, [DONE]. The server stops when
+arrived, then one every `gap_s`, each with running usage), a finish chunk, [DONE]. The usage has vLLM's
+shape: `prompt_tokens_details.cached_tokens` only when `cached` is given (vLLM started with
+--enable-prompt-tokens-details), no such field otherwise. `GET /metrics` answers `metrics` when given,
+404 otherwise (a server without Prometheus metrics). The server stops when
 the block ends, also on failure.
 """
 
@@ -31,17 +34,21 @@ from tests.servers.scripted import (
 )
 
 
-def paced_stream(first_s: float, gap_s: float, prompt_tokens: int = 16):
+def paced_stream(first_s: float, gap_s: float, prompt_tokens: int = 16, cached: int | None = None,
+                 metrics: str | None = None):
     def handler(request: ReceivedRequest) -> list[Action]:
-        if request.method != "POST":  # nothing but the streams here (no /metrics, no /v1/models)
+        if request.method == "GET" and request.path == "/metrics" and metrics is not None:
+            body = metrics.encode()
+            return [Send(head(200, "text/plain; version=0.0.4", chunked=False, length=len(body)) + body)]
+        if request.method != "POST":  # nothing but the streams here (no /v1/models; /metrics only if given)
             return [Send(head(404, "text/plain", chunked=False, length=0))]
         n = int(request.json().get("max_tokens") or 4)
         actions: list[Action] = [Send(head())]
         for j in range(n):
-            actions.append(Send(chunk(event(chat_chunk(" tok", usage=usage(prompt_tokens, j + 1)))),
+            actions.append(Send(chunk(event(chat_chunk(" tok", usage=usage(prompt_tokens, j + 1, cached)))),
                                 at_s=first_s + j * gap_s))
         last = first_s + n * gap_s
-        actions.append(Send(chunk(event(chat_chunk(finish_reason="length", usage=usage(prompt_tokens, n))))
+        actions.append(Send(chunk(event(chat_chunk(finish_reason="length", usage=usage(prompt_tokens, n, cached))))
                             + chunk(DONE) + END, at_s=last))
         return actions
 
@@ -62,8 +69,9 @@ class _Running:
 
 
 @contextlib.contextmanager
-def paced_server(*, first_s: float = 0.02, gap_s: float = 0.005) -> Iterator[_Running]:
-    with threaded_server(paced_stream(first_s, gap_s)) as server:
+def paced_server(*, first_s: float = 0.02, gap_s: float = 0.005, cached: int | None = None,
+                 metrics: str | None = None) -> Iterator[_Running]:
+    with threaded_server(paced_stream(first_s, gap_s, cached=cached, metrics=metrics)) as server:
         yield server
 
 

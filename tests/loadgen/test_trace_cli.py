@@ -20,7 +20,8 @@ def test_inspect_prints_the_shape_and_the_prediction(tmp_path: Path, capsys: pyt
     out = capsys.readouterr().out
     assert "(mooncake)" in out and "requests: 40 over 39.0 s" in out and "peak 40" in out
     assert "input tokens (ISL):" in out and "output tokens (OSL):" in out
-    assert "predicted prefix-cache hit rate (server blocks of 16 tokens):" in out and "unbounded" in out
+    assert "predicted prefix-cache hit rate (blocks of 16 tokens, the default: the server's own is unknown" in out
+    assert "unbounded" in out
 
 
 def test_inspect_json_with_an_lru_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -179,3 +179,22 @@ def test_reuse_rows_fixture_has_shared_blocks() -> None:
     rows = reuse_rows(20)
     firsts = [r["hash_ids"][0] for r in rows]
     assert len(set(firsts)) < len(firsts)
+
+
+def test_prompts_sized_by_the_servers_word_table_have_exactly_the_trace_lengths(tmp_path: Path) -> None:
+    """With the table a tokenize endpoint teaches (loadgen.workload.sizing), a block cut short at a word once
+    left the prompt a few tokens under input_length; the request's own words now make up the difference."""
+    from loadgen.workload.text import count_bytes
+    from tests.loadgen.test_sizing import byte_table
+
+    rows = [{"timestamp": i, "input_length": n, "output_length": 1, "hash_ids": ids}
+            for i, (n, ids) in enumerate([(1100, [1, 2, 3]), (901, [1, 2]), (700, [1, 4]), (37, [5]), (515, [1, 6])])]
+    path = write_mooncake(tmp_path / "t.jsonl", rows)
+    table = byte_table()  # the reference server's byte tokenizer, as its tokenize endpoint teaches it
+    trace = load_trace(str(path))
+    w = TraceWorkload(trace, np.arange(trace.n), 0, table)
+    texts = [str(w.item(i).prompt) for i in range(trace.n)]
+    assert [count_bytes(t) for t in texts] == [r["input_length"] for r in rows]  # the server's own count
+    assert [table(t) for t in texts] == [r["input_length"] for r in rows]
+    assert texts[0][:512] == texts[1][:512] == texts[2][:512] == texts[4][:512]  # block 1, shared exactly
+    assert texts[0][:800] == texts[1][:800]  # block 2, shared as far as the cut one's words reach

@@ -82,7 +82,7 @@ def test_jsonl_dataset(tmp_path: Path) -> None:
     p.write_text(json.dumps({"messages": [{"role": "user", "content": "one two three"}], "max_tokens": 5,
                              "tags": {"scenario": "chat"}}) + "\n\n" + json.dumps({"prompt": "four five"}) + "\n")
     items = load_jsonl(str(p), count_words, {"tenant": "a"})
-    assert [i.prompt_tokens_target for i in items] == [3, 2]
+    assert [i.prompt_tokens_counted for i in items] == [3, 2] and {i.prompt_tokens_target for i in items} == {None}
     assert items[0].tags == {"tenant": "a", "scenario": "chat"} and items[1].max_tokens is None
     w = DatasetWorkload("jsonl", str(p), items, seed=0, default_output=parse_length("9"))
     drawn = [w.item(i) for i in range(4)]
@@ -110,7 +110,8 @@ def test_sharegpt(tmp_path: Path) -> None:
     p = tmp_path / "sg.json"
     p.write_text(json.dumps(data))
     items = load_sharegpt(str(p), count_words, {})
-    assert [(i.prompt_tokens_target, i.max_tokens) for i in items] == [(3, 4), (2, 1)]
+    assert [(i.prompt_tokens_counted, i.max_tokens) for i in items] == [(3, 4), (2, 1)]
+    assert {i.prompt_tokens_target for i in items} == {None}  # a dataset has no target length
 
 
 def test_unreadable_dataset(tmp_path: Path) -> None:
