@@ -20,7 +20,8 @@ reference server measures the same ratio (summary.json tokens.prefix_cache.cache
 \b
 Examples:
   goodput trace inspect mooncake_trace.jsonl
-  goodput trace inspect mooncake_trace.jsonl --block-size 16 --cache-blocks 200000 --json
+  goodput trace inspect mooncake_trace.jsonl --block-size 16 \\
+      --cache-blocks 200000 --json
   goodput trace inspect AzureLLMInferenceTrace_conv.csv
 """
 
