@@ -83,7 +83,10 @@ def axis(title: str, *, log: bool = False, range_: Sequence[float] | None = None
     return out
 
 
-MENU_TOP_MARGIN = 84  # px above the plot: the mode bar (top ~30 px), then the title and the buttons beside it
+# px above the plot of a chart with buttons: plotly's mode bar (top ~25 px), then the title and the buttons,
+# raised MENU_PAD px above the plot so that a band's label at the plot's top edge stays clear of them.
+MENU_TOP_MARGIN = 92
+MENU_PAD = 22
 
 
 def layout(title: str, x: dict[str, Any], y: dict[str, Any], *, height: int = 380, **extra: Any) -> dict[str, Any]:
@@ -102,7 +105,7 @@ def layout(title: str, x: dict[str, Any], y: dict[str, Any], *, height: int = 38
 def log_toggle(axis_name: str = "xaxis") -> list[dict[str, Any]]:
     """Buttons switching one axis between linear and log scale (tails of latency read better in log)."""
     return [{"type": "buttons", "direction": "right", "x": 1, "xanchor": "right", "y": 1, "yanchor": "bottom",
-             "pad": {"b": 6},
+             "pad": {"b": MENU_PAD},
              "showactive": True, "buttons": [
                  {"label": "linear", "method": "relayout", "args": [{f"{axis_name}.type": "linear"}]},
                  {"label": "log", "method": "relayout", "args": [{f"{axis_name}.type": "log"}]}]}]

@@ -11,7 +11,7 @@ import pytest
 
 from loadgen.run.html_report import write_run_report
 from tests.exporters._browser import browser_page, chromium_path, open_report
-from tests.exporters._html_runs import with_server_timing, write_run
+from tests.exporters._html_runs import RUN, with_server_timing, write_run
 from tests.exporters._records import random_records
 
 pytestmark = [
@@ -24,7 +24,8 @@ pytestmark = [
 BOXES_JS = """(el) => {
   const boxes = (q) => Array.from(el.querySelectorAll(q)).map((e) => {
     const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; });
-  return {menu: boxes("g.updatemenu-button"), bar: boxes(".modebar-btn"), title: boxes(".gtitle")};
+  return {menu: boxes("g.updatemenu-button"), bar: boxes(".modebar-btn"), title: boxes(".gtitle"),
+          notes: boxes("g.annotation-text-g")};
 }"""
 
 
@@ -32,10 +33,11 @@ def overlaps(a: list[float], b: list[float]) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def test_log_buttons_clear_the_mode_bar_and_the_title(tmp_path: Path) -> None:
-    report = write_run_report(write_run(tmp_path / "run", with_server_timing(random_records(80))))
+def test_log_buttons_clear_the_mode_bar_the_title_and_band_labels(tmp_path: Path) -> None:
+    run = {**RUN, "settings": {**RUN["settings"], "warmup_s": 0.5, "cooldown_s": 0.8}}  # labelled bands at both ends
+    report = write_run_report(write_run(tmp_path / "run", with_server_timing(random_records(80)), run))
     clashes: list[str] = []
-    seen = 0
+    seen = notes = 0
     with browser_page(width=1100) as (page, loaded):
         open_report(page, loaded, report)
         for chart in page.query_selector_all("div.chart:has(g.updatemenu-container)"):
@@ -48,8 +50,11 @@ def test_log_buttons_clear_the_mode_bar_and_the_title(tmp_path: Path) -> None:
             title = chart.get_attribute("aria-label")
             clashes += [f"{title}: buttons over the mode bar" for m in found["menu"] for b in found["bar"] if overlaps(m, b)]
             clashes += [f"{title}: buttons over the title" for m in found["menu"] for t in found["title"] if overlaps(m, t)]
+            clashes += [f"{title}: buttons over a band's label" for m in found["menu"] for t in found["notes"]
+                        if overlaps(m, t)]
+            notes += len(found["notes"])
         assert loaded.console_errors == [] and loaded.page_errors == []
-    assert seen >= 3 and clashes == []
+    assert seen >= 3 and notes >= 2 and clashes == []
 
 
 def test_a_point_of_a_search_draws_from_the_shared_library(tmp_path: Path) -> None:
