@@ -1,5 +1,6 @@
 """The console summary of a run: a header of what was measured, warnings and notes on what the figures
-are worth, then one row overall and one per bucket, latencies in milliseconds (p50 / p99)."""
+are worth, then one row overall and one per bucket, latencies in milliseconds (p50/p99), then the server's
+own figures (exporters.server_console), the table and the server section within 100 columns."""
 
 from __future__ import annotations
 
@@ -16,20 +17,28 @@ from exporters.console_notes import (
     requests_line,
 )
 from exporters.failure_notes import failure_lines
+from exporters.server_console import format_server_section
 from exporters.workload_notes import cache_lines
 
+TABLE_CAPTION = "latency p50/p99 in ms:"
 _COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL/chunk"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
-_SERVER_PHASES = (("queue_s", "queue"), ("prefill_s", "prefill"), ("decode_s", "decode"))
 
 
 def _ms(value: Any) -> str:
     return "-" if value is None else f"{value * 1e3:.1f}"
 
 
+def _table_ms(value: Any) -> str:
+    """Milliseconds for the table: a tenth below 1 s, whole milliseconds above (the table fits 100 columns)."""
+    if value is None:
+        return "-"
+    return f"{value * 1e3:.0f}" if value >= 1.0 else f"{value * 1e3:.1f}"
+
+
 def _pair(block: dict[str, Any] | None) -> str:
     if not block or not block.get("count"):
         return "-"
-    return f"{_ms(block.get('p50'))} / {_ms(block.get('p99'))}"
+    return f"{_table_ms(block.get('p50'))}/{_table_ms(block.get('p99'))}"
 
 
 def _pct(value: Any) -> str:
@@ -103,21 +112,13 @@ def format_summary(summary: dict[str, Any]) -> str:
     out += cache_lines(tokens, run)
     out += estimate_notes(tokens)
     tpot_mark = {"tpot_s": out_mark}  # TPOT divides by N: marked like the token rates when N is estimated
-    header = ["bucket", "n", "failed", *(f"{tpot_mark.get(key, '')}{name} p50/p99 ms" for key, name in _COLUMNS),
-              "SLO ok"]
+    header = ["bucket", "n", "failed", *(f"{tpot_mark.get(key, '')}{name}" for key, name in _COLUMNS), "SLO ok"]
     rows = [header, _row("all", {"measured": window.get("measured"), "failed": req.get("failed")},
                          summary.get("latency", {}), good)]
     for b in summary.get("buckets", []):
         rows.append(_row(f"{b.get('dimension')}={b.get('label')}", b.get("counts", b), b.get("latency", {}), b.get("goodput")))
-    out += ["", render_table(rows)]
-    server = summary.get("server") or {}
-    if server.get("ttft_s") and server["ttft_s"].get("count"):
-        out.append(f"server-side: TTFT p50/p99 {_pair(server.get('ttft_s'))} ms  ITL p50/p99 {_pair(server.get('itl_s'))} ms"
-                   f"  client−server TTFT p50/p99 {_pair(server.get('ttft_client_minus_server_s'))} ms")
-    phases = [f"{name} p50/p99 {_pair(server.get(key))} ms" for key, name in _SERVER_PHASES
-              if isinstance(server.get(key), dict) and server[key].get("count")]
-    if phases:
-        out.append("server-side phases (the server's own per-request figures, exact): " + "  ".join(phases))
+    out += ["", TABLE_CAPTION, render_table(rows)]
+    out += format_server_section(summary.get("server"))
     roof = summary.get("roofline") or {}
     if roof.get("floors"):
         spec, fl = roof["spec"], roof["floors"]
@@ -125,7 +126,8 @@ def format_summary(summary: dict[str, Any]) -> str:
                  + (f" ({roof[key]['ratio']:.2f}x)" if roof[key].get("ratio") else "")
                  for key, name in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"))]
         out.append(f"roofline ({fl['model']} on {fl['gpu']}, TP={fl['tp']}, batch {fl['batch']}"
-                   f"{', ' + spec['source'] if spec.get('source') else ''}): " + ";  ".join(parts))
+                   f"{', ' + spec['source'] if spec.get('source') else ''}):")
+        out += [f"  {part}" for part in parts]
     elif roof.get("error"):
         out.append(f"roofline: not computed ({roof['error']})")
     out.append(f"percentiles: exact, numpy '{run.get('percentile_method', 'linear')}' method over the measurement window")

@@ -1,12 +1,17 @@
-"""One console paragraph with the server's own `/metrics` figures over the run, beside the client's table.
+"""The console's one server section: the server's own figures over the run, whichever way they came.
 
-A histogram quantile is only known to lie in its bucket, and interpolating inside a wide bucket makes
-up a figure (a 6 ms queue time reads "150 ms" from the [0, 300 ms] bucket). So a quantile is printed as
-its bucket — `≤ 300 ms` for the first bucket, `> 60 s` for +Inf, `100–250 ms` for a wide one — and as
-an interpolated figure only when the bucket is narrow (upper ≤ NARROW_BUCKET_RATIO × lower), with the
-bucket beside it. The mean (sum / count) is exact and always printed. Where the server also sent the
-same figure per request (summary `server`, e.g. the reference server's queue / prefill / decode times),
-that exact figure replaces the histogram's.
+Two sources describe the same quantities: figures the server sent with each request (summary `server`:
+TTFT and ITL from its chunk stamps, the reference server's queue / prefill / decode times), exact; and
+its Prometheus `/metrics` histograms scraped before and after the run (`server.prometheus`), which only
+know each quantile's bucket. Each quantity is printed once, from the exact source when there is one.
+
+A histogram quantile is printed as the range the data allows (summary `p50_range`: its bucket, cut by
+what the sum and count allow; interpolating inside a wide bucket makes up a figure, a 6 ms queue time
+reads "150 ms" from vLLM's [0, 300 ms] bucket): `≤ 300 ms` for the first bucket, `> 60 s` for +Inf,
+`100–250 ms` for a wide one, and an interpolated figure only when the range is narrow
+(upper ≤ NARROW_BUCKET_RATIO × lower), with the range beside it. The mean (sum / count) is exact and
+always printed. `goodput run` and `goodput report` print the same section from summary.json, each line
+within WIDTH columns.
 """
 
 from __future__ import annotations
@@ -23,8 +28,13 @@ def _ms(value: Any) -> str:
     return "-" if value is None else f"{value * 1e3:.1f}"
 
 
+def _short(value: float) -> str:
+    """Three significant figures, never in exponent form (a bound from the sum is not a round number)."""
+    return f"{value:.0f}" if value >= 100 else f"{float(f'{value:.3g}'):g}"
+
+
 def _bound(seconds: float) -> str:
-    return f"{seconds:g} s" if seconds >= _LONG_S else f"{seconds * 1e3:g} ms"
+    return f"{_short(seconds)} s" if seconds >= _LONG_S else f"{_short(seconds * 1e3)} ms"
 
 
 def _value(seconds: float) -> str:
@@ -33,12 +43,14 @@ def _value(seconds: float) -> str:
 
 def _range(lower: float, upper: float) -> str:
     if upper >= _LONG_S:
-        return f"{lower:g}–{upper:g} s"
-    return f"{lower * 1e3:g}–{upper * 1e3:g} ms"
+        return f"{_short(lower)}–{_short(upper)} s"
+    return f"{_short(lower * 1e3)}–{_short(upper * 1e3)} ms"
 
 
 def quantile_text(value: Any, bucket: Any) -> str:
-    """One histogram quantile as what the histogram actually knows about it (see the module doc)."""
+    """One histogram quantile as what the histogram actually knows about it (see the module doc): `bucket`
+    is the range the data allows (summary `p50_range`: the bucket cut by what the sum and count allow), or
+    the bare bucket (`p50_bucket`) in a summary written before ranges were."""
     if not isinstance(bucket, list | tuple) or len(bucket) != 2 or not isinstance(value, int | float):
         return "-"
     lower, upper = bucket
@@ -48,56 +60,100 @@ def quantile_text(value: Any, bucket: Any) -> str:
     if lower <= 0:
         return f"≤ {_bound(upper)}"
     if upper <= NARROW_BUCKET_RATIO * lower:
-        return f"≈{_value(float(value))} (in {_range(lower, upper)})"
+        return f"≈{_value(float(value))} ({_range(lower, upper)})"
     return _range(lower, upper)
 
 
-def _histogram_part(label: str, hist: dict[str, Any]) -> str | None:
+WIDTH = 100
+_INDENT = "  "
+_LABEL = 8  # the quantity's name, padded
+
+
+def _histogram_part(hist: dict[str, Any]) -> str | None:
     if not hist.get("count"):
         return None
     mean = hist.get("mean")
-    mean_text = f"mean {_ms(mean)} ms" if isinstance(mean, int | float) else "mean -"
-    return (f"{label} {mean_text}, p50 {quantile_text(hist.get('p50'), hist.get('p50_bucket'))},"
-            f" p99 {quantile_text(hist.get('p99'), hist.get('p99_bucket'))}")
+    mean_text = f"mean {_value(float(mean))}" if isinstance(mean, int | float) else "mean -"
+    return f"{mean_text}, p50 {histogram_quantile_text(hist, 'p50')}, p99 {histogram_quantile_text(hist, 'p99')}"
 
 
-def _exact_part(label: str, block: Any) -> str | None:
+def histogram_quantile_text(hist: dict[str, Any], key: str) -> str:
+    """`key` (p50, p99) of a summary histogram, from its allowed range (its bucket when it has none)."""
+    allowed = hist.get(f"{key}_range")
+    return quantile_text(hist.get(key), allowed if allowed is not None else hist.get(f"{key}_bucket"))
+
+
+def _exact_part(block: Any) -> str | None:
     if not isinstance(block, dict) or not block.get("count"):
         return None
-    return f"{label} p50/p99 {_ms(block.get('p50'))} / {_ms(block.get('p99'))} ms (exact, per request)"
+    return f"p50 {_ms(block.get('p50'))} ms, p99 {_ms(block.get('p99'))} ms"
 
 
-def format_server_metrics(section: dict[str, Any] | None, exact: dict[str, Any] | None = None) -> str:
-    """'' when the server's metrics were not scraped; otherwise what the scrapes say, absent named.
-
-    `exact`: the summary's `server` section (figures the server sent with each request), preferred
-    over the histograms for the same quantity."""
-    if not section:
-        return ""
-    if not section.get("available"):
-        return f"server /metrics ({section.get('url')}): not available ({section.get('last_failure', 'no data')})"
-    hists = section.get("histograms", {})
-    lines = [f"server /metrics ({section.get('scrapes')} scrapes; histogram means exact, quantiles as their bucket):"]
+def _quantity_lines(server: dict[str, Any], hists: dict[str, Any]) -> tuple[list[str], set[str]]:
+    """One line per quantity (exact first, else its histogram), and which sources were used."""
+    lines, used = [], set()
     for key, label in _HISTOGRAMS:
-        part = _exact_part(label, (exact or {}).get(key))
+        part, source = _exact_part(server.get(key)), "per request"
         if part is None and isinstance(hists.get(key), dict):
-            part = _histogram_part(label, hists[key])
-        if part is not None:
-            lines.append(f"  {part}")
+            part, source = _histogram_part(hists[key]), "/metrics"
+        if part is None:
+            continue
+        used.add(source)
+        lines.append(f"{_INDENT}{label:<{_LABEL}}{part}  ({source})")
+        diff = server.get("ttft_client_minus_server_s")
+        if key == "ttft_s" and source == "per request" and isinstance(diff, dict) and diff.get("count"):
+            lines.append(f"{_INDENT}{'':<{_LABEL}}client − server TTFT p50 {_ms(diff.get('p50'))} ms, "
+                         f"p99 {_ms(diff.get('p99'))} ms (network, client overhead)")
+    return lines, used
+
+
+def _wrapped(head: str, items: list[str], sep: str) -> list[str]:
+    """`head` then `items` joined by `sep`, broken into lines of at most WIDTH columns."""
+    lines, line = [], _INDENT + head
+    for n, item in enumerate(items):
+        piece = item if n == 0 else sep + item
+        if n > 0 and len(line) + len(piece) > WIDTH:
+            lines.append(line + sep.rstrip())
+            line, piece = _INDENT * 2 + item, ""
+        line += piece
+    return [*lines, line]
+
+
+def _load_lines(prom: dict[str, Any]) -> list[str]:
     load = []
-    gauges = section.get("gauges", {})
+    gauges = prom.get("gauges", {})
     for key, label, fmt in (("running", "running", "{:.0f}"), ("waiting", "waiting", "{:.0f}"),
                             ("kv_cache_usage", "KV usage", "{:.0%}")):
         g = gauges.get(key)
         if g:
             load.append(f"{label} mean/max {fmt.format(g['mean'])}/{fmt.format(g['max'])}")
-    rate = section.get("prefix_cache_hit_rate")
+    rate = prom.get("prefix_cache_hit_rate")
     if rate is not None:
         load.append(f"prefix-cache hit rate {rate:.1%}")
-    if load:
-        lines.append("  " + "  ".join(load))
-    if len(lines) == 1:
-        lines[0] += " no vLLM-named metrics"
-    if section.get("absent"):
-        lines.append("  absent on the server: " + ", ".join(section["absent"]))
-    return "\n".join(lines)
+    return _wrapped("", load, "  ") if load else []
+
+
+def format_server_section(server: dict[str, Any] | None) -> list[str]:
+    """The console lines of summary `server` (per-request figures and `prometheus`); [] when it has none."""
+    server = server or {}
+    prom = server.get("prometheus") if isinstance(server.get("prometheus"), dict) else None
+    hists = prom.get("histograms", {}) if prom and prom.get("available") else {}
+    lines, used = _quantity_lines(server, hists)
+    sources = []
+    if "per request" in used:
+        sources.append("per request: sent with each response, exact")
+    if prom and prom.get("available"):
+        sources.append(f"/metrics: {prom.get('scrapes')} scrapes, last − first; quantiles as the range the "
+                       "data allows")
+    elif prom:
+        sources.append(f"/metrics at {prom.get('url')} not available ({prom.get('last_failure', 'no data')})")
+    if not lines and not sources:
+        return []
+    if prom and prom.get("available"):
+        lines += _load_lines(prom)
+        if not used and len(lines) == 0:
+            lines.append(f"{_INDENT}no vLLM-named metrics")
+        if prom.get("absent"):
+            lines += _wrapped("absent on the server: ", list(prom["absent"]), ", ")
+    return [f"server ({'; '.join(sources)}):" if len(sources) == 1 else "server:",
+            *([] if len(sources) == 1 else [f"{_INDENT}{s}" for s in sources]), *lines]

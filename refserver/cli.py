@@ -112,12 +112,18 @@ def serve(
 
     \b
     Examples:
-      goodput serve                           # tiny random model on http://127.0.0.1:8000
-      goodput serve --port 0                  # any free port, named in the "listening on" line
-      goodput serve --model ./TinyLlama --device cuda --dtype bfloat16 --num-blocks 4096
-      goodput serve --engine sim              # roofline-timed steps instead of a forward pass
-      goodput serve --engine sim --sim-model Llama-3.1-70B --sim-gpu H200 --sim-tp 4 --max-num-seqs 256
-      goodput serve --fault-500 0.05 --fault-stall 0.02 --fault-stall-s 3 --fault-seed 1
+      # tiny random model on http://127.0.0.1:8000
+      goodput serve
+      # any free port, named in the "listening on" line
+      goodput serve --port 0
+      goodput serve --model ./TinyLlama --device cuda --dtype bfloat16 \\
+          --num-blocks 4096
+      # roofline-timed steps instead of a forward pass
+      goodput serve --engine sim
+      goodput serve --engine sim --sim-model Llama-3.1-70B --sim-gpu H200 \\
+          --sim-tp 4 --max-num-seqs 256
+      goodput serve --fault-500 0.05 --fault-stall 0.02 --fault-stall-s 3 \\
+          --fault-seed 1
       GOODPUT_API_KEY=secret goodput serve --host 0.0.0.0
       goodput serve --header-timeout 5s --body-timeout 20s --max-connections 512
     """

@@ -83,6 +83,12 @@ def axis(title: str, *, log: bool = False, range_: Sequence[float] | None = None
     return out
 
 
+# px above the plot of a chart with buttons: plotly's mode bar (top ~25 px), then the title and the buttons,
+# raised MENU_PAD px above the plot so that a band's label at the plot's top edge stays clear of them.
+MENU_TOP_MARGIN = 92
+MENU_PAD = 22
+
+
 def layout(title: str, x: dict[str, Any], y: dict[str, Any], *, height: int = 380, **extra: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
@@ -91,12 +97,15 @@ def layout(title: str, x: dict[str, Any], y: dict[str, Any], *, height: int = 38
         "paper_bgcolor": "#ffffff", "plot_bgcolor": "#ffffff", "font": {"family": "system-ui, sans-serif", "size": 12},
     }
     out.update(extra)
+    if "updatemenus" in extra:  # room for the buttons under plotly's mode bar, which sits at the top right
+        out["margin"] = {**out["margin"], "t": MENU_TOP_MARGIN}
     return out
 
 
 def log_toggle(axis_name: str = "xaxis") -> list[dict[str, Any]]:
     """Buttons switching one axis between linear and log scale (tails of latency read better in log)."""
-    return [{"type": "buttons", "direction": "right", "x": 1, "xanchor": "right", "y": 1.13, "yanchor": "bottom",
+    return [{"type": "buttons", "direction": "right", "x": 1, "xanchor": "right", "y": 1, "yanchor": "bottom",
+             "pad": {"b": MENU_PAD},
              "showactive": True, "buttons": [
                  {"label": "linear", "method": "relayout", "args": [{f"{axis_name}.type": "linear"}]},
                  {"label": "log", "method": "relayout", "args": [{f"{axis_name}.type": "log"}]}]}]

@@ -1,7 +1,7 @@
 """A report page: a header, flags, and sections of charts and tables, rendered as one HTML file.
 
 The page modules (run_page, compare_page, and later sweep pages) only build these objects; this module
-turns them into HTML with plotly.js inline, each chart's figure as JSON beside its container, and a
+turns them into HTML with plotly.js inline (or shared, exporters.html.assets), each chart's figure as JSON beside its container, and a
 table view of every chart's plotted numbers built from that same JSON when the reader opens it.
 """
 
@@ -137,8 +137,9 @@ def _item(item: Chart | Table | Text, n: int, specs: list[str]) -> str:
     return f"<p>{_esc(item.text)}</p>"
 
 
-def render_page(page: Page) -> str:
-    """The whole HTML document."""
+def render_page(page: Page, *, library_src: str | None = None) -> str:
+    """The whole HTML document: plotly.js inline, or loaded from `library_src` (a relative URL: the copy a
+    sweep or capacity directory shares between its pages)."""
     taken: set[str] = set()
     slugs = [_slug(s.title, taken) for s in page.sections]
     specs: list[str] = []
@@ -157,7 +158,9 @@ def render_page(page: Page) -> str:
     flags = "".join(f"<li class=\"flag {f.level}\"><strong>{_esc(f.title)}</strong> {_esc(f.text)}</li>"
                     for f in page.flags)
     nav = "".join(f"<li><a href=\"#{slug}\">{_esc(s.title)}</a></li>" for s, slug in zip(page.sections, slugs, strict=True))
-    footer = _esc(page.footer) + f" Charts: plotly.js {_esc(plotly_js_version())}, embedded; no network needed."
+    where = f"from {library_src}" if library_src else "embedded"
+    footer = _esc(page.footer) + f" Charts: plotly.js {_esc(plotly_js_version())} (basic build), {_esc(where)}; no network needed."
+    library = f"<script src=\"{_esc(library_src)}\"></script>" if library_src else f"<script>{plotly_js()}</script>"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -166,5 +169,5 @@ def render_page(page: Page) -> str:
         + (f"<ul class=\"flags\" aria-label=\"How to read this report\">{flags}</ul>" if flags else "")
         + f"<nav aria-label=\"Sections\"><ul>{nav}</ul></nav></header><main>{''.join(body)}</main>"
         f"<footer><p>{footer}</p></footer>"
-        f"<script>{plotly_js()}</script>{''.join(specs)}<script>{BOOTSTRAP_JS}</script></body></html>\n"
+        f"{library}{''.join(specs)}<script>{BOOTSTRAP_JS}</script></body></html>\n"
     )

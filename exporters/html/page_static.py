@@ -49,6 +49,12 @@ BOOTSTRAP_JS = r"""
   function spec(id) { return JSON.parse(document.getElementById(id).textContent); }
   document.querySelectorAll("div.chart").forEach(function (el) {
     state.charts += 1;
+    if (typeof window.Plotly === "undefined") {  // a shared copy that is not beside the page any more
+      el.textContent = "Chart not drawn: plotly.js did not load (a page of a sweep or capacity search loads " +
+        "it from plotly-basic.min.js in the search's directory; keep the directory together).";
+      state.failed.push(el.dataset.spec);
+      return;
+    }
     var fig = spec(el.dataset.spec);
     Plotly.newPlot(el, fig.data, fig.layout, config).then(function () {
       el.dataset.drawn = "1";

@@ -79,7 +79,9 @@ def histograms_table(summary: dict[str, Any]) -> Table | None:
         show = fmt.ms if seconds else fmt.num
 
         def within(q: str, h: dict[str, Any] = h, show: Any = show) -> str:
-            b = h.get(f"{q}_bucket")
+            b = h.get(f"{q}_range") or h.get(f"{q}_bucket")  # what the sum allows, else the bucket
+            if isinstance(b, list) and len(b) == 2 and b[1] is None:
+                return f"{show(h.get(q))} (above {show(b[0])})"
             return f"{show(h.get(q))} (in {show(b[0])}–{show(b[1])})" if isinstance(b, list) and len(b) == 2 else show(h.get(q))
         rows.append([str(h.get("metric", key)), fmt.num(h.get("count")), show(h.get("mean")), within("p50"), within("p99")])
     return Table("Server /metrics histograms over the run (last − first scrape)", ["metric", "count", "mean", "p50", "p99"],

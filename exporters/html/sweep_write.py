@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from exporters.files import write_atomic
+from exporters.html.assets import library_src, shared_library
 from exporters.html.capacity_page import capacity_page
 from exporters.html.header import workload_text
 from exporters.html.page import render_page
@@ -100,8 +101,16 @@ def write_sweep_report(sweep_dir: Path, *, path: Path | None = None) -> Path:
     model, workload = point_run(sweep_dir, _labels(doc, finished=True))
     page = sweep_page(doc, _label(sweep_dir), reports=point_links(sweep_dir, _labels(doc), out), model=model,
                       workload=workload)
-    write_atomic(out, render_page(page).encode("utf-8"))
+    write_atomic(out, render_page(page, library_src=_shared_src(sweep_dir, out)).encode("utf-8"))
     return out
+
+
+def _shared_src(directory: Path, page: Path) -> str | None:
+    """The directory's shared plotting library (written if missing), as a URL relative to `page`; None (the
+    page embeds it) for a page written outside the directory."""
+    if page.resolve().parent != directory.resolve():
+        return None
+    return library_src(shared_library(directory), page)
 
 
 def write_capacity_report(directory: Path, verdict_line: str, *, path: Path | None = None) -> Path:
@@ -112,5 +121,5 @@ def write_capacity_report(directory: Path, verdict_line: str, *, path: Path | No
     model, workload = point_run(directory, _labels(doc, finished=True))
     page = capacity_page(doc, _label(directory), verdict_line, reports=point_links(directory, _labels(doc), out),
                          model=model, workload=workload)
-    write_atomic(out, render_page(page).encode("utf-8"))
+    write_atomic(out, render_page(page, library_src=_shared_src(directory, out)).encode("utf-8"))
     return out

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from exporters.files import write_atomic
+from exporters.html.assets import library_src, results_dir, shared_library
 from exporters.html.compare_page import compare_page
 from exporters.html.page import render_page
 from exporters.html.run_data import RunData, read_server_series, read_summary, run_data
@@ -108,12 +109,25 @@ def write_report(run_dir: Path, config: SummaryConfig, *, path: Path | None = No
 
     `config`: the metric settings its summary was made with; `frame` and `gaps` (the ITL and ITL-per-token samples, sorted) save reading and sorting them again when
     the caller has them from writing the summary; `baseline`, the baseline run of the gate (for thresholds
-    relative to it). ValueError: not a run directory with a summary; OSError: writing failed."""
+    relative to it). A point of a sweep or capacity search (DIR/points/<label>/) loads the plotting library
+    from DIR's shared copy instead of embedding it. ValueError: not a run directory with a summary; OSError:
+    writing failed."""
     data = load_run_data(run_dir, config, frame=frame, gaps=gaps)
     verdicts, unjudged = judge_thresholds(data, baseline)
     out = path if path is not None else run_dir / REPORT_FILE
-    write_atomic(out, render_page(run_page(data, verdicts, unjudged)).encode("utf-8"))
+    page = render_page(run_page(data, verdicts, unjudged), library_src=point_library_src(run_dir, out))
+    write_atomic(out, page.encode("utf-8"))
     return out
+
+
+def point_library_src(run_dir: Path, out: Path) -> str | None:
+    """For a point of a sweep or capacity search written to its own report.html: the relative URL of the
+    plotting library the directory's pages share (written there if missing). None for any other page, which
+    embeds the library."""
+    directory = results_dir(run_dir)
+    if directory is None or out.resolve() != (run_dir / REPORT_FILE).resolve():
+        return None
+    return library_src(shared_library(directory), out)
 
 
 def write_compare_report(path: Path, baselines: Sequence[RunData], candidate: RunData, rows: Sequence[Row] = (),

@@ -35,10 +35,14 @@ Exit codes: 0 done; 1 a probe could not run; 99 a threshold failed; 130 interrup
 
 \b
 Examples:
-  goodput capacity --url http://127.0.0.1:8000 --slo ttft=500ms --slo tpot=50ms --attainment 0.9 --output runs/cap
-  goodput capacity --url http://127.0.0.1:8000 --slo ttft=1s --min-rate 1 --max-rate 20 --point-duration 30s
-  goodput capacity --config loadtest.yaml --threshold 'capacity:rate >= 6' --junit capacity.xml
-  goodput capacity --url "$URL" --slo ttft=500ms --baseline runs/cap-main --threshold 'capacity:rate >= baseline * 0.95'
+  goodput capacity --url http://127.0.0.1:8000 --slo ttft=500ms \\
+      --slo tpot=50ms --attainment 0.9 --output runs/cap
+  goodput capacity --url http://127.0.0.1:8000 --slo ttft=1s \\
+      --min-rate 1 --max-rate 20 --point-duration 30s
+  goodput capacity --config loadtest.yaml --threshold 'capacity:rate >= 6' \\
+      --junit capacity.xml
+  goodput capacity --url "$URL" --slo ttft=500ms --baseline runs/cap-main \\
+      --threshold 'capacity:rate >= baseline * 0.95'
 """
 
 

@@ -17,6 +17,8 @@ from typing import ParamSpec, TypeVar
 
 import typer
 
+from loadgen.cli.help_text import fit_app_help
+
 try:  # recent Typer vendors its own copy of Click; its exceptions are not click's
     from typer._click.exceptions import ClickException, UsageError
 except ImportError:  # pragma: no cover - older Typer on top of Click
@@ -128,6 +130,7 @@ def build_app(only: str | None = None) -> typer.Typer:
         def _group() -> None:  # a Typer app with one command and no callback would run it without its name
             """goodput"""
 
+    fit_app_help(app)  # help that reads at 80 columns
     return app
 
 

@@ -23,22 +23,18 @@ GATE_HELP = """Check a finished run against thresholds; exit 99 when any fails (
 A threshold is the pass condition METRIC[{FILTERS}]:AGGREGATION OP VALUE. Bare numbers on durations
 are seconds. An empty metric fails unless the threshold ends with '| nodata=pass'.
 
+\b
 Examples:
-
-\b
-  goodput gate runs/cand --threshold 'ttft:p(99)<500ms' --threshold 'goodput:attainment>=0.95'
-
-\b
+  goodput gate runs/cand --threshold 'ttft:p(99)<500ms' \\
+      --threshold 'goodput:attainment>=0.95'
   goodput gate runs/cand --baseline runs/main \\
       --threshold 'ttft:p(99) < baseline * 1.10' \\
       --threshold 'goodput:attainment >= baseline - 0.02' \\
       --junit gate.xml --markdown gate.md
-
-\b
-  goodput gate runs/cand --config gate.yaml      # SLOs, thresholds and outputs in one file
-
-\b
-  goodput gate runs/cand --threshold 'ttft{prompt_bucket:2k-8k,cache:none}:p(95)<2s' \\
+  # SLOs, thresholds and outputs in one file
+  goodput gate runs/cand --config gate.yaml
+  goodput gate runs/cand \\
+      --threshold 'ttft{prompt_bucket:2k-8k,cache:none}:p(95)<2s' \\
       --threshold 'errors:rate<1%'
 """
 
@@ -50,22 +46,18 @@ flagged only when its interval excludes zero, it leaves the run-to-run spread of
 two or more), and it is at least --min-change of the baseline (and --min-change-abs for durations), so
 noise is not mistaken for a regression. Prints the table and writes it as Markdown.
 
+\b
 Examples:
-
-\b
-  goodput compare runs/main runs/cand            # writes runs/cand/compare.md
-
-\b
-  goodput compare runs/main-1 runs/main-2 runs/main-3 runs/cand   # three baseline runs, then the candidate
-
-\b
-  goodput compare runs/main runs/cand --stat 'ttft:p(90)' --stat 'tpot:avg' --output compare.md
-
-\b
-  goodput compare runs/main runs/cand --fail-on-regression --min-change 10%   # exit 99 on a regression
-
-\b
-  goodput compare runs/main runs/cand --html compare.html   # also the runs overlaid, as a page with plots
+  # writes runs/cand/compare.md
+  goodput compare runs/main runs/cand
+  # three baseline runs, then the candidate
+  goodput compare runs/main-1 runs/main-2 runs/main-3 runs/cand
+  goodput compare runs/main runs/cand --stat 'ttft:p(90)' --stat 'tpot:avg' \\
+      --output compare.md
+  # exit 99 on a regression
+  goodput compare runs/main runs/cand --fail-on-regression --min-change 10%
+  # also the runs overlaid, as a page with plots
+  goodput compare runs/main runs/cand --html compare.html
 """
 
 

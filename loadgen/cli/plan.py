@@ -200,7 +200,8 @@ def plan(
 
     \b
     Examples:
-      goodput plan --model Llama-3.1-8B --gpu H100-SXM --prompt-tokens 2048 --output-tokens 256 --concurrency 64
+      goodput plan --model Llama-3.1-8B --gpu H100-SXM --prompt-tokens 2048 \\
+          --output-tokens 256 --concurrency 64
       goodput plan --model Llama-3.1-70B --gpu H200 --tp 4 --kv-dtype fp8
       goodput plan --model ./my-model/config.json --gpu L40S --json
     """

@@ -26,10 +26,13 @@ On a sweep or capacity directory (sweep.json / capacity.json), print its table o
 \b
 Examples:
   goodput report runs/20261202-101500
-  goodput report runs/c32 --slo ttft=300ms --slo tpot=40ms     # re-judge goodput with other SLOs
-  goodput report runs/c32 --html                  # also write runs/c32/report.html
-  goodput report runs/c32 --html c32.html         # ... or there
-  goodput report runs/sweep --html                # a sweep: runs/sweep/sweep.html
+  # re-judge goodput with other SLOs
+  goodput report runs/c32 --slo ttft=300ms --slo tpot=40ms
+  # also write runs/c32/report.html, or c32.html
+  goodput report runs/c32 --html
+  goodput report runs/c32 --html c32.html
+  # a sweep: runs/sweep/sweep.html
+  goodput report runs/sweep --html
 
 metrics.prom is rebuilt when it is missing (a killed run), when --slo changes the SLOs, or with --textfile;
 otherwise the one the run wrote from the same records stands. Server figures scraped during the run

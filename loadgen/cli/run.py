@@ -33,18 +33,30 @@ The output directory is checked before anything is sent: one that already holds 
 
 \b
 Examples:
-  goodput run --requests 50 --rate 5          # embedded reference server, Poisson at 5 req/s
-  goodput run --url http://127.0.0.1:8000 --model meta-llama/Llama-3.1-8B-Instruct \\
+  # the embedded reference server, Poisson arrivals at 5 req/s
+  goodput run --requests 50 --rate 5
+  goodput run --url http://127.0.0.1:8000 \\
+      --model meta-llama/Llama-3.1-8B-Instruct \\
       --arrival gamma --rate 8 --burstiness 0.5 --duration 2m --warmup 15s \\
-      --prompt-tokens lognormal:1000:0.6 --output-tokens 256 --slo ttft=500ms --slo tpot=50ms
-  goodput run --url http://127.0.0.1:8000 --arrival concurrency --concurrency 32 \\
-      --requests 500 --dataset sharegpt.json --output runs/c32
-  goodput run --url http://127.0.0.1:8000 --rate 8 --duration 1m --threshold 'ttft:p(99)<800ms'
-  goodput run --url http://127.0.0.1:8000 --trace mooncake.jsonl --time-scale 2 --trace-duration 10m
-  goodput run --url http://127.0.0.1:8000 --turns uniform:2:8 --think-time exponential:5s --rate 0.5
-  goodput run --url http://127.0.0.1:8000 --rate 400 --duration 2m --workers auto   # all cores
-  goodput run --config loadtest.yaml --rate 16      # a checked-in config file; flags win over it
-  goodput run --url http://127.0.0.1:8000 --rate 8 --print-config > loadtest.yaml   # start a config file
+      --prompt-tokens lognormal:1000:0.6 --output-tokens 256 \\
+      --slo ttft=500ms --slo tpot=50ms
+  goodput run --url http://127.0.0.1:8000 --arrival concurrency \\
+      --concurrency 32 --requests 500 --dataset sharegpt.json \\
+      --output runs/c32
+  goodput run --url http://127.0.0.1:8000 --rate 8 --duration 1m \\
+      --threshold 'ttft:p(99)<800ms'
+  goodput run --url http://127.0.0.1:8000 --trace mooncake.jsonl \\
+      --time-scale 2 --trace-duration 10m
+  goodput run --url http://127.0.0.1:8000 --turns uniform:2:8 \\
+      --think-time exponential:5s --rate 0.5
+  # all cores
+  goodput run --url http://127.0.0.1:8000 --rate 400 --duration 2m \\
+      --workers auto
+  # a checked-in config file; flags win over it
+  goodput run --config loadtest.yaml --rate 16
+  # start a config file
+  goodput run --url http://127.0.0.1:8000 --rate 8 \\
+      --print-config > loadtest.yaml
 """
 
 

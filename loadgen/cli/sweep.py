@@ -36,11 +36,15 @@ thresholds; 130 interrupted; 2 a usage error (nothing sent).
 
 \b
 Examples:
-  goodput sweep --url http://127.0.0.1:8000 --rates 1,2,4,8 --point-duration 30s --slo ttft=500ms --slo tpot=50ms
-  goodput sweep --url http://127.0.0.1:8000 --concurrencies 1,4,16,64 --point-requests 200
-  goodput sweep --url http://127.0.0.1:8000 --auto --points 10 --point-duration 1m --output runs/sweep
+  goodput sweep --url http://127.0.0.1:8000 --rates 1,2,4,8 \\
+      --point-duration 30s --slo ttft=500ms --slo tpot=50ms
+  goodput sweep --url http://127.0.0.1:8000 --concurrencies 1,4,16,64 \\
+      --point-requests 200
+  goodput sweep --url http://127.0.0.1:8000 --auto --points 10 \\
+      --point-duration 1m --output runs/sweep
   goodput sweep --config loadtest.yaml --rates 2,4,6 --output runs/sweep
-  goodput sweep --resume runs/sweep              # finish a sweep that was interrupted
+  # finish a sweep that was interrupted
+  goodput sweep --resume runs/sweep
 """
 
 

@@ -22,7 +22,8 @@ it, else 16; the output says which. A replay on the reference server measures th
 \b
 Examples:
   goodput trace inspect mooncake_trace.jsonl
-  goodput trace inspect mooncake_trace.jsonl --block-size 16 --cache-blocks 200000 --json
+  goodput trace inspect mooncake_trace.jsonl --block-size 16 \\
+      --cache-blocks 200000 --json
   goodput trace inspect mooncake_trace.jsonl --url http://127.0.0.1:8000
   goodput trace inspect AzureLLMInferenceTrace_conv.csv
 """

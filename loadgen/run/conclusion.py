@@ -57,11 +57,7 @@ def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, cons
         _write_html(setup, out, built, run)
     del built
     if summary is not None and console:
-        print(format_summary(summary))
-        if run.server_prom is not None:
-            from exporters.server_console import format_server_metrics
-
-            print(format_server_metrics(run.server_prom, summary.get("server")))
+        print(format_summary(summary))  # its server section includes the scraped /metrics figures
     if console:
         print(f"results: {out}")
     gate_code = 0

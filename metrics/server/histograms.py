@@ -10,6 +10,10 @@ dashboard shows for the same interval:
 - a rank in the `+Inf` bucket returns the highest finite bound (the true value is only known to be
   above it), which is why the result is reported with the width of the bucket it came from.
 
+Interpolating inside a coarse bucket can contradict the data (vLLM's first queue-time bucket is 0.3 s:
+a p50 of 150 ms with a mean of 20 µs), so each quantile is also bounded by what the sum and count allow
+(`sum_limit`), and the published figure is held inside that range (`p50_range`).
+
 A counter or histogram that went down between the two scrapes was reset (server restart): the delta is
 then the later value alone, and the figure is flagged `reset`. Absent stays absent: a metric missing
 from either scrape yields None, never 0.
@@ -27,7 +31,7 @@ INF = math.inf
 QUANTILES: tuple[tuple[str, float], ...] = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99))
 INTERPOLATION = (
     "Prometheus histogram_quantile: linear within the bucket holding the rank (first bucket from 0); "
-    "a rank in +Inf gives the highest finite bound"
+    "a rank in +Inf gives the highest finite bound; then held inside what the sum and count allow (pXX_range)"
 )
 
 
@@ -123,14 +127,59 @@ def rank_bucket(q: float, hist: CumulativeHistogram) -> tuple[float, float | Non
     return lower, (None if upper == INF else upper)
 
 
+def sum_limit(q: float, hist: CumulativeHistogram) -> float | None:
+    """The highest the q-quantile can be, given the count and the sum (None when empty, or when a bucket
+    starts at or below 0 so observations may be negative).
+
+    Every observation is ≥ 0, the k − 1 smallest are each at least the lower bound of their bucket, and the
+    n − k + 1 from rank k up are each at least the quantile v, so sum ≥ L + (n − k + 1) × v:
+    v ≤ (sum − L) / (n − k + 1). k = ceil(q × n) + 1 (capped at n) is past the rank of every usual
+    quantile definition (nearest rank, linear), so the limit holds for all of them. A 0.3 s first bucket
+    and a mean of 20 µs give a p50 of at most 40 µs, where interpolation says 150 ms."""
+    n = hist.count
+    if n <= 0 or hist.bounds[0] <= 0:
+        return None
+    k = min(int(n), math.ceil(q * n) + 1)
+    below, lower, prev = 0.0, 0.0, 0.0  # L: the k − 1 smallest observations at their buckets' lower bounds
+    left: float = k - 1
+    for bound, cumulative in zip(hist.bounds, hist.counts, strict=True):
+        take = min(left, cumulative - prev)
+        below += take * lower
+        left -= take
+        prev, lower = cumulative, bound
+        if left <= 0:
+            break
+    return max(0.0, (hist.total - below) / (n - k + 1))
+
+
+def quantile_range(q: float, hist: CumulativeHistogram) -> tuple[float, float | None] | None:
+    """The [lowest, highest] the q-quantile can be: its rank's bucket, its top cut by `sum_limit` (highest
+    None: nothing bounds it); None when empty."""
+    bucket = rank_bucket(q, hist)
+    if bucket is None:
+        return None
+    lower, upper = bucket
+    limit = sum_limit(q, hist)
+    if limit is not None:
+        upper = max(lower, limit if upper is None else min(upper, limit))
+    return lower, upper
+
+
 def histogram_figures(hist: CumulativeHistogram, *, reset: bool = False) -> dict[str, Any]:
-    """count, sum, mean and the quantiles of a (delta) histogram, each with the bucket its rank fell in."""
+    """count, sum, mean and the quantiles of a (delta) histogram, each with the bucket its rank fell in and
+    the range the data allows (`p50_range`); the quantile itself is histogram_quantile's interpolation
+    held inside that range, never a figure the sum and count contradict."""
     out: dict[str, Any] = {"count": hist.count, "sum": hist.total,
                            "mean": hist.total / hist.count if hist.count > 0 else None}
     for key, q in QUANTILES:
-        out[key] = histogram_quantile(q, hist)
+        value = histogram_quantile(q, hist)
         where = rank_bucket(q, hist)
+        allowed = quantile_range(q, hist)
+        if value is not None and allowed is not None:
+            value = max(allowed[0], value if allowed[1] is None else min(value, allowed[1]))
+        out[key] = value
         out[f"{key}_bucket"] = list(where) if where is not None else None
+        out[f"{key}_range"] = list(allowed) if allowed is not None else None
     if reset:
         out["reset"] = True
     return out

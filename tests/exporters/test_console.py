@@ -129,9 +129,42 @@ def test_estimate_basis_and_unknown_token_keys_are_handled() -> None:
 
 def test_exact_server_phase_times_are_printed() -> None:
     records = [_ok(i, server={"queue_s": 0.002 * (i + 1), "prefill_s": 0.01, "decode_s": 0.02}) for i in range(3)]
-    line = next(x for x in _text(records).splitlines() if x.startswith("server-side phases"))
-    assert "queue p50/p99 4.0 / 6.0 ms" in line and "prefill p50/p99 10.0 / 10.0 ms" in line
-    assert "server-side phases" not in _text([_ok(0)])
+    lines = _text(records).splitlines()
+    assert "  queue   p50 4.0 ms, p99 6.0 ms  (per request)" in lines
+    assert "  prefill p50 10.0 ms, p99 10.0 ms  (per request)" in lines
+    assert not any(x.startswith("server") for x in _text([_ok(0)]).splitlines())
+
+
+# A scraped vLLM-like /metrics section over the same run: queue and TTFT histograms, load gauges.
+PROMETHEUS = {
+    "url": "http://127.0.0.1:1/metrics", "available": True, "scrapes": 4, "absent": [],
+    "histograms": {
+        "queue_s": {"metric": "vllm:request_queue_time_seconds", "count": 3, "sum": 6e-05, "mean": 2e-05,
+                    "p50": 4e-05, "p50_bucket": [0.0, 0.3], "p50_range": [0.0, 4e-05],
+                    "p99": 6e-05, "p99_bucket": [0.0, 0.3], "p99_range": [0.0, 6e-05]},
+        "e2e_s": {"metric": "vllm:e2e_request_latency_seconds", "count": 3, "sum": 0.03, "mean": 0.01,
+                  "p50": 0.015, "p50_bucket": [0.0, 0.02], "p50_range": [0.0, 0.015],
+                  "p99": 0.02, "p99_bucket": [0.0, 0.02], "p99_range": [0.0, 0.02]}},
+    "gauges": {"running": {"mean": 1.5, "max": 3.0}}, "prefix_cache_hit_rate": 0.25,
+}
+
+
+def test_one_server_section_each_figure_once_within_100_columns() -> None:
+    records = [_ok(i, server={"queue_s": 0.002 * (i + 1), "prefill_s": 0.01, "decode_s": 0.02},
+                   server_chunk_s=[0.004, 0.006]) for i in range(3)]
+    summary = summarize(records, SummaryConfig(), {"settings": {"slo": ["ttft=100ms", "tpot=40ms", "e2e=2s"]}})
+    summary["server"]["prometheus"] = PROMETHEUS  # as `goodput run` and `goodput report` add it
+    text = format_summary(summary)
+    lines = text.splitlines()
+    server = lines[next(i for i, x in enumerate(lines) if x.startswith("server")):]
+    # Queue time: the exact per-request figure, once; the histogram's (in vLLM's 0.3 s bucket) not at all.
+    assert sum("queue" in x for x in server) == 1 and "≤ 0.06 ms" not in text
+    assert sum(x.lstrip().startswith("TTFT") for x in server) == 1  # per request, with client − server
+    assert any(x.startswith("  E2E     mean 10.0 ms, p50 ≤ 15 ms, p99 ≤ 20 ms  (/metrics)") for x in server)
+    assert any("running mean/max 2/3" in x and "prefix-cache hit rate 25.0%" in x for x in server)
+    assert "server-side" not in text and "server /metrics" not in text
+    table = lines[lines.index("latency p50/p99 in ms:"):]  # the table, the server section and what follows
+    assert max(len(x) for x in table) <= 100, max(table, key=len)
 
 
 @pytest.mark.parametrize(("run", "state"), [

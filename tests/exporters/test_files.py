@@ -85,7 +85,7 @@ def test_csv_and_console_from_a_real_summary(tmp_path: Path) -> None:
     assert any(r[0] == "tag:scenario" and r[1] == "a" for r in rows)
     assert len(rows) == len(list(summary_csv_rows(summary)))
     text = format_summary(summary)
-    assert "http_status=1" in text and "TTFT p50/p99 ms" in text and "11.0 / 11.0" in text
+    assert "http_status=1" in text and "latency p50/p99 in ms:" in text and "11.0/11.0" in text
 
 
 def test_json_refuses_nan_and_is_atomic(tmp_path: Path) -> None:

@@ -152,7 +152,7 @@ def test_write_run_report_defaults_to_the_run_directory(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path / "r", with_server_timing(random_records(40, error_every=4)),
                         run={**RUN, "settings": {"slo": ["ttft=100ms"]}})
     out = write_run_report(run_dir)
-    assert out == run_dir / REPORT_FILE and out.stat().st_size > 4_000_000  # plotly.js inline
+    assert out == run_dir / REPORT_FILE and out.stat().st_size > 1_000_000  # plotly.js inline
     other = write_run_report(run_dir, path=tmp_path / "elsewhere.html")
     assert other.read_bytes().count(b'<div class="chart"') == out.read_bytes().count(b'<div class="chart"') >= 14
     with pytest.raises(ValueError, match=r"no summary\.json"):

@@ -109,3 +109,22 @@ def test_report_helpers_rebuild_textfile_and_section(run: tuple[Path, dict[str, 
                 for s in f.samples if s.name.startswith(("goodput_ttft", "goodput_good", "goodput_evaluated"))}
 
     assert histograms(rebuilt) == histograms(original) != set()
+
+
+def test_report_prints_the_server_section_the_run_printed(run: tuple[Path, dict[str, Any], list[RequestRecord]],
+                                                          tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    from exporters.server_console import format_server_section
+
+    out, summary, _ = run
+    copy = tmp_path / "run"
+    shutil.copytree(out, copy)
+    capsys.readouterr()
+    assert run_cli(["report", str(copy)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    section = format_server_section(summary["server"])  # what `goodput run` printed from its summary
+    assert any("/metrics: " in line for line in section) and any("running mean/max" in line for line in section)
+    start = printed.index(section[0])
+    assert printed[start:start + len(section)] == section
+    assert sum(line.startswith("server") for line in printed) == 1

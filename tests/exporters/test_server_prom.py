@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from loadgen.run.scrape import Snapshot, parse_exposition, prometheus_section
@@ -114,3 +115,39 @@ def test_rank_bucket_names_the_open_bucket_for_inf() -> None:
     assert rank_bucket(0.99, hist) == (0.5, None)
     figures = histogram_figures(hist)
     assert figures["p99"] == 0.5 and figures["p99_bucket"] == [0.5, None] and figures["mean"] == 5.0
+
+
+def _histogram(values: np.ndarray, bounds: tuple[float, ...]) -> CumulativeHistogram:
+    """What a Prometheus histogram with these bounds (+Inf last) holds after observing `values`."""
+    counts = tuple(float(np.sum(values <= b)) for b in bounds)
+    return CumulativeHistogram(bounds, counts, float(values.sum()))
+
+
+def test_a_quantile_in_a_coarse_first_bucket_is_held_to_what_the_sum_allows() -> None:
+    from metrics.server.histograms import histogram_figures
+
+    # vLLM's queue-time histogram starts at 0.3 s; 160 requests queued ~20 µs each.
+    queue = np.full(160, 2e-05)
+    figures = histogram_figures(_histogram(queue, (0.3, 0.5, 0.8, 1.0, INF)))
+    assert figures["mean"] == pytest.approx(2e-05)
+    assert figures["p50_bucket"] == [0.0, 0.3]  # interpolation alone says 0.15 s
+    # At most 80 of the 160 can reach the p50 (rank 81 up), so p50 ≤ 0.0032 s / 80 = 40 µs.
+    assert figures["p50_range"] == [0.0, pytest.approx(4e-05)] and figures["p50"] <= 4e-05 + 1e-12
+    for key in ("p50", "p90", "p95", "p99"):
+        low, high = figures[f"{key}_range"]
+        assert low <= figures[key] <= high <= 0.0032 + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_true_quantile_lies_in_the_published_range(seed: int) -> None:
+    from metrics.server.histograms import histogram_figures
+
+    rng = np.random.default_rng(seed)
+    values = rng.lognormal(mean=-4 + seed, sigma=0.5 + seed / 3, size=int(rng.integers(5, 400)))
+    bounds = (0.001, 0.005, 0.02, 0.1, 0.3, 1.0, 5.0, INF)
+    figures = histogram_figures(_histogram(values, bounds))
+    for key, q in (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)):
+        true = float(np.percentile(values, q * 100, method="inverted_cdf"))  # the value at rank ceil(q × n)
+        low, high = figures[f"{key}_range"]
+        assert low <= true <= (high if high is not None else INF)
+        assert low <= figures[key] <= (high if high is not None else INF)

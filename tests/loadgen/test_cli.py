@@ -108,7 +108,7 @@ def test_embedded_run_then_report_rebuilds_the_same_summary(tmp_path: Path) -> N
     assert summary["tokens"]["output_tokens"] == 6 * 12  # ignore_eos is on for the embedded server
     assert summary["server"]["ttft_s"]["count"] == 6  # the reference server's timing extension was read
     assert any(b["dimension"] == "tag:scenario" and b["label"] == "smoke" for b in summary["buckets"])
-    assert "TTFT p50/p99 ms" in proc.stdout
+    assert "latency p50/p99 in ms:" in proc.stdout
 
     code = run_cli(["report", str(out), "--quiet"])
     rebuilt = json.loads((out / "summary.json").read_text())
