@@ -85,7 +85,12 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     from loadgen.spec.build import build_spec
     from loadgen.spec.durations import parse_duration_flag
     from loadgen.spec.sections import GateSpec
-    from loadgen.sweep.capacity import DEFAULT_CEILING_CONCURRENCY, DEFAULT_POINT_DURATION_S, CapacityJob
+    from loadgen.sweep.capacity import (
+        DEFAULT_CEILING_CONCURRENCY,
+        DEFAULT_POINT_DURATION_S,
+        CapacityJob,
+        with_floor,
+    )
     from loadgen.sweep.directory import prepare_sweep_dir
     from loadgen.sweep.gate import capacity_gate_plan
     from loadgen.sweep.points import plan_point, point_length, point_spec
@@ -106,6 +111,7 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     length = point_length(spec, explicit, requests=options["point_requests"],
                           default_duration_s=DEFAULT_POINT_DURATION_S,
                           duration_s=parse_duration_flag(duration, "--point-duration") if duration else None)
+    settings = with_floor(settings, length)
     g = spec.gate
     gate = capacity_gate_plan(g.thresholds, baseline=Path(g.baseline) if g.baseline else None,
                               junit=Path(g.junit) if g.junit else None,
@@ -124,7 +130,8 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     output = spec.outputs.output
     run_dir = prepare_sweep_dir(Path(output) if output else None, kind="capacity", overwrite=spec.outputs.overwrite)
     job = CapacityJob(spec=probe_spec, secrets=secrets, settings=settings, length=length,
-                      ceiling_concurrency=ceiling, gate=gate, quiet=spec.outputs.quiet)
+                      ceiling_concurrency=ceiling, gate=gate, quiet=spec.outputs.quiet,
+                      absolute_lag_s=spec.metrics.lag_threshold_s if "lag_threshold" in explicit else None)
     return job, run_dir
 
 

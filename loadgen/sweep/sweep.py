@@ -118,7 +118,8 @@ def _run_one(state: SweepState, point: PointPlan, server: SharedServer, secrets:
     """Run a point, record its row; its exit code."""
     point_dir = sweep_dir / POINTS_DIR / point.label
     gate = point_gate(state.spec, point_dir) if state.spec.gate.enabled else GateSpec()
-    outcome = run_point(point_spec(state.spec, point, run_dir=point_dir, server_url=server.url, gate=gate), secrets)
+    outcome = run_point(point_spec(state.spec, point, run_dir=point_dir, server_url=server.url, gate=gate), secrets,
+                        point=point)
     status = "interrupted" if outcome.interrupted else ("done" if outcome.has_data else "failed")
     state.rows[point.label] = point_row(point, status=status, code=outcome.code, summary=outcome.summary)
     return outcome.code
