@@ -120,7 +120,8 @@ class _Search:
         return capacity_document(spec=self.job.spec, settings=self.settings, result=result, rows=self.rows,
                                  requests=self.requests, ceiling=self.ceiling,
                                  server=self.server.info if self.server else {},
-                                 complete=self.stop is not None, interrupted=self.interrupted)
+                                 complete=self.stop is not None, interrupted=self.interrupted,
+                                 absolute_lag_s=self.job.absolute_lag_s)
 
 
 def _run(search: _Search, point: PointPlan, out: Path) -> PointOutcome:

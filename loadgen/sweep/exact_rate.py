@@ -22,6 +22,10 @@ import numpy as np
 from loadgen.sweep.points import PointPlan
 from loadgen.workload.arrivals import Arrival, gamma_gaps
 
+# What sweep.json and capacity.json say about the rate each open-loop point is judged and plotted at.
+RATE_BASIS = ("realised: each open-loop point's schedule is drawn so that its measurement window offers "
+              "exactly its rate (offered_rps = rate), so attainment is judged at the rate the server was sent")
+
 
 def _spread(rng: np.random.Generator, arrival: Arrival, count: int, span_s: float, *, closed: bool) -> np.ndarray:
     """`count` offsets from 0 with gamma gaps scaled to `span_s`: the last at `span_s` when `closed`, else

@@ -140,8 +140,9 @@ def run_sweep(state: SweepState, secrets: Secrets, run_dir: RunDir, *, quiet: bo
             while (pending := state.pending()) and stopped is None:
                 point = pending[0]
                 done = len(state.points) - len(pending)
+                spent = sum(int(r.get("sent") or 0) for r in state.rows.values())
                 progress(f"point {done + 1}/{len(state.points)}{'+' if state.auto and state.ceiling is None else ''}: "
-                         f"{point.label} ...", quiet=quiet)
+                         f"{point.label} ... ({spent:,} requests sent so far)", quiet=quiet)
                 code = _run_one(state, point, server, secrets, sweep_dir)
                 row = state.rows[point.label]
                 ran_any = ran_any or row["status"] != "failed"

@@ -61,7 +61,9 @@ def test_capacity_with_a_ceiling_and_a_gate(tmp_path: Path, capsys: pytest.Captu
     cap, ceiling = doc["capacity"], doc["ceiling"]
     assert doc["complete"] is True and doc["kind"] == "capacity"
     assert ceiling["concurrency"] == 8 and ceiling["label"] == "00-ceiling-c8"
-    assert cap["max_rate"] == round_rate(ceiling["requests_per_s"] * 1.25)  # the search stays under the ceiling
+    # The ceiling is where the search starts, not a limit: rates that pass are followed upward.
+    assert cap["max_rate"] is None
+    assert "requests sent so far" in captured.err and "(point 2 of 4, " in captured.err
     assert cap["points"] == len(doc["points"]) <= 4
     assert cap["status"] in ("bracketed", "at_least", "max_points", "client_limited")
     sent = 0
@@ -72,7 +74,14 @@ def test_capacity_with_a_ceiling_and_a_gate(tmp_path: Path, capsys: pytest.Captu
         assert row["measured"] == summary["goodput"]["measured"] and row["good"] == summary["goodput"]["good"]
     assert cap["requests"] == sent
     probes = [r for r in doc["points"] if r["label"] != "00-ceiling-c8"]
-    assert probes and all(r["rate"] <= cap["max_rate"] for r in probes)
+    # No rate a 1.5 s point cannot reach a verdict at: 12 requests (35 for a pass, over three runs) in
+    # its 1.35 s window.
+    assert cap["floor_rate"] == round_rate(12 / 1.35)
+    assert probes and all(r["rate"] >= cap["floor_rate"] for r in probes)
+    assert probes[0]["rate"] == max(round_rate(0.75 * ceiling["requests_per_s"]), cap["floor_rate"])
+    # Each probe offered exactly its rate over its window (a plain Poisson draw of ~12 requests does not).
+    assert all(r["offered_rps"] == pytest.approx(r["rate"], rel=1e-6) for r in probes)
+    assert cap["rate_basis"].startswith("realised") and cap["client_rule"].startswith("absolute")
     if cap["rate"] is not None:  # the claim is a probed rate whose pooled interval clears the target
         at = next(e for e in doc["rates"] if e["rate"] == cap["rate"])
         assert at["verdict"] == "pass" and at["interval"][0] >= 0.9 and cap["interval"] == at["interval"]
