@@ -139,3 +139,23 @@ def test_a_server_that_refuses_connections_stops_the_search(tmp_path: Path, caps
     doc = json.loads((out / "capacity.json").read_text())
     assert doc["capacity"]["rate"] is None and doc["rates"] == [] and len(doc["points"]) == 1
     assert (doc["complete"], doc["interrupted"], doc["capacity"]["status"]) == (False, False, "error")
+
+
+def test_a_heavy_workload_without_a_range_is_not_sunk_by_its_ceiling(tmp_path: Path) -> None:
+    # Long prompts on a slow simulated GPU: the closed loop's first wave of 48 queues for seconds, and the
+    # requests its window measures are the few sent behind it. That window's rate must not become the
+    # search's start: every probe lies at or above the floor of a 3 s point, and none is a runtime error.
+    out = tmp_path / "cap"
+    code = run_cli(["capacity", "--concurrency", "48", "--point-duration", "3s", "--max-points", "3",
+                    "--output", str(out), "--no-html", "--quiet", "--server-arg=--engine=sim",
+                    "--server-arg=--sim-gpu=L4", "--prompt-tokens", "1024", "--output-tokens", "8",
+                    "--server-metrics", "none", "--lag-threshold", "500ms", "--slo", "ttft=2s"])
+    assert code == 0
+    doc = json.loads((out / "capacity.json").read_text())
+    cap, ceiling = doc["capacity"], doc["ceiling"]
+    window_rate = doc["points"][0]["requests_per_s"]
+    assert ceiling["requests_per_s"] > 2 * window_rate  # what the server completed, not the queued window
+    probes = doc["points"][1:]
+    assert probes and all(r["rate"] >= cap["floor_rate"] == round_rate(12 / 2.7) for r in probes)
+    assert all(r["measured"] >= 12 for r in probes)
+    assert cap["status"] != "error" and doc["complete"] is True
