@@ -25,15 +25,22 @@ server that is not monotone) is never claimed; it is reported as a note.
    limit (`max_rate`, or the lowest rate where the client saturated) when nothing above has been
    shown to fail; doubling the pass when there is no limit;
 4. with no pass yet: between the lower limit (`min_rate`) and the lowest rate not shown to pass, the
-   lower limit itself once that interval is narrow, halving when there is no lower limit.
+   lower limit itself once that interval is narrow, halving when there is no lower limit. Halving stops
+   at the floor (`floor_rate`: below it a point cannot measure enough requests for a verdict), and never
+   goes back to or below a rate whose point measured nothing (*too short*, not an error: the search
+   doubles from it when nothing else is known).
+A throughput ceiling measured before the search (`from_ceiling`) only sets where it starts: it is not an
+upper limit, so the search never stops with points left and no rate above the capacity shown to fail
+(unless `max_rate` or the client bounds it).
 "Between" is the geometric mean when the ends are more than a factor 2 apart, else the arithmetic mean,
 rounded to three significant digits (more when that is needed to stay strictly inside).
 
 **Stopping**: when the bracket is narrower than `tolerance` (relative to its lower end: `bracketed`);
 when the highest pass is within `tolerance` of the upper limit (`at_least`, or `client_limited` when the
-limit is where the client saturated); when the lower limit failed (`below_min`); when `max_points` runs
+limit is where the client saturated); when the lower limit failed (`below_min`); when nothing passed down to the floor, or above a point that
+measured nothing (`too_short`); when `max_points` runs
 have been made (`max_points`; a probe the caller already counted, such as a ceiling run, counts too);
-when a probe measured nothing (`no_data`).
+when no run so far is evidence and nothing bounds the search (`no_data`).
 """
 
 from __future__ import annotations
@@ -198,7 +205,7 @@ def _stop_at_top(hi_kind: str, capacity: float, hi: float) -> Stop:
         return Stop("bracketed", f"capacity bracketed in [{capacity:g}, {hi:g}] req/s")
     if hi_kind == "saturated":
         return Stop("client_limited", f"the load generator fell behind at {hi:g} req/s: it cannot show a "
-                                      "higher rate (run it on a bigger machine, or several)")
+                                      "higher rate (run it with --workers N, or on a quieter machine)")
     return Stop("at_least", f"every rate up to {capacity:g} req/s passed and --max-rate is {hi:g}: the "
                             "capacity is at least that (raise --max-rate to look further)")
 
