@@ -16,6 +16,7 @@ from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets
 from loadgen.sweep.exact_rate import exact_rate_offsets
 from loadgen.sweep.points import PointPlan
+from loadgen.workload.build import is_sessions
 from loadgen.workload.schedule import Schedule
 
 EXIT_INTERRUPTED = 130
@@ -46,7 +47,7 @@ def run_point(spec: RunSpec, secrets: Secrets, *, point: PointPlan | None = None
     offsets = exact_rate_offsets(point, spec.load.arrival) if point is not None else None
     if offsets is not None and setup.schedule is not None and setup.schedule.rows is None:
         setup.schedule = Schedule(offsets)
-        setup.schedule_end_s = schedule_end_s(spec.load, setup.schedule)
+        setup.schedule_end_s = schedule_end_s(spec.load, setup.schedule, sessions=is_sessions(setup.workload))
     assert spec.outputs.output is not None
     run_dir = prepare_run_dir(Path(spec.outputs.output), overwrite=True, notice=_quiet)
     code = execute(setup, run_dir, console=False)

@@ -51,3 +51,9 @@ def test_the_floor_follows_the_point_length() -> None:
     assert with_floor(settings, PointLength(None, 100)).floor_rate is None  # a count holds its count
     with pytest.raises(ValueError, match="lengthen --point-duration"):
         with_floor(SearchSettings(target=0.9, max_rate=2.0), PointLength(4.0, None))
+
+
+def test_a_too_short_rate_is_drawn_as_such_not_as_undecided() -> None:
+    from exporters.html.load_charts import verdict_key
+
+    assert verdict_key("too short") == "too_short" and verdict_key("too_short") == "too_short"
