@@ -33,7 +33,7 @@ from typing import Any
 
 from loadgen.spec.run_spec import RunSpec
 from loadgen.sweep.exact_rate import RATE_BASIS
-from metrics.capacity_search.saturation import LAG_SHARE_OF_GAP, RATE_SHORTFALL
+from metrics.capacity_search.saturation import LAG_SHARE_OF_GAP, MIN_LAG_LIMIT_S, RATE_SHORTFALL
 from metrics.capacity_search.search import RateEvidence, SearchResult, SearchSettings
 
 CAPACITY_FILE = "capacity.json"
@@ -44,7 +44,8 @@ def client_rule(absolute_lag_s: float | None) -> str:
     if absolute_lag_s is not None:
         return f"absolute: dispatch lag p99 above --lag-threshold {absolute_lag_s * 1e3:g} ms"
     return (f"relative: dispatch lag p99 above {LAG_SHARE_OF_GAP:g} of the mean gap between arrivals "
-            f"(1 / rate), or a send rate below {1 - RATE_SHORTFALL:g} of the rate planned")
+            f"(1 / rate) and above {MIN_LAG_LIMIT_S * 1e3:g} ms, or a send rate below {1 - RATE_SHORTFALL:g} "
+            "of the rate planned")
 
 
 def _evidence(e: RateEvidence) -> dict[str, Any]:

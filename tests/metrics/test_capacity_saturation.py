@@ -16,6 +16,10 @@ def test_a_lag_small_against_the_gap_is_not_saturation() -> None:
 
 def test_the_limit_is_a_share_of_the_mean_gap() -> None:
     assert lag_limit_s(4.0) == 0.25 / 4.0
+    # Never below a single run's default --lag-threshold: at 200 req/s a quarter gap (1.25 ms) is below
+    # the scheduling noise of a machine that keeps up.
+    assert lag_limit_s(200.0) == 0.010
+    assert not client_limited(rate=200.0, lag_p99_s=0.007, offered_rps=200.0, achieved_rps=199.5)
     assert not client_limited(rate=4.0, lag_p99_s=0.0624, offered_rps=4.0, achieved_rps=4.0)
     assert client_limited(rate=4.0, lag_p99_s=0.0626, offered_rps=4.0, achieved_rps=4.0)
 
