@@ -21,6 +21,7 @@ VERDICT_LOOK: dict[str, tuple[str, str, str]] = {
     "undecided": ("undecided: interval straddles the target", "diamond", "#E69F00"),
     "unresolved": ("unresolved: straddles the target, not shown to pass", "diamond", "#E69F00"),
     "not_evidence": ("not evidence: the client fell behind", "square-open", "#888888"),
+    "too_short": ("too short: the point measured no request", "circle-open", "#888888"),
     "ceiling": ("throughput ceiling run (closed loop)", "star", "#000000"),
 }
 CAPACITY_COLOUR = "#0072B2"

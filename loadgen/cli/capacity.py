@@ -58,8 +58,8 @@ def _capacity_options(
     attainment: Annotated[str, typer.Option(help="Target SLO attainment: the share of requests that must be good (0.9 or 90%).", rich_help_panel=SEARCH)] = "0.9",
     confidence: Annotated[float, typer.Option(help="Confidence of each pass/fail verdict's interval (two-sided).", rich_help_panel=SEARCH)] = 0.95,
     interval: Annotated[str, typer.Option(help="Interval of a proportion: wilson or clopper-pearson (exact, wider).", rich_help_panel=SEARCH)] = "wilson",
-    min_rate: Annotated[float | None, typer.Option(help="Lowest rate to consider, req/s (default: halve from the first failure).", rich_help_panel=SEARCH)] = None,
-    max_rate: Annotated[float | None, typer.Option(help="Highest rate to consider, req/s (default: 1.25 x a measured throughput ceiling).", rich_help_panel=SEARCH)] = None,
+    min_rate: Annotated[float | None, typer.Option(help="Lowest rate to consider, req/s (default: halve from the first failure, down to the lowest rate a point of this length can reach a verdict at).", rich_help_panel=SEARCH)] = None,
+    max_rate: Annotated[float | None, typer.Option(help="Highest rate to consider, req/s (default: none: the search starts at 0.75 x a measured throughput ceiling and doubles while rates pass).", rich_help_panel=SEARCH)] = None,
     point_duration: Annotated[str | None, typer.Option(help="Length of each probe (default 60s, or --duration / --requests when given).", rich_help_panel=SEARCH)] = None,
     point_requests: Annotated[int | None, typer.Option(help="Requests per probe (with --point-duration: whichever ends first).", rich_help_panel=SEARCH)] = None,
     max_points: Annotated[int, typer.Option(help="Runs at most, every run counted (a repeat, the ceiling).", rich_help_panel=SEARCH)] = 12,
@@ -89,7 +89,12 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     from loadgen.spec.build import build_spec
     from loadgen.spec.durations import parse_duration_flag
     from loadgen.spec.sections import GateSpec
-    from loadgen.sweep.capacity import DEFAULT_CEILING_CONCURRENCY, DEFAULT_POINT_DURATION_S, CapacityJob
+    from loadgen.sweep.capacity import (
+        DEFAULT_CEILING_CONCURRENCY,
+        DEFAULT_POINT_DURATION_S,
+        CapacityJob,
+        with_floor,
+    )
     from loadgen.sweep.directory import prepare_sweep_dir
     from loadgen.sweep.gate import capacity_gate_plan
     from loadgen.sweep.points import plan_point, point_length, point_spec
@@ -110,6 +115,7 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     length = point_length(spec, explicit, requests=options["point_requests"],
                           default_duration_s=DEFAULT_POINT_DURATION_S,
                           duration_s=parse_duration_flag(duration, "--point-duration") if duration else None)
+    settings = with_floor(settings, length)
     g = spec.gate
     gate = capacity_gate_plan(g.thresholds, baseline=Path(g.baseline) if g.baseline else None,
                               junit=Path(g.junit) if g.junit else None,
@@ -128,7 +134,8 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     output = spec.outputs.output
     run_dir = prepare_sweep_dir(Path(output) if output is not None else None, kind="capacity", overwrite=spec.outputs.overwrite)
     job = CapacityJob(spec=probe_spec, secrets=secrets, settings=settings, length=length,
-                      ceiling_concurrency=ceiling, gate=gate, quiet=spec.outputs.quiet)
+                      ceiling_concurrency=ceiling, gate=gate, quiet=spec.outputs.quiet,
+                      absolute_lag_s=spec.metrics.lag_threshold_s if "lag_threshold" in explicit else None)
     return job, run_dir
 
 

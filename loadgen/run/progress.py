@@ -1,4 +1,5 @@
-"""Live progress on stderr: sent, in flight, done, errors, running TTFT/ITL p50/p99, elapsed, remaining.
+"""Live progress on stderr: sent, in flight, done, errors, running TTFT/ITL p50/p99, elapsed, and how far
+the run has come: percent done and the time left (`completion`).
 
 Latency figures come from the most recent requests only (a bounded window), so the display costs the
 same at minute 1 and hour 10. On a terminal it redraws one line; otherwise it prints a line every 10 s.
@@ -16,6 +17,39 @@ import numpy as np
 
 from loadgen.run.runner import RunState
 from metrics.records.record import RequestRecord
+
+
+def clock(seconds: float) -> str:
+    """A time left as people read it: 45s, 3m05s, 1h02m."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def completion(elapsed_s: float, *, duration_s: float | None, planned: int | None, done: int,
+               in_flight: int) -> str:
+    """`40% done, 1m30s left`. A run ends at its duration or its planned count, whichever comes first, so
+    the share done is the larger of elapsed / duration and done / planned, and the time left the smaller of
+    what remains of the duration and what the completion rate so far needs for the remaining requests.
+    Once dispatching is over, the requests still in flight are what is left ("draining")."""
+    shares, lefts = [], []
+    if duration_s:
+        shares.append(elapsed_s / duration_s)
+        lefts.append(duration_s - elapsed_s)
+    if planned:
+        shares.append(done / planned)
+        if done:
+            lefts.append(elapsed_s * (planned - done) / done)
+    if not shares:
+        return ""
+    share = min(1.0, max(shares))
+    if share >= 1.0 or (lefts and min(lefts) <= 0):
+        return f"100% dispatched, draining {in_flight} in flight" if in_flight else "100% done"
+    left = f", {clock(min(lefts))} left" if lefts else ""
+    return f"{share * 100:.0f}% done{left}"
 
 
 class Progress:
@@ -46,15 +80,11 @@ class Progress:
     def line(self) -> str:
         st = self.state
         elapsed = st.elapsed_s()
-        if self.duration_s is not None:
-            remaining = f"{max(0.0, self.duration_s - elapsed):.0f}s left"
-        elif st.planned:
-            remaining = f"{st.done}/{st.planned}"
-        else:
-            remaining = ""
+        where = completion(elapsed, duration_s=self.duration_s, planned=st.planned, done=st.done,
+                           in_flight=st.in_flight)
         return (f"dispatched {st.sent}  in-flight {st.in_flight}  done {st.done}  errors {st.errors}  "
                 f"TTFT p50/p99 {self._p(self._ttft)}  ITL p50/p99 {self._p(self._itl)}  "
-                f"{elapsed:.0f}s {remaining}").rstrip()
+                f"{elapsed:.0f}s {where}").rstrip()
 
     async def loop(self) -> None:
         period = 0.5 if self.tty else 10.0

@@ -2,9 +2,13 @@
 found by the search of `metrics.capacity_search` with each probe an ordinary run in `DIR/points/`.
 
 Without `--max-rate`, a closed-loop point at `--concurrency` (default 256) first measures the throughput
-ceiling T: the search then starts at 0.75·T and probes no higher than 1.25·T (a server cannot keep up
-with more than it can complete; the margin allows for a ceiling measured at too little concurrency).
-That point is not SLO evidence (a closed loop hides queueing), but it counts towards --max-points.
+ceiling T (every request it completed, `loadgen.sweep.ceiling`): the search then starts at 0.75·T. T is a
+hint, not a limit: while rates pass the search keeps doubling until one fails. That point is not SLO
+evidence (a closed loop hides queueing), but it counts towards --max-points.
+
+A probe the client could not keep up with is judged against its load (`metrics.capacity_search.saturation`):
+dispatch lag against the gap between arrivals, and the rate sent against the rate planned; with
+`--lag-threshold` given, against that absolute lag instead.
 
 capacity.json is rewritten after every probe (`complete: false`, status `interrupted` until the search
 ends), so Ctrl-C or a kill keeps everything measured so far; capacity.html (unless --no-html) is written
@@ -31,29 +35,38 @@ from loadgen.run.gate import GatePlan
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets
 from loadgen.sweep.capacity_doc import CAPACITY_FILE, capacity_document
+from loadgen.sweep.ceiling import completed_rate
 from loadgen.sweep.directory import discard
 from loadgen.sweep.execute import PointOutcome, run_point
 from loadgen.sweep.gate import judge_capacity
 from loadgen.sweep.html_pages import write_page_at_end
-from loadgen.sweep.points import POINTS_DIR, PointLength, PointPlan, plan_point, point_spec
-from loadgen.sweep.report import capacity_line, point_line, points_table, progress
+from loadgen.sweep.points import (
+    DEFAULT_WARMUP_FRACTION,
+    POINTS_DIR,
+    PointLength,
+    PointPlan,
+    plan_point,
+    point_spec,
+)
+from loadgen.sweep.report import capacity_line, overall_progress, point_line, points_table, progress
 from loadgen.sweep.rows import point_row
 from loadgen.sweep.target import SharedServer, shared_server
+from metrics.capacity_search.saturation import client_hint, client_limited
 from metrics.capacity_search.search import (
     Observation,
     Probe,
     SearchSettings,
     Stop,
     conclude,
+    from_ceiling,
     next_step,
     pool,
+    requests_per_point,
     round_rate,
 )
 
 DEFAULT_POINT_DURATION_S = 60.0
 DEFAULT_CEILING_CONCURRENCY = 256
-CEILING_START = 0.75  # first probe, relative to the measured ceiling
-CEILING_LIMIT = 1.25  # highest probe, relative to the measured ceiling
 EXIT_RUNTIME_ERROR = 1
 EXIT_INTERRUPTED = 130
 CAPACITY_PAGE = "capacity.html"
@@ -68,6 +81,19 @@ class CapacityJob:
     ceiling_concurrency: int | None  # None: no ceiling run (--max-rate bounds the search)
     gate: GatePlan | None
     quiet: bool
+    absolute_lag_s: float | None = None  # --lag-threshold given: judge the client by it, not by the load
+
+
+def with_floor(settings: SearchSettings, length: PointLength) -> SearchSettings:
+    """The search never probes a rate whose point cannot measure enough requests for a verdict: with a
+    point duration D and warm-up w, that is `requests_per_point` / (D − w) (ValueError: above --max-rate)."""
+    if length.duration_s is None:
+        return settings  # a count-bound point measures its count at any rate
+    warmup = length.warmup_s if length.warmup_s is not None else DEFAULT_WARMUP_FRACTION * length.duration_s
+    window = length.duration_s - warmup
+    if window <= 0:
+        return settings
+    return replace(settings, floor_rate=round_rate(requests_per_point(settings) / window))
 
 
 @dataclass(slots=True)
@@ -95,15 +121,17 @@ class _Search:
         return capacity_document(spec=self.job.spec, settings=self.settings, result=result, rows=self.rows,
                                  requests=self.requests, ceiling=self.ceiling,
                                  server=self.server.info if self.server else {},
-                                 complete=self.stop is not None, interrupted=self.interrupted)
+                                 complete=self.stop is not None, interrupted=self.interrupted,
+                                 absolute_lag_s=self.job.absolute_lag_s)
 
 
 def _run(search: _Search, point: PointPlan, out: Path) -> PointOutcome:
-    assert search.server is not None
+    assert search.server is not None and search.rows is not None
     point_dir = point_path(out, point.label)  # ValueError: a symbolic link leading outside the search
-    progress(f"{point.label} ...", quiet=search.job.quiet)
+    progress(f"{point.label} ... ({overall_progress(len(search.rows) + 1, search.settings.max_points, search.requests)})",
+             quiet=search.job.quiet)
     return run_point(point_spec(search.job.spec, point, run_dir=point_dir, server_url=search.server.url),
-                     search.job.secrets)
+                     search.job.secrets, point=point)
 
 
 def _record(search: _Search, point: PointPlan, outcome: PointOutcome) -> dict[str, Any] | None:
@@ -121,12 +149,19 @@ def _record(search: _Search, point: PointPlan, outcome: PointOutcome) -> dict[st
     row["rate"] = point.value if point.kind == "rate" else None
     search.requests += int(outcome.summary.get("requests", {}).get("sent") or 0)
     search.rows.append(row)
-    if outcome.code == EXIT_RUNTIME_ERROR and not outcome.interrupted:
+    if outcome.code == EXIT_RUNTIME_ERROR and not outcome.interrupted and not _too_short(outcome.summary):
         # Nothing succeeded (a server gone, refusing connections) or results could not be written: no
         # attainment to learn from, and a search that read it as "fails at every rate" would mislead.
         search.error = f"point {point.label} ended with a runtime error (exit 1, above); the search stops here"
         return None
     return row
+
+
+def _too_short(summary: dict[str, Any]) -> bool:
+    """A point that sent requests, none of which failed, but held none in its measurement window: too short
+    for its rate (the search moves up), not a server that failed."""
+    requests = summary.get("requests", {})
+    return bool(requests.get("sent")) and not requests.get("in_window") and not requests.get("failed")
 
 
 def _ceiling(search: _Search, out: Path) -> None:
@@ -139,17 +174,14 @@ def _ceiling(search: _Search, out: Path) -> None:
         return
     row["verdict"] = "ceiling"
     progress(point_line(row), quiet=job.quiet)
-    rps = row.get("requests_per_s")
-    if not isinstance(rps, float) or rps <= 0:
+    rps = completed_rate(out / POINTS_DIR / point.label)
+    if rps is None:
         search.error = "the ceiling point completed no request: there is no throughput to search under"
         return
-    search.ceiling = {"concurrency": job.ceiling_concurrency, "requests_per_s": rps, "label": point.label}
-    try:
-        search.settings = replace(search.settings, max_rate=round_rate(rps * CEILING_LIMIT),
-                                  start_rate=round_rate(rps * CEILING_START))
-    except ValueError:
-        search.error = (f"--min-rate {search.settings.min_rate:g} req/s is above {CEILING_LIMIT:g} × the throughput "
-                        f"the server completed at the ceiling ({rps:.3g} req/s): nothing to search")
+    row["ceiling_rps"] = rps
+    search.ceiling = {"concurrency": job.ceiling_concurrency, "requests_per_s": rps, "label": point.label,
+                      "measured_as": "every request the point completed, from its first send to its last completion"}
+    search.settings = from_ceiling(search.settings, rps)
 
 
 def _probe(search: _Search, step: Probe, index: int, out: Path) -> None:
@@ -163,10 +195,13 @@ def _probe(search: _Search, step: Probe, index: int, out: Path) -> None:
     if row is None or search.interrupted:
         return
     summary_good = row.get("good") or 0
+    row["client_saturated"] = client_limited(rate=step.rate, lag_p99_s=row.get("dispatch_lag_p99_s"),
+                                             offered_rps=row.get("offered_rps"), achieved_rps=row.get("achieved_rps"),
+                                             absolute_lag_s=job.absolute_lag_s)
     search.observations.append(Observation(step.rate, int(summary_good), int(row.get("measured") or 0),
-                                           bool(row.get("client_saturated"))))
+                                           bool(row["client_saturated"])))
     entry = next(e for e in pool(search.settings, search.observations) if e.rate == step.rate)
-    row["verdict"] = "not evidence" if row.get("client_saturated") else entry.verdict
+    row["verdict"] = "not evidence" if row["client_saturated"] else entry.verdict.replace("_", " ")
     progress(point_line(row), quiet=job.quiet)
 
 
@@ -205,6 +240,12 @@ def run_capacity(job: CapacityJob, run_dir: RunDir) -> int:
     return _finish(search, run_dir)
 
 
+def _client_hint(rows: list[dict[str, Any]]) -> str:
+    limited = [r for r in rows if r.get("client_saturated") and r.get("rate")]
+    low = min(limited, key=lambda r: r["rate"]) if limited else None
+    return client_hint(low["rate"], low.get("dispatch_lag_p99_s")) if low else client_hint(None, None)
+
+
 def _finish(search: _Search, run_dir: RunDir) -> int:
     out = run_dir.path
     if not search.rows:
@@ -222,6 +263,8 @@ def _finish(search: _Search, run_dir: RunDir) -> int:
     for note in doc["notes"]:
         print(f"note: {note}")
     print(capacity_line(doc))
+    if doc["capacity"]["status"] == "client_limited":
+        print(_client_hint(search.rows or []))
     page, page_error = write_page_at_end("capacity", out, capacity=True) if search.job.spec.outputs.html else (None, None)
     print(f"results: {out} ({CAPACITY_FILE}, {CAPACITY_PAGE + ', ' if page else ''}{POINTS_DIR}/<point>/)")
     if page_error is not None:

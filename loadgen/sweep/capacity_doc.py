@@ -5,7 +5,8 @@
       "capacity": {"rate": 6.3, "upper": 7.1, "attainment": 0.94, "interval": [0.91, 0.96],
                    "status": "bracketed", "reason": "...", "points": 7, "requests": 2940,
                    "target": 0.9, "confidence": 0.95, "interval_method": "wilson", "tolerance": 0.05,
-                   "min_rate": null, "max_rate": 9.8, "max_points": 12},
+                   "min_rate": null, "max_rate": null, "floor_rate": 2.22, "max_points": 12,
+                   "rate_basis": "...", "client_rule": "..."},
       "slo": {"ttft_s": 0.5, "tpot_s": 0.05},
       "ceiling": {"concurrency": 256, "requests_per_s": 7.8, "label": "00-ceiling-c256"} | null,
       "rates": [{"rate": 6.3, "verdict": "pass", "good": 470, "measured": 500, "attainment": 0.94,
@@ -16,7 +17,10 @@
 
 While the search runs (and after a kill) it reads `complete: false` with status `interrupted`; a search
 stopped by a runtime error has status `error`. `capacity.rate` is the highest rate shown to pass (null when none was), `capacity.upper` the lowest rate
-not shown to pass (null when none was probed): the bracket. `goodput gate DIR --threshold
+not shown to pass (null when none was probed): the bracket. `floor_rate` is the lowest rate a point of
+this length can reach a verdict at (never probed below); `rate_basis` says that every rate is the one
+each probe realised (its schedule was drawn to offer it exactly); `client_rule` how a probe the client
+could not keep up with was told apart. `goodput gate DIR --threshold
 'capacity:rate >= 6'` reads `capacity`.
 """
 
@@ -28,10 +32,20 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.spec.run_spec import RunSpec
+from loadgen.sweep.exact_rate import RATE_BASIS
+from metrics.capacity_search.saturation import LAG_SHARE_OF_GAP, MIN_LAG_LIMIT_S, RATE_SHORTFALL
 from metrics.capacity_search.search import RateEvidence, SearchResult, SearchSettings
 
 CAPACITY_FILE = "capacity.json"
 SCHEMA_VERSION = 1
+
+
+def client_rule(absolute_lag_s: float | None) -> str:
+    if absolute_lag_s is not None:
+        return f"absolute: dispatch lag p99 above --lag-threshold {absolute_lag_s * 1e3:g} ms"
+    return (f"relative: dispatch lag p99 above {LAG_SHARE_OF_GAP:g} of the mean gap between arrivals "
+            f"(1 / rate) and above {MIN_LAG_LIMIT_S * 1e3:g} ms, or a send rate below {1 - RATE_SHORTFALL:g} "
+            "of the rate planned")
 
 
 def _evidence(e: RateEvidence) -> dict[str, Any]:
@@ -42,7 +56,7 @@ def _evidence(e: RateEvidence) -> dict[str, Any]:
 
 def capacity_document(*, spec: RunSpec, settings: SearchSettings, result: SearchResult, rows: Sequence[dict[str, Any]],
                       requests: int, ceiling: dict[str, Any] | None, server: dict[str, Any],
-                      complete: bool, interrupted: bool) -> dict[str, Any]:
+                      complete: bool, interrupted: bool, absolute_lag_s: float | None = None) -> dict[str, Any]:
     """`complete`: the search ended by its own rule (not interrupted, killed or stopped by an error)."""
     at_capacity = result.at(result.capacity)
     return {
@@ -55,7 +69,8 @@ def capacity_document(*, spec: RunSpec, settings: SearchSettings, result: Search
             "status": result.status, "reason": result.reason, "points": len(rows), "requests": requests,
             "target": settings.target, "confidence": settings.confidence, "interval_method": settings.method,
             "tolerance": settings.tolerance, "min_rate": settings.min_rate, "max_rate": settings.max_rate,
-            "max_points": settings.max_points,
+            "floor_rate": settings.floor_rate, "max_points": settings.max_points,
+            "rate_basis": RATE_BASIS, "client_rule": client_rule(absolute_lag_s),
         },
         "slo": {k: v for k, v in spec.metrics.slo.to_dict().items() if v is not None},
         "ceiling": ceiling,

@@ -23,6 +23,7 @@ from typing import Any
 from exporters.files import write_json
 from exporters.point_dirs import check_label, check_labels
 from loadgen.spec.run_spec import RunSpec
+from loadgen.sweep.exact_rate import RATE_BASIS
 from loadgen.sweep.points import PointLength, PointPlan
 from loadgen.sweep.report import write_points_csv
 from loadgen.sweep.rows import point_row
@@ -67,7 +68,7 @@ class SweepState:
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": "sweep", "schema_version": SCHEMA_VERSION, "complete": self.complete,
-            "interrupted": self.interrupted, "mode": self.mode,
+            "interrupted": self.interrupted, "mode": self.mode, "rate_basis": RATE_BASIS,
             "length": {"duration_s": self.length.duration_s, "requests": self.length.requests,
                        "warmup_s": self.length.warmup_s},
             "server": self.server, "ceiling": self.ceiling, "spec": self.spec.to_json(),

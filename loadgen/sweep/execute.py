@@ -1,5 +1,6 @@
 """Running one point: an ordinary run (plan, directory, execute) whose console summary is left out, since
-the sweep prints one table for all its points."""
+the sweep prints one table for all its points. An open-loop point is sent on a schedule that realises its
+rate exactly over its window (`loadgen.sweep.exact_rate`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from typing import Any
 
 from loadgen.run.directory import prepare_run_dir
 from loadgen.run.session import execute
-from loadgen.run.setup import plan_run
+from loadgen.run.setup import plan_run, schedule_end_s
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets
+from loadgen.sweep.exact_rate import exact_rate_offsets
+from loadgen.sweep.points import PointPlan
+from loadgen.workload.build import is_sessions
+from loadgen.workload.schedule import Schedule
 
 EXIT_INTERRUPTED = 130
 
@@ -35,9 +40,14 @@ def _quiet(_line: str) -> None:
     """A point directory left by an interrupted sweep is replaced without a notice: resuming says so."""
 
 
-def run_point(spec: RunSpec, secrets: Secrets) -> PointOutcome:
-    """Run one point into `spec.outputs.output` (ValueError: the spec cannot be run, a usage error)."""
+def run_point(spec: RunSpec, secrets: Secrets, *, point: PointPlan | None = None) -> PointOutcome:
+    """Run one point into `spec.outputs.output` (ValueError: the spec cannot be run, a usage error).
+    `point`: the plan the spec was made from; an open-loop one gets its exact-rate schedule."""
     setup = plan_run(spec, secrets)
+    offsets = exact_rate_offsets(point, spec.load.arrival) if point is not None else None
+    if offsets is not None and setup.schedule is not None and setup.schedule.rows is None:
+        setup.schedule = Schedule(offsets)
+        setup.schedule_end_s = schedule_end_s(spec.load, setup.schedule, sessions=is_sessions(setup.workload))
     assert spec.outputs.output is not None
     run_dir = prepare_run_dir(Path(spec.outputs.output), overwrite=True, notice=_quiet)
     code = execute(setup, run_dir, console=False)

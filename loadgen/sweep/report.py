@@ -78,6 +78,12 @@ def progress(line: str, *, quiet: bool) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
+def overall_progress(point: int, points: int, requests: int) -> str:
+    """Where a sweep or search stands as a point starts: `point 3 of 8, 1,234 requests sent so far`
+    (`points` is a sweep's plan, or a search's --max-points: at most that many)."""
+    return f"point {point} of {points}, {_count(requests)} requests sent so far"
+
+
 def point_line(row: dict[str, Any]) -> str:
     att = _pct(row.get("attainment"))
     return (f"{row['label']}: {row.get('measured') or 0} measured, SLO ok {att}, TTFT p99 {_ms(row.get('ttft_p99_s'))} ms,"

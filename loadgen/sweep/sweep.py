@@ -119,7 +119,8 @@ def _run_one(state: SweepState, point: PointPlan, server: SharedServer, secrets:
     """Run a point, record its row; its exit code."""
     point_dir = point_path(sweep_dir, point.label)  # ValueError: it would lead outside the sweep
     gate = point_gate(state.spec, point_dir) if state.spec.gate.enabled else GateSpec()
-    outcome = run_point(point_spec(state.spec, point, run_dir=point_dir, server_url=server.url, gate=gate), secrets)
+    outcome = run_point(point_spec(state.spec, point, run_dir=point_dir, server_url=server.url, gate=gate), secrets,
+                        point=point)
     status = "interrupted" if outcome.interrupted else ("done" if outcome.has_data else "failed")
     state.rows[point.label] = point_row(point, status=status, code=outcome.code, summary=outcome.summary)
     return outcome.code
@@ -140,8 +141,9 @@ def run_sweep(state: SweepState, secrets: Secrets, run_dir: RunDir, *, quiet: bo
             while (pending := state.pending()) and stopped is None:
                 point = pending[0]
                 done = len(state.points) - len(pending)
+                spent = sum(int(r.get("sent") or 0) for r in state.rows.values())
                 progress(f"point {done + 1}/{len(state.points)}{'+' if state.auto and state.ceiling is None else ''}: "
-                         f"{point.label} ...", quiet=quiet)
+                         f"{point.label} ... ({spent:,} requests sent so far)", quiet=quiet)
                 code = _run_one(state, point, server, secrets, sweep_dir)
                 row = state.rows[point.label]
                 ran_any = ran_any or row["status"] != "failed"

@@ -25,99 +25,52 @@ server that is not monotone) is never claimed; it is reported as a note.
    limit (`max_rate`, or the lowest rate where the client saturated) when nothing above has been
    shown to fail; doubling the pass when there is no limit;
 4. with no pass yet: between the lower limit (`min_rate`) and the lowest rate not shown to pass, the
-   lower limit itself once that interval is narrow, halving when there is no lower limit.
+   lower limit itself once that interval is narrow, halving when there is no lower limit. Halving stops
+   at the floor (`floor_rate`: below it a point cannot measure enough requests for a verdict), and never
+   goes back to or below a rate whose point measured nothing (*too short*, not an error: the search
+   doubles from it when nothing else is known).
+A throughput ceiling measured before the search (`from_ceiling`) only sets where it starts: it is not an
+upper limit, so the search never stops with points left and no rate above the capacity shown to fail
+(unless `max_rate` or the client bounds it).
 "Between" is the geometric mean when the ends are more than a factor 2 apart, else the arithmetic mean,
 rounded to three significant digits (more when that is needed to stay strictly inside).
 
 **Stopping**: when the bracket is narrower than `tolerance` (relative to its lower end: `bracketed`);
 when the highest pass is within `tolerance` of the upper limit (`at_least`, or `client_limited` when the
-limit is where the client saturated); when the lower limit failed (`below_min`); when `max_points` runs
+limit is where the client saturated); when the lower limit failed (`below_min`); when nothing passed down to the floor, or above a point that
+measured nothing (`too_short`); when `max_points` runs
 have been made (`max_points`; a probe the caller already counted, such as a ceiling run, counts too);
-when a probe measured nothing (`no_data`).
+when no run so far is evidence and nothing bounds the search (`no_data`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from metrics.capacity_search.proportion import METHODS, Method, proportion_interval
+from metrics.capacity_search.evidence import (
+    Observation,
+    RateEvidence,
+    SearchSettings,
+    Verdict,
+    judge_rate,
+    pool,
+    requests_for_a_verdict,
+    requests_per_point,
+)
 
-Verdict = Literal["pass", "fail", "undecided", "unresolved", "not_evidence"]
+CEILING_START = 0.75  # the first probe after a ceiling run, relative to the ceiling
+
+__all__ = ["Observation", "Probe", "RateEvidence", "SearchResult", "SearchSettings", "Status", "Stop", "Verdict",
+           "between", "conclude", "from_ceiling", "judge_rate", "next_step", "pool", "requests_for_a_verdict",
+           "requests_per_point", "round_rate", "start_rate"]
+
 # Why a search stopped. `interrupted` and `error` are never chosen by `next_step`: the caller concludes
 # with them when it could not go on.
-Status = Literal["bracketed", "at_least", "client_limited", "below_min", "max_points", "no_data", "interrupted",
-                 "error"]
-
-
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """One run at an open-loop rate (requests/s): its measured requests and how many of them were good."""
-
-    rate: float
-    good: int
-    measured: int
-    client_saturated: bool = False
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.rate) and self.rate > 0):
-            raise ValueError(f"a probe's rate must be > 0, got {self.rate}")
-        if not 0 <= self.good <= self.measured:
-            raise ValueError(f"need 0 <= good <= measured, got {self.good} of {self.measured}")
-
-
-@dataclass(frozen=True, slots=True)
-class SearchSettings:
-    target: float  # attainment to meet, in (0, 1)
-    confidence: float = 0.95
-    method: Method = "wilson"
-    tolerance: float = 0.05  # stop when (upper − capacity) / capacity ≤ this
-    max_points: int = 12  # runs at most, every run counted (repeats and a ceiling run too)
-    max_repeats: int = 2  # extra runs at a rate whose interval straddles the target
-    min_rate: float | None = None
-    max_rate: float | None = None
-    start_rate: float | None = None  # default: between min_rate and max_rate
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.target < 1.0:
-            raise ValueError(f"--attainment must be in (0, 1), got {self.target:g}")
-        if not 0.0 < self.confidence < 1.0:
-            raise ValueError(f"--confidence must be in (0, 1), got {self.confidence:g}")
-        if self.method not in METHODS:
-            raise ValueError(f"--interval must be {' or '.join(METHODS)}, got {self.method!r}")
-        if not (math.isfinite(self.tolerance) and self.tolerance > 0):
-            raise ValueError(f"--tolerance must be > 0, got {self.tolerance:g}")
-        if self.max_points < 1:
-            raise ValueError(f"--max-points must be >= 1, got {self.max_points}")
-        if self.max_repeats < 0:
-            raise ValueError(f"max_repeats must be >= 0, got {self.max_repeats}")
-        for name, value in (("--min-rate", self.min_rate), ("--max-rate", self.max_rate),
-                            ("start rate", self.start_rate)):
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be > 0, got {value:g}")
-        if self.min_rate is not None and self.max_rate is not None and self.min_rate >= self.max_rate:
-            raise ValueError(f"--min-rate ({self.min_rate:g}) must be below --max-rate ({self.max_rate:g})")
-        if self.start_rate is None and self.min_rate is None and self.max_rate is None:
-            raise ValueError("the search needs a start: --min-rate, --max-rate or a start rate")
-
-
-@dataclass(frozen=True, slots=True)
-class RateEvidence:
-    """Everything measured at one rate, pooled over the runs that are evidence."""
-
-    rate: float
-    good: int
-    measured: int
-    runs: int  # every run at this rate
-    saturated_runs: int  # runs left out: the client fell behind
-    verdict: Verdict
-    interval: tuple[float, float] | None  # None: no run at this rate is evidence
-
-    @property
-    def attainment(self) -> float | None:
-        return self.good / self.measured if self.measured else None
+Status = Literal["bracketed", "at_least", "client_limited", "below_min", "too_short", "max_points", "no_data",
+                 "interrupted", "error"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,37 +96,6 @@ class SearchResult:
 
     def at(self, rate: float | None) -> RateEvidence | None:
         return next((e for e in self.evidence if e.rate == rate), None)
-
-
-def judge_rate(good: int, measured: int, settings: SearchSettings) -> tuple[Verdict, tuple[float, float]]:
-    """pass / fail / undecided for `good` of `measured` against the target, and the interval it rests on."""
-    lo, hi = proportion_interval(good, measured, settings.confidence, settings.method)
-    if lo >= settings.target:
-        return "pass", (lo, hi)
-    if hi < settings.target:
-        return "fail", (lo, hi)
-    return "undecided", (lo, hi)
-
-
-def pool(settings: SearchSettings, observations: Sequence[Observation]) -> list[RateEvidence]:
-    """One entry per probed rate, ascending. Undecided rates that may not be repeated any more (every
-    rate but the last probed one, or the last one once its repeats are spent) are `unresolved`."""
-    last = observations[-1].rate if observations else None
-    out = []
-    for rate in sorted({o.rate for o in observations}):
-        runs = [o for o in observations if o.rate == rate]
-        evidence = [o for o in runs if not o.client_saturated]
-        good, measured = sum(o.good for o in evidence), sum(o.measured for o in evidence)
-        if not evidence:
-            verdict: Verdict = "not_evidence"
-            interval = None
-        else:
-            verdict, interval = judge_rate(good, measured, settings)
-            repeatable = rate == last and len(runs) <= settings.max_repeats
-            if verdict == "undecided" and not repeatable:
-                verdict = "unresolved"
-        out.append(RateEvidence(rate, good, measured, len(runs), len(runs) - len(evidence), verdict, interval))
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +156,16 @@ def start_rate(settings: SearchSettings) -> float:
     else:
         assert s.min_rate is not None  # SearchSettings refuses a search with no start
         rate = s.min_rate
+    if s.floor_rate is not None and rate < s.floor_rate:
+        return s.floor_rate
     return round_rate(rate, 4)
+
+
+def from_ceiling(settings: SearchSettings, ceiling_rps: float) -> SearchSettings:
+    """The search after a closed-loop point measured the throughput ceiling T: it starts at
+    `CEILING_START`·T (never below the floor or --min-rate). T is a hint, not a limit: a closed loop at a
+    concurrency the server cannot batch understates it, so when rates pass the search keeps doubling."""
+    return replace(settings, start_rate=max(round_rate(ceiling_rps * CEILING_START), settings.floor_rate or 0.0))
 
 
 def next_step(settings: SearchSettings, observations: Sequence[Observation], points_used: int) -> Probe | Stop:
@@ -246,9 +177,6 @@ def next_step(settings: SearchSettings, observations: Sequence[Observation], poi
     if not observations:
         return Probe(start_rate(s), "start")
     last = observations[-1]
-    if not last.client_saturated and last.measured == 0:
-        return Stop("no_data", f"the run at {last.rate:g} req/s measured no request "
-                               "(lengthen --point-duration or --point-requests, or shorten --warmup)")
     evidence = pool(s, observations)
     last_entry = next(e for e in evidence if e.rate == last.rate)
     if last_entry.verdict == "undecided":
@@ -269,7 +197,7 @@ def next_step(settings: SearchSettings, observations: Sequence[Observation], poi
         hi, hi_kind = limit, limit_kind
     if b.capacity is not None:
         return _from_pass(s, b.capacity, hi, hi_kind)
-    return _without_pass(s, hi, hi_kind, probed)
+    return _without_pass(s, hi, hi_kind, probed, _lower_limit(s, evidence))
 
 
 def _stop_at_top(hi_kind: str, capacity: float, hi: float) -> Stop:
@@ -277,7 +205,7 @@ def _stop_at_top(hi_kind: str, capacity: float, hi: float) -> Stop:
         return Stop("bracketed", f"capacity bracketed in [{capacity:g}, {hi:g}] req/s")
     if hi_kind == "saturated":
         return Stop("client_limited", f"the load generator fell behind at {hi:g} req/s: it cannot show a "
-                                      "higher rate (run it on a bigger machine, or several)")
+                                      "higher rate (run it with --workers N, or on a quieter machine)")
     return Stop("at_least", f"every rate up to {capacity:g} req/s passed and --max-rate is {hi:g}: the "
                             "capacity is at least that (raise --max-rate to look further)")
 
@@ -293,24 +221,68 @@ def _from_pass(s: SearchSettings, capacity: float, hi: float | None, hi_kind: st
     return Probe(probe, f"between {capacity:g} (pass) and {hi:g} req/s")
 
 
-def _without_pass(s: SearchSettings, hi: float | None, hi_kind: str, probed: set[float]) -> Probe | Stop:
-    if hi is None:  # only runs that are no evidence, and no limit above them: cannot happen with a start
+@dataclass(frozen=True, slots=True)
+class _Lower:
+    rate: float
+    kind: Literal["min_rate", "floor", "too_short"]  # the lowest rate that may still be probed, or just above
+
+    @property
+    def inclusive(self) -> bool:
+        return self.kind != "too_short"
+
+
+def _lower_limit(s: SearchSettings, evidence: Sequence[RateEvidence]) -> _Lower | None:
+    """What bounds the search from below: --min-rate, the floor of the point's length, or the highest rate
+    whose point measured nothing (a lower rate would measure less still)."""
+    limits = []
+    if s.min_rate is not None:
+        limits.append(_Lower(s.min_rate, "min_rate"))
+    if s.floor_rate is not None:
+        limits.append(_Lower(s.floor_rate, "floor"))
+    short = [e.rate for e in evidence if e.verdict == "too_short"]
+    if short:
+        limits.append(_Lower(max(short), "too_short"))
+    return max(limits, key=lambda lim: (lim.rate, not lim.inclusive)) if limits else None
+
+
+def _stop_at_bottom(lower: _Lower, hi: float, hi_kind: str) -> Stop:
+    if hi_kind == "saturated":
+        return Stop("client_limited", f"the load generator fell behind at {hi:g} req/s, at or below "
+                                      f"{lower.rate:g} req/s, the lowest rate the search may probe")
+    if lower.kind == "min_rate":
+        return Stop("below_min", f"no rate from --min-rate {lower.rate:g} req/s up was shown to pass")
+    if lower.kind == "floor":
+        return Stop("too_short", f"no rate from {lower.rate:g} req/s up was shown to pass, and a point of this "
+                                 "length measures too few requests below it for a verdict: lengthen "
+                                 "--point-duration")
+    return Stop("too_short", f"a point at {lower.rate:g} req/s measured no request and nothing above it "
+                             "passed: lengthen --point-duration")
+
+
+def _without_pass(s: SearchSettings, hi: float | None, hi_kind: str, probed: set[float],
+                  lower: _Lower | None) -> Probe | Stop:
+    if hi is None:
+        if lower is not None and lower.kind == "too_short":
+            return Probe(round_rate(lower.rate * 2, 4), f"a point at {lower.rate:g} req/s measured no "
+                                                        "request: double")
         return Stop("no_data", "no run so far is evidence about the server")
-    if s.min_rate is None:
+    if lower is None:
         return Probe(round_rate(hi / 2, 4), f"nothing passed up to {hi:g} req/s: halve")
-    lo = s.min_rate
+    lo = lower.rate
     if hi <= lo * (1 + s.tolerance):
-        if lo < hi and lo not in probed:
-            return Probe(lo, "check --min-rate itself")
-        if hi_kind == "saturated":
-            return Stop("client_limited", f"the load generator fell behind at {hi:g} req/s, at or below "
-                                          f"--min-rate {lo:g}")
-        return Stop("below_min", f"no rate from --min-rate {lo:g} req/s up was shown to pass")
+        if lower.inclusive and lo < hi and lo not in probed:
+            return Probe(lo, f"check the lowest rate, {lo:g} req/s, itself")
+        return _stop_at_bottom(lower, hi, hi_kind)
+    if lower.kind != "min_rate":  # a technical limit, not a guess at the capacity: halve down to it
+        half = round_rate(hi / 2, 4)
+        if half > lo:
+            return Probe(half, f"nothing passed up to {hi:g} req/s: halve")
     probe = between(lo, hi)
     if probe is None:
-        return Probe(lo, "check --min-rate itself") if lo not in probed else Stop(
-            "below_min", f"no rate from --min-rate {lo:g} req/s up was shown to pass")
-    return Probe(probe, f"between --min-rate {lo:g} and {hi:g} req/s")
+        if lower.inclusive and lo not in probed:
+            return Probe(lo, f"check the lowest rate, {lo:g} req/s, itself")
+        return _stop_at_bottom(lower, hi, hi_kind)
+    return Probe(probe, f"between {lo:g} and {hi:g} req/s")
 
 
 def conclude(settings: SearchSettings, observations: Sequence[Observation], stop: Stop) -> SearchResult:

@@ -61,7 +61,9 @@ def test_capacity_with_a_ceiling_and_a_gate(tmp_path: Path, capsys: pytest.Captu
     cap, ceiling = doc["capacity"], doc["ceiling"]
     assert doc["complete"] is True and doc["kind"] == "capacity"
     assert ceiling["concurrency"] == 8 and ceiling["label"] == "00-ceiling-c8"
-    assert cap["max_rate"] == round_rate(ceiling["requests_per_s"] * 1.25)  # the search stays under the ceiling
+    # The ceiling is where the search starts, not a limit: rates that pass are followed upward.
+    assert cap["max_rate"] is None
+    assert "requests sent so far" in captured.err and "(point 2 of 4, " in captured.err
     assert cap["points"] == len(doc["points"]) <= 4
     assert cap["status"] in ("bracketed", "at_least", "max_points", "client_limited")
     sent = 0
@@ -72,7 +74,14 @@ def test_capacity_with_a_ceiling_and_a_gate(tmp_path: Path, capsys: pytest.Captu
         assert row["measured"] == summary["goodput"]["measured"] and row["good"] == summary["goodput"]["good"]
     assert cap["requests"] == sent
     probes = [r for r in doc["points"] if r["label"] != "00-ceiling-c8"]
-    assert probes and all(r["rate"] <= cap["max_rate"] for r in probes)
+    # No rate a 1.5 s point cannot reach a verdict at: 12 requests (35 for a pass, over three runs) in
+    # its 1.35 s window.
+    assert cap["floor_rate"] == round_rate(12 / 1.35)
+    assert probes and all(r["rate"] >= cap["floor_rate"] for r in probes)
+    assert probes[0]["rate"] == max(round_rate(0.75 * ceiling["requests_per_s"]), cap["floor_rate"])
+    # Each probe offered exactly its rate over its window (a plain Poisson draw of ~12 requests does not).
+    assert all(r["offered_rps"] == pytest.approx(r["rate"], rel=1e-6) for r in probes)
+    assert cap["rate_basis"].startswith("realised") and cap["client_rule"].startswith("absolute")
     if cap["rate"] is not None:  # the claim is a probed rate whose pooled interval clears the target
         at = next(e for e in doc["rates"] if e["rate"] == cap["rate"])
         assert at["verdict"] == "pass" and at["interval"][0] >= 0.9 and cap["interval"] == at["interval"]
@@ -130,3 +139,23 @@ def test_a_server_that_refuses_connections_stops_the_search(tmp_path: Path, caps
     doc = json.loads((out / "capacity.json").read_text())
     assert doc["capacity"]["rate"] is None and doc["rates"] == [] and len(doc["points"]) == 1
     assert (doc["complete"], doc["interrupted"], doc["capacity"]["status"]) == (False, False, "error")
+
+
+def test_a_heavy_workload_without_a_range_is_not_sunk_by_its_ceiling(tmp_path: Path) -> None:
+    # Long prompts on a slow simulated GPU: the closed loop's first wave of 48 queues for seconds, and the
+    # requests its window measures are the few sent behind it. That window's rate must not become the
+    # search's start: every probe lies at or above the floor of a 3 s point, and none is a runtime error.
+    out = tmp_path / "cap"
+    code = run_cli(["capacity", "--concurrency", "48", "--point-duration", "3s", "--max-points", "3",
+                    "--output", str(out), "--no-html", "--quiet", "--server-arg=--engine=sim",
+                    "--server-arg=--sim-gpu=L4", "--prompt-tokens", "1024", "--output-tokens", "8",
+                    "--server-metrics", "none", "--lag-threshold", "500ms", "--slo", "ttft=2s"])
+    assert code == 0
+    doc = json.loads((out / "capacity.json").read_text())
+    cap, ceiling = doc["capacity"], doc["ceiling"]
+    window_rate = doc["points"][0]["requests_per_s"]
+    assert ceiling["requests_per_s"] > 2 * window_rate  # what the server completed, not the queued window
+    probes = doc["points"][1:]
+    assert probes and all(r["rate"] >= cap["floor_rate"] == round_rate(12 / 2.7) for r in probes)
+    assert all(r["measured"] >= 12 for r in probes)
+    assert cap["status"] != "error" and doc["complete"] is True

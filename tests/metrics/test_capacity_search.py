@@ -171,12 +171,6 @@ def test_below_min_and_at_least() -> None:
     assert high.capacity is not None and 8.0 / 1.05 <= high.capacity < 8.0
 
 
-def test_no_measured_request_stops_the_search() -> None:
-    settings = SearchSettings(target=0.9, max_rate=8.0)
-    step = next_step(settings, [Observation(4.0, 0, 0)], 1)
-    assert isinstance(step, Stop) and step.status == "no_data"
-
-
 def test_probe_rates_are_readable_and_inside() -> None:
     assert round_rate(6.2831853) == 6.28
     assert between(6.25, 6.3) == 6.28  # three digits when they fit
