@@ -44,12 +44,8 @@ def check_limits(spec: RunSpec) -> None:
     if request_tokens > MAX_TOKENS:
         raise ValueError(f"--prefix-tokens {w.prefix_tokens} + --prompt-tokens {shown_length(w.prompt_tokens)} + "
                          f"--output-tokens {shown_length(w.output_tokens)}: at most {MAX_TOKENS:,} tokens per request")
-    if w.turns is not None:
+    if w.turns is not None:  # a long conversation's history is bounded by the body limit, turn by turn
         check_length(w.turns, "--turns", limit=MAX_TURNS)
-        if highest_length(w.turns) * request_tokens > MAX_TOKENS:
-            raise ValueError(f"--turns {shown_length(w.turns)}: the last turn of a conversation would carry "
-                             f"{highest_length(w.turns) * request_tokens:,.0f} tokens of history, over "
-                             f"{MAX_TOKENS:,} (lower --turns, --prompt-tokens or --output-tokens)")
     check_count(spec.request.min_tokens, "--min-tokens", MAX_TOKENS)
     check_count(spec.request.max_connections, "--max-connections", MAX_CONNECTIONS)
     check_count(arrival.concurrency, "--concurrency", MAX_CONCURRENCY)

@@ -16,6 +16,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from loadgen.spec.limits import check_limits
 from loadgen.spec.sections import (
     GateSpec,
     LoadSpec,
@@ -28,7 +29,6 @@ from loadgen.spec.sections import (
     TargetSpec,
     WorkloadSpec,
 )
-from loadgen.spec.limits import check_limits
 from loadgen.types import Timeouts
 from loadgen.workload.arrivals import Arrival, parse_arrival
 from loadgen.workload.lengths import LENGTH_KINDS, LengthDist, parse_length

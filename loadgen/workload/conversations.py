@@ -15,10 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadgen.workload.sessions import Session, Turn
 from loadgen.workload.bounds import MAX_TOKENS
 from loadgen.workload.quoting import quoted
-from loadgen.workload.sources import jsonl_rows, row_max_tokens, row_messages, row_tags, sharegpt_conversations
+from loadgen.workload.sessions import Session, Turn
+from loadgen.workload.sources import (
+    jsonl_rows,
+    row_max_tokens,
+    row_messages,
+    row_tags,
+    sharegpt_conversations,
+)
 from loadgen.workload.text import Counter
 
 _USER_SIDE = frozenset({"system", "developer", "user", "tool"})
