@@ -52,7 +52,7 @@ def parse_length(spec: str) -> LengthDist:
     try:
         if len(parts) == 1:
             value = float(parts[0])
-            if not value >= 1 or value != int(value):
+            if not math.isfinite(value) or not value >= 1 or value != int(value):
                 raise ValueError
             return LengthDist("fixed", value)
         kind, nums = parts[0], [float(p) for p in parts[1:]]
