@@ -27,7 +27,8 @@ from loadgen.http.payload import endpoint_url, needs_tls, public_url
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EmbeddedServerError, embedded_server
 from loadgen.run.layout import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION
-from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
+from loadgen.run.model_len import ContextTooSmall, check_context
+from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, EXIT_USAGE, RunSoFar, describe_os_error
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters, start_exporters
 from loadgen.run.recorder import RecordWriter
@@ -55,13 +56,18 @@ def list_models(config: ClientConfig) -> list[dict[str, Any]]:
         raise RuntimeError(f"could not list models at {public_url(config.base_url)}/v1/models ({exc}); pass --model") from None
 
 
+def models_or_none(config: ClientConfig) -> list[dict[str, Any]] | None:
+    """`list_models`, or None when the server cannot say."""
+    try:
+        return list_models(config)
+    except RuntimeError:
+        return None
+
+
 def _sim_spec(config: ClientConfig, entries: list[dict[str, Any]] | None) -> dict[str, Any] | None:
     """The roofline spec a sim-engine target announces for the model under test, if any."""
     if entries is None:
-        try:
-            entries = list_models(config)
-        except RuntimeError:
-            return None
+        return None
     entry = next((e for e in entries if e.get("id") == config.model), None)
     return spec_from_models_entry(entry) if entry is not None else None
 
@@ -85,7 +91,10 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
     if not client.model:
         entries = list_models(client)
         client = replace(client, model=str(entries[0]["id"]))
+    if entries is None and setup.roofline is None:  # listed once: the sim spec and the context need them
+        entries = models_or_none(client)
     roofline = setup.roofline if setup.roofline is not None else _sim_spec(client, entries)
+    check_context(setup, client.model, entries)  # before anything is sent or written
     sizing = resolve_sizing(setup, client)  # probes the server: before run.json and the first scrape
     if sizing.counter is not None:
         setup.rebuild_workload(sizing.counter)
@@ -147,6 +156,8 @@ def execute(setup: RunSetup, run_dir: RunDir, *, console: bool = True) -> int:
                 exporters.close()
     except EmbeddedServerError as exc:
         return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_RUNTIME_ERROR)
+    except ContextTooSmall as exc:
+        return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_USAGE)
     except OSError as exc:  # run.json or records.jsonl cannot be written, the metrics port is taken, ...
         return _failed_start(run_dir, run, f"goodput: error: {describe_os_error(exc)}", EXIT_RUNTIME_ERROR)
     except RuntimeError as exc:
