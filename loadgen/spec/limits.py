@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from loadgen.workload.bounds import (
     MAX_CONCURRENCY,
     MAX_CONNECTIONS,
+    MAX_HORIZON_S,
     MAX_PREFIX_GROUPS,
     MAX_PREFIX_TOTAL_TOKENS,
     MAX_REQUESTS,
@@ -59,6 +60,9 @@ def check_limits(spec: RunSpec) -> None:
         if edges:
             check_count(edges[-1], flag, MAX_TOKENS)
     _check_planned(spec)
+    for rate, flag in ((arrival.rate, "--rate"), (arrival.rate_end, "--rate-end")):
+        if 0 < rate < 1 / MAX_HORIZON_S:
+            raise ValueError(f"{flag} {rate:g}: at least one request per {MAX_HORIZON_S / 86_400:.0f} days")
 
 
 def _check_planned(spec: RunSpec) -> None:

@@ -60,6 +60,8 @@ def assert_one_line_exit_2(result: subprocess.CompletedProcess[str], *needles: s
     (["--duration", "1e300s"], "--duration"),
     (["--seed", "99999999999999999999999"], "--seed"),
     (["--turns", "99999999999"], "--turns"),
+    (["--rate", "1e-300", "--requests", "3"], "--rate"),
+    (["--arrival", "concurrency", "--concurrency", "2", "--rate", "1e-300"], "--rate"),
 ])
 def test_an_option_past_its_maximum_is_one_line(tmp_path: Path, args: list[str], needle: str) -> None:
     assert_one_line_exit_2(goodput("run", *NOWHERE, *args, "--output", str(tmp_path / "out"), cwd=tmp_path), needle)
@@ -91,6 +93,12 @@ def test_a_trace_row_past_a_maximum_is_refused_with_its_line(tmp_path: Path, row
     trace = _mooncake(tmp_path / "t.jsonl", [GOOD, row])
     args = ["run", *NOWHERE, "--trace", str(trace)] if command == "run" else ["trace", "inspect", str(trace)]
     assert_one_line_exit_2(goodput(*args, cwd=tmp_path), "t.jsonl:2", needle)
+
+
+def test_a_replay_slowed_past_the_horizon_is_refused(tmp_path: Path) -> None:
+    trace = _mooncake(tmp_path / "t.jsonl", [GOOD, {**GOOD, "timestamp": 1000}])
+    assert_one_line_exit_2(goodput("run", *NOWHERE, "--trace", str(trace), "--time-scale", "1e-300", cwd=tmp_path),
+                           "--time-scale", "366 days")
 
 
 @pytest.mark.parametrize("max_tokens", ["1" + "0" * 30, "1e30"])

@@ -170,3 +170,12 @@ def test_config_values_past_the_maxima_are_refused(tmp_path: Path, text: str) ->
     with pytest.raises(ValueError) as caught:
         build_spec(merge_values(run_defaults(), read_config_file(path), {}))
     _clear_error(caught.value)
+
+
+def test_a_huge_config_value_is_quoted_short(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump({"requests": list(range(100_000))}))
+    with pytest.raises(ValueError) as caught:
+        read_config_file(path)
+    _clear_error(caught.value)
+    assert len(str(caught.value)) < 300
