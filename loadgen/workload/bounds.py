@@ -8,11 +8,12 @@ or that the client's own memory cannot hold (docs/run-config.md, "Limits").
   `--prefix-tokens`, `--min-tokens`, a trace's `input_length`/`output_length`, a dataset's `max_tokens`):
   the longest context windows served today are 10M tokens. The server's own `max_model_len`, when its
   `/v1/models` entry gives one, is checked at the start of the run (loadgen.run.model_len).
-- MAX_BODY_BYTES: one request body. A bigger one is never built: the request ends as `invalid_request`.
+- MAX_BODY_BYTES: one request body. A longer prompt is refused before the body is encoded, and no
+  bigger body is sent: the request ends as `invalid_request` (loadgen.http.payload).
 - MAX_REQUESTS: requests one run plans (`--requests`, or `--rate` × `--duration`); the schedule is drawn
   up front.
-- MAX_HORIZON_S: any duration option, and how far a trace's timestamps may lie from its start (a year:
-  the longest public traces cover a few months).
+- MAX_HORIZON_S: any duration option, how far a trace's timestamps may lie from its start, and when the
+  last request of a schedule may leave (a year: the longest public traces cover a few months).
 """
 
 from __future__ import annotations
@@ -72,14 +73,8 @@ def check_count(value: int | float | None, flag: str, limit: int | float) -> Non
                          else f"{flag} {value}: at most {limit:,}")
 
 
-def check_tokens(value: int, where: str, name: str) -> None:
+def check_tokens(value: int | float, where: str, name: str) -> None:
     """ValueError for a file's row (`where` is `PATH:LINE`) asking for more than MAX_TOKENS."""
     if value > MAX_TOKENS:
-        raise ValueError(f"{where}: {name} {value:.6g} is over the {MAX_TOKENS:,}-token limit of one request"
-                         if value > 1e15 else
-                         f"{where}: {name} {value} is over the {MAX_TOKENS:,}-token limit of one request")
-
-
-def planned_requests(rate: float, duration_s: float) -> float:
-    """How many requests an open loop at `rate` plans over `duration_s` (no --requests cap)."""
-    return rate * duration_s
+        shown = f"{value:.6g}" if isinstance(value, float) or value > 1e15 else str(value)
+        raise ValueError(f"{where}: {name} {shown} is over the {MAX_TOKENS:,}-token limit of one request")

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
-from loadgen.workload.bounds import MAX_HORIZON_S, MAX_TOKENS
+from loadgen.workload.bounds import MAX_HORIZON_S, check_tokens
 from loadgen.workload.quoting import printable, quoted
 
 TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt")
@@ -149,8 +149,7 @@ def _count(value: Any, where: str, name: str, *, minimum: int) -> int:
     if (isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value)
             or value != int(value) or value < minimum):
         raise ValueError(f"{where}: {name} must be an integer >= {minimum}, got {quoted(value)}")
-    if value > MAX_TOKENS:
-        raise ValueError(f"{where}: {name} {value:.6g} is over the {MAX_TOKENS:,}-token limit of one request")
+    check_tokens(value, where, name)
     return int(value)
 
 
