@@ -11,7 +11,8 @@ import typer
 TRACE_HELP = "Production traces: what a trace holds before `goodput run --trace` replays it."
 INSPECT_HELP = """Print a trace's shape and its predicted prefix-cache hit rate.
 
-Shape: requests, duration, mean and peak rate per minute, prompt (ISL) and output (OSL) length
+Shape: requests, duration, rate per minute (the mean over the whole span; the peak over the busiest
+window of at most 60 s, the whole span for a shorter trace), prompt (ISL) and output (OSL) length
 percentiles. Prediction (Mooncake traces, whose hash ids record prompt reuse): the share of prompt tokens
 a prefix-caching server serves from cache when the trace is replayed in order, with an unbounded cache
 and, with --cache-blocks N, an LRU cache of N blocks. The server's block size matters: --url reads it
@@ -73,8 +74,9 @@ def render(out: dict[str, Any]) -> str:
     mean = out["mean_rate_per_min"]
     lines = [
         f"trace: {out['path']} ({out['format']})",
-        f"requests: {out['requests']} over {out['duration_s']:.1f} s; rate per minute: mean "
-        f"{mean:.1f}, peak {out['peak_rate_per_min']}" if mean is not None else
+        f"requests: {out['requests']} over {out['duration_s']:.1f} s; rate per minute: mean {mean:.1f} over the "
+        f"span, peak {out['peak_rate_per_min']:.1f} in the busiest {out['peak_window_s']:.3g} s"
+        if mean is not None else
         f"requests: {out['requests']} over {out['duration_s']:.1f} s",
         f"input tokens (ISL):  {_lengths(out['input_tokens'])}",
         f"output tokens (OSL): {_lengths(out['output_tokens'])}",

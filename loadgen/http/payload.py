@@ -3,7 +3,8 @@
 The body asks for everything the metrics need (docs/metrics.md, token accounting): `stream: true`, running usage
 (`stream_options.include_usage` + vLLM's `continuous_usage_stats`) so each chunk's token count is
 known, and `ignore_eos`/`min_tokens` (vLLM extensions) so output lengths follow the workload.
-The user's `extra_body` is merged last and wins, recursively for nested objects.
+The user's `extra_body` is merged last and wins, recursively for nested objects. No body over
+MAX_BODY_BYTES is sent (loadgen.workload.bounds): such a request ends as `invalid_request`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from loadgen.types import ClientConfig, Endpoint, WorkItem
+from loadgen.workload.bounds import MAX_BODY_BYTES
 
 _PATHS: dict[str, str] = {"chat": "chat/completions", "completions": "completions"}
 
@@ -116,5 +118,21 @@ def merge_body(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def encode_body(item: WorkItem, config: ClientConfig) -> bytes:
-    return orjson.dumps(request_body(item, config))
+def encode_body(item: WorkItem, config: ClientConfig, *, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The request's JSON body; ValueError when it is over `limit` bytes. A prompt longer than the limit
+    (a long conversation's history) is refused before the body is encoded, and no body over the limit is
+    sent."""
+    chars = _text_chars(item)
+    if chars > limit:
+        raise ValueError(f"the prompt holds {chars:,} characters: the body would be over the {limit:,}-byte limit")
+    body = orjson.dumps(request_body(item, config))
+    if len(body) > limit:
+        raise ValueError(f"the body is {len(body):,} bytes, over the {limit:,}-byte limit")
+    return body
+
+
+def _text_chars(item: WorkItem) -> int:
+    """Characters of the prompt's text (a lower bound on its bytes in the body)."""
+    if item.messages:
+        return sum(len(m["content"]) for m in item.messages if isinstance(m.get("content"), str))
+    return len(item.prompt) if item.prompt is not None else 0

@@ -40,6 +40,11 @@ class ServerSilent(ProbeFailed):
     """Connected, but no answer within the probe's timeout: probing stops at the first such probe."""
 
 
+class ProbesRefused(ProbeFailed):
+    """Every probe request was refused with the same HTTP status (a wrong model, a missing key, an option the
+    server rejects): the run's own requests will most likely be refused alike, so it is no sizing problem."""
+
+
 def _failed(what: str, exc: httpx.HTTPError) -> ProbeFailed:
     if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
         return ServerUnreachable(f"{what}: {type(exc).__name__}: {exc}")
@@ -62,17 +67,21 @@ def _auth(api_key: str | None, headers: dict[str, str]) -> dict[str, str]:
     return out
 
 
-async def _count(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> int:
+async def _count(client: httpx.AsyncClient, url: str, body: dict[str, Any],
+                 seen: dict[str, Any] | None = None) -> int:
     try:
         resp = await client.post(url, json=body)
     except httpx.HTTPError as exc:
         raise _failed(f"POST {urlsplit(url).path}", exc) from None
     if resp.status_code != 200:
-        raise ProbeFailed(f"POST {urlsplit(url).path} answered HTTP {resp.status_code}")
+        said = _server_message(resp)
+        raise ProbeFailed(f"POST {urlsplit(url).path} answered HTTP {resp.status_code}" + (f": {said}" if said else ""))
     try:
         data = resp.json()
     except ValueError:
         raise ProbeFailed(f"POST {urlsplit(url).path} answered no JSON") from None
+    if seen is not None and isinstance(data, dict) and "max_model_len" not in seen:
+        seen["max_model_len"] = data.get("max_model_len")  # vLLM's and the reference server's answers carry it
     count = data.get("count") if isinstance(data, dict) else None
     if type(count) is not int:
         tokens = data.get("tokens") if isinstance(data, dict) else None
@@ -83,14 +92,15 @@ async def _count(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> i
 
 
 async def learn_table(base_url: str, model: str, *, chat: bool, api_key: str | None = None,
-                      headers: dict[str, str] | None = None) -> TableCounter:
+                      headers: dict[str, str] | None = None, seen: dict[str, Any] | None = None) -> TableCounter:
+    """The server's word table; `seen` (when given) gets the first answer's `max_model_len`."""
     url = tokenize_url(base_url)
     async with httpx.AsyncClient(headers=_auth(api_key, headers or {}), timeout=PROBE_TIMEOUT_S,
                                  trust_env=False, verify=needs_tls(url)) as client:
         def text(prompt: str) -> dict[str, Any]:
             return {"model": model, "prompt": prompt, "add_special_tokens": False}
 
-        anchor = await _count(client, url, text("the"))  # also: is there an endpoint at all
+        anchor = await _count(client, url, text("the"), seen)  # also: is there an endpoint at all
         empty = await _count(client, url, text(""))
         gate = asyncio.Semaphore(TOKENIZE_CONCURRENCY)
 
@@ -151,6 +161,9 @@ async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | Non
             extra.append(messages - 1)
             tokens.append(prompt_tokens)
     if sum(1 for e in extra if e == 0) < 3:
+        if not tokens and reasons and len(set(reasons)) == 1 and not reasons[0].startswith(
+                ("a probe request answered HTTP 400", "a probe request answered HTTP 413")):  # not: too long
+            raise ProbesRefused(reasons[0])
         raise ProbeFailed(reasons[0] if reasons else "too few probe requests succeeded")
     a, b, e = fit_line(words, extra, tokens)
     template = TemplateCost(round(a), per_system=e, per_pair=2 * e) if chat else TemplateCost()

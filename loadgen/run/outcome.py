@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from loadgen.run.runner import RunState
 
 EXIT_RUNTIME_ERROR = 1
+EXIT_USAGE = 2  # as click's for a bad option: the run's input cannot work against this server
 EXIT_INTERRUPTED = 130
 
 

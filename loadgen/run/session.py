@@ -24,11 +24,12 @@ from exporters.files import write_json
 from loadgen.http.payload import public_url
 from loadgen.run.cache_prediction import prediction_line, run_prediction
 from loadgen.run.directory import RunDir, discard
-from loadgen.run.embedded import EXIT_USAGE, EmbeddedServerError, ServerArgumentError, embedded_server
+from loadgen.run.embedded import EmbeddedServerError, ServerArgumentError, embedded_server
 from loadgen.run.failing import early_stop_hooks
 from loadgen.run.layout import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION
+from loadgen.run.model_len import ContextTooSmall, check_context
 from loadgen.run.models import list_models
-from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
+from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, EXIT_USAGE, RunSoFar, describe_os_error
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters, start_exporters
 from loadgen.run.recorder import RecordWriter
@@ -84,6 +85,9 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
                                                                             embedded=spec.target.embedded)
     with announced("the server to size prompts", SIZING_LIMIT_S, quiet=spec.outputs.quiet):
         sizing = resolve_sizing(setup, client)  # probes the server: before run.json and the first scrape
+    # Before anything is sent or written: the context from /v1/models (listed only without --model), else
+    # as the tokenize endpoint said it.
+    check_context(setup, client.model, entries, sizing.detail.get("max_model_len"))
     if sizing.counter is not None:
         setup.rebuild_workload(sizing.counter)
     if sizing.line is not None and (sizing.warning or not spec.outputs.quiet):
@@ -161,6 +165,8 @@ def execute(setup: RunSetup, run_dir: RunDir, *, console: bool = True) -> int:
         return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_USAGE)
     except EmbeddedServerError as exc:
         return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_RUNTIME_ERROR)
+    except ContextTooSmall as exc:
+        return _failed_start(run_dir, run, f"goodput: error: {exc}", EXIT_USAGE)
     except OSError as exc:  # run.json or records.jsonl cannot be written, the metrics port is taken, ...
         return _failed_start(run_dir, run, f"goodput: error: {describe_os_error(exc)}", EXIT_RUNTIME_ERROR)
     except RuntimeError as exc:

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from loadgen.http.payload import public_url
 from loadgen.http.probe import (
     ProbeFailed,
+    ProbesRefused,
     ServerSilent,
     ServerUnreachable,
     calibrate,
@@ -67,9 +68,10 @@ def resolve_sizing(setup: RunSetup, client: ClientConfig) -> Sizing:
     silent: ServerSilent | None = None
     if wanted in ("auto", "tokenize"):
         try:
+            seen: dict[str, Any] = {}
             table = _bounded(learn_table(client.base_url, client.model, chat=chat, api_key=client.api_key,
-                                         headers=client.extra_headers), deadline)
-            return _tokenized(table, client)
+                                         headers=client.extra_headers, seen=seen), deadline)
+            return _tokenized(table, client, seen.get("max_model_len"))
         except ProbeFailed as exc:
             tokenize_error = str(exc)
             silent = exc if isinstance(exc, ServerSilent) else None
@@ -86,12 +88,17 @@ def resolve_sizing(setup: RunSetup, client: ClientConfig) -> Sizing:
         return _calibrated(ratio, tokenize_error)
     except ProbeFailed as exc:
         calibrate_error = str(exc)
+        if isinstance(exc, ProbesRefused) and wanted == "auto":
+            line = (f"goodput: warning: the server refused every request that sizes prompts ({calibrate_error}), "
+                    "so prompts are sized by counting words; the run's requests may be refused alike")
+            return Sizing("counter", None, {"counter": local, "tokenize_error": tokenize_error,
+                                            "calibrate_error": calibrate_error}, line, warning=True)
         if isinstance(exc, ServerUnreachable) and wanted == "auto":
             return Sizing("counter", None, {"counter": local, "calibrate_error": calibrate_error})
         if wanted == "calibrate":
             raise RuntimeError(f"--prompt-sizing calibrate: the probe requests could not size prompts "
                                f"({calibrate_error}); use --tokenizer") from None
-    line = (f"goodput: warning: prompts are sized by counting words, not tokens (no tokenize endpoint: "
+    line = (f"goodput: warning: prompts are sized by counting words, not tokens (tokenize: "
             f"{tokenize_error}; calibration: {calibrate_error}); prompt lengths will be approximate: pass "
             "--tokenizer with the model's tokenizer.json")
     return Sizing("counter", None, {"counter": local, "tokenize_error": tokenize_error,
@@ -109,10 +116,12 @@ def _bounded(probe: Coroutine[Any, Any, T], deadline: float) -> T:
     return asyncio.run(run())
 
 
-def _tokenized(table: TableCounter, client: ClientConfig) -> Sizing:
+def _tokenized(table: TableCounter, client: ClientConfig, max_model_len: object = None) -> Sizing:
     url = public_url(tokenize_url(client.base_url))
     overhead = table.template.one_message
-    detail = {"counter": table.name, "endpoint": url, "chat_template_tokens": overhead}
+    detail: dict[str, Any] = {"counter": table.name, "endpoint": url, "chat_template_tokens": overhead}
+    if isinstance(max_model_len, int) and not isinstance(max_model_len, bool) and max_model_len > 0:
+        detail["max_model_len"] = max_model_len  # the context, as the tokenize endpoint says (run.json)
     shown = f", chat template {overhead} tokens" if overhead is not None else ""
     return Sizing("tokenize", table, detail, f"goodput: prompts sized with the server's tokenizer ({url}{shown})")
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from loadgen.spec.options import BY_FILE_KEY, BY_PARAM, Option
 from loadgen.spec.sections import SpecError
+from loadgen.workload.quoting import quoted
 from metrics.gate.config import GateConfigError, read_config_data, threshold_entries
 from metrics.gate.thresholds import parse_threshold
 from metrics.slo import parse_slo
@@ -58,7 +59,7 @@ def config_values(data: Any, *, source: str) -> dict[str, Any]:
         key = str(raw_key).replace("-", "_")
         option = BY_FILE_KEY.get(key)
         if option is None:
-            raise SpecError(f"{source}: unknown key {raw_key!r}{_nearest(key)}")
+            raise SpecError(f"{source}: unknown key {quoted(raw_key)}{_nearest(key)}")
         if option.secret:
             raise SpecError(f"{source}: {key} is a credential and is not read from files; "
                             f"set {_SECRET_ENV[key]} in the environment")
@@ -81,19 +82,19 @@ def _coerce(option: Option, value: Any, where: str) -> Any:
     if kind == "bool":
         if isinstance(value, bool):
             return value
-        raise SpecError(f"{where} must be true or false, got {value!r}")
+        raise SpecError(f"{where} must be true or false, got {quoted(value)}")
     if kind == "int":
         if isinstance(value, int) and not isinstance(value, bool):
             return value
-        raise SpecError(f"{where} must be an integer, got {value!r}")
+        raise SpecError(f"{where} must be an integer, got {quoted(value)}")
     if kind == "float":
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
-        raise SpecError(f"{where} must be a number, got {value!r}")
+        raise SpecError(f"{where} must be a number, got {quoted(value)}")
     if kind in ("str", "path"):
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             return str(value)
-        raise SpecError(f"{where} must be a string, got {value!r}")
+        raise SpecError(f"{where} must be a string, got {quoted(value)}")
     return _list(option, value, where)
 
 

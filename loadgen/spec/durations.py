@@ -7,6 +7,7 @@ parsing it gives back exactly the same float: `--print-config` output can be fed
 
 from __future__ import annotations
 
+from loadgen.workload.bounds import MAX_HORIZON_S
 from metrics.units import parse_duration
 
 
@@ -22,6 +23,8 @@ def parse_duration_flag(text: str, flag: str) -> float:
             seconds = parse_duration(value)
     except ValueError as exc:
         raise ValueError(f"{flag}: {exc} (or m, h for minutes, hours)") from None
+    if abs(seconds) > MAX_HORIZON_S:
+        raise ValueError(f"{flag} {value}: at most {MAX_HORIZON_S / 86_400:.0f} days")
     return seconds
 
 

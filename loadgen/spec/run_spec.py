@@ -16,6 +16,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from loadgen.spec.limits import check_limits
 from loadgen.spec.sections import (
     GateSpec,
     LoadSpec,
@@ -64,6 +65,10 @@ class RunSpec:
         if workers is not None and workers > arrival.concurrency and not arrival.open_loop:
             raise SpecError(f"--workers {workers} cannot split --concurrency {arrival.concurrency}: each worker "
                             "keeps at least one request in flight (lower --workers, or use --workers auto)")
+        try:
+            check_limits(self)
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON values (seconds as numbers, distributions and thresholds in their own forms)."""

@@ -15,8 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from loadgen.workload.bounds import MAX_TOKENS
+from loadgen.workload.quoting import quoted
 from loadgen.workload.sessions import Session, Turn
-from loadgen.workload.sources import jsonl_rows, row_messages, row_tags, sharegpt_conversations
+from loadgen.workload.sources import (
+    jsonl_rows,
+    row_max_tokens,
+    row_messages,
+    row_tags,
+    sharegpt_conversations,
+)
 from loadgen.workload.text import Counter
 
 _USER_SIDE = frozenset({"system", "developer", "user", "tool"})
@@ -47,7 +55,7 @@ def load_sharegpt_conversations(path: str, counter: Counter, tags: dict[str, str
                 turns.append(_turn([*pending, {"role": "user", "content": e["value"]}], None, counter))
                 pending = []
             elif who in ("gpt", "assistant") and turns and turns[-1].max_tokens is None:
-                turns[-1].max_tokens = max(1, counter(e["value"]))
+                turns[-1].max_tokens = min(MAX_TOKENS, max(1, counter(e["value"])))
         if turns:
             out.append(Session(turns, dict(tags)))
     return out
@@ -60,9 +68,7 @@ def _messages(value: Any, where: str) -> list[dict[str, Any]]:
 
 
 def _max_tokens(value: Any, where: str) -> int | None:
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise ValueError(f"{where}: 'max_tokens' must be a positive integer")
-    return value
+    return row_max_tokens(value, where)
 
 
 def load_jsonl_conversations(path: str, counter: Counter, tags: dict[str, str]) -> list[Session]:
@@ -97,14 +103,14 @@ def _split_turns(messages: list[dict[str, Any]], last_max: int | None, where: st
         role = m.get("role")
         if role == "assistant":
             if turns and turns[-1].max_tokens is None:
-                turns[-1].max_tokens = max(1, counter(_content(m)))
+                turns[-1].max_tokens = min(MAX_TOKENS, max(1, counter(_content(m))))
             continue
         pending.append(m)
         if role == "user":
             turns.append(_turn(pending, None, counter))
             pending = []
         elif role not in _USER_SIDE:
-            raise ValueError(f"{where}: unknown role {role!r}")
+            raise ValueError(f"{where}: unknown role {quoted(role)}")
     if not turns:
         raise ValueError(f"{where}: a conversation needs at least one user message")
     if turns[-1].max_tokens is None:

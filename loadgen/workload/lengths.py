@@ -1,5 +1,6 @@
 """Token-length distributions for synthetic workloads: `512`, `uniform:128:1024`, `normal:512:64`,
-`lognormal:400:0.6` (median, sigma of the underlying normal). Every draw is an integer >= 1, seeded."""
+`lognormal:400:0.6` (median, sigma of the underlying normal). Every draw is an integer >= 1, seeded, and
+at most MAX_TOKENS (loadgen.workload.bounds, which also refuses a distribution that would often reach it)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from loadgen.workload.bounds import MAX_TOKENS
 
 LENGTH_KINDS = ("fixed", "uniform", "normal", "lognormal")
 
@@ -32,11 +35,11 @@ class LengthDist:
         """`int(self.sample(1, rng)[0])`, drawing the same numbers; a fixed length without numpy's array
         machinery (this runs once per request)."""
         if self.kind == "fixed":
-            return max(1, round(self.a))  # round() and np.rint both round half to even
+            return min(MAX_TOKENS, max(1, round(self.a)))  # round() and np.rint both round half to even
         return int(self.sample(1, rng)[0])
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """n integer lengths, each at least 1."""
+        """n integer lengths, each from 1 to MAX_TOKENS (a rare draw of a wide distribution is cut)."""
         if self.kind == "fixed":
             raw = np.full(n, self.a)
         elif self.kind == "uniform":
@@ -45,7 +48,7 @@ class LengthDist:
             raw = rng.normal(self.a, self.b, size=n)
         else:
             raw = rng.lognormal(math.log(self.a), self.b, size=n)
-        out: np.ndarray = np.maximum(1, np.rint(raw)).astype(np.int64)
+        out: np.ndarray = np.clip(np.rint(raw), 1, MAX_TOKENS).astype(np.int64)
         return out
 
 
@@ -55,7 +58,7 @@ def parse_length(spec: str) -> LengthDist:
     try:
         if len(parts) == 1:
             value = float(parts[0])
-            if not value >= 1 or value != int(value):
+            if not math.isfinite(value) or not value >= 1 or value != int(value):
                 raise ValueError
             return LengthDist("fixed", value)
         kind, nums = parts[0], [float(p) for p in parts[1:]]

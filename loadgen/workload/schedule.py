@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from loadgen.spec.sections import LoadSpec
 from loadgen.workload.arrivals import schedule
+from loadgen.workload.bounds import MAX_HORIZON_S
 from loadgen.workload.traces import Trace
 
 FloatArray = npt.NDArray[np.float64]
@@ -79,7 +80,17 @@ def run_schedule(load: LoadSpec, trace: Trace | None = None) -> Schedule | None:
     if load.arrival.kind == "trace":
         if trace is None:
             raise ValueError("--arrival trace needs --trace FILE")
-        return trace_schedule(trace, load)
+        return _within_horizon(trace_schedule(trace, load), "the replay (--time-scale or --rate)")
     if not load.arrival.open_loop:
         return None
-    return Schedule(schedule(load.arrival, duration_s=load.duration_s, count=load.requests, seed=load.seed))
+    drawn = Schedule(schedule(load.arrival, duration_s=load.duration_s, count=load.requests, seed=load.seed))
+    return _within_horizon(drawn, f"--rate {load.arrival.rate:g}")
+
+
+def _within_horizon(drawn: Schedule, what: str) -> Schedule:
+    """ValueError when the last send lies past MAX_HORIZON_S (a rate of 1e-300, a time scale of 1e-300)."""
+    end = drawn.end_s
+    if end is not None and not end <= MAX_HORIZON_S:
+        raise ValueError(f"{what}: the last request would leave after {end:.3g} s, more than "
+                         f"{MAX_HORIZON_S / 86_400:.0f} days")
+    return drawn

@@ -10,6 +10,9 @@ and any number of requests can be drawn without building them all up front.
 Datasets are drawn in a seeded shuffled order, wrapping around when more requests are sent than it holds.
 A dataset's prompt has no target length (`prompt_tokens_target` None): it is what the file says, and only
 the run's count of it is kept (the prompt-length check of summary.json then has nothing to compare).
+
+A row is refused with its line when it is not one of these, when its `max_tokens` or its prompt's count
+is over MAX_TOKENS, or when the line is longer than MAX_BODY_BYTES (loadgen.workload.bounds).
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from loadgen.types import WorkItem
+from loadgen.workload.bounds import MAX_BODY_BYTES, MAX_TOKENS, check_tokens
 from loadgen.workload.lengths import LengthDist
+from loadgen.workload.quoting import printable
 from loadgen.workload.seeds import item_rng
 from loadgen.workload.text import Counter, TokenCounter, fit_text
 
@@ -143,7 +148,7 @@ def read_dataset_text(path: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read dataset {path}: {exc}") from None
+        raise ValueError(f"cannot read dataset {printable(path, 1000)}: {exc}") from None
 
 
 def jsonl_rows(path: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -152,11 +157,15 @@ def jsonl_rows(path: str) -> Iterator[tuple[str, dict[str, Any]]]:
     for lineno, line in enumerate(read_dataset_text(path).splitlines(), 1):
         if not line.strip():
             continue
-        where = f"{path}:{lineno}"
+        where = f"{printable(path, 1000)}:{lineno}"
+        if len(line) > MAX_BODY_BYTES:
+            raise ValueError(f"{where}: the line is longer than the {MAX_BODY_BYTES:,}-byte limit of a request")
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, nesting too deep
+            raise ValueError(f"{where}: invalid JSON ({printable(str(exc))})") from None
         if not isinstance(row, dict):
             raise ValueError(f"{where}: each line must be a JSON object")
         yield where, row
@@ -168,6 +177,15 @@ def row_messages(row: dict[str, Any]) -> Any:
     if messages is None and isinstance(row.get("prompt"), str):
         return [{"role": "user", "content": row["prompt"]}]
     return messages
+
+
+def row_max_tokens(value: Any, where: str) -> int | None:
+    """A row's `max_tokens`: absent, or a whole number from 1 to MAX_TOKENS."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ValueError(f"{where}: 'max_tokens' must be a positive integer")
+    if value is not None:
+        check_tokens(value, where, "max_tokens")
+    return value
 
 
 def row_tags(row: dict[str, Any], where: str, tags: dict[str, str]) -> dict[str, str]:
@@ -184,9 +202,11 @@ def sharegpt_conversations(path: str) -> list[list[dict[str, Any]]]:
     try:
         data = json.loads(read_dataset_text(path))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise ValueError(f"{printable(path, 1000)}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, nesting too deep
+        raise ValueError(f"{printable(path, 1000)}: invalid JSON ({printable(str(exc))})") from None
     if not isinstance(data, list):
-        raise ValueError(f"{path}: ShareGPT data must be a JSON list of conversations")
+        raise ValueError(f"{printable(path, 1000)}: ShareGPT data must be a JSON list of conversations")
     out = []
     for entry in data:
         turns = entry.get("conversations") if isinstance(entry, dict) else None
@@ -202,12 +222,11 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
         if not isinstance(messages, list) or not messages or not all(
                 isinstance(m, dict) and "role" in m for m in messages):
             raise ValueError(f"{where}: needs 'messages' (a non-empty list of {{role, content}}) or 'prompt'")
-        max_tokens = row.get("max_tokens")
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise ValueError(f"{where}: 'max_tokens' must be a positive integer")
+        max_tokens = row_max_tokens(row.get("max_tokens"), where)
         merged = row_tags(row, where, tags)
         text = _flatten(messages)
         count = counter(text)
+        check_tokens(count, where, "the prompt's token count")
         items.append(WorkItem(messages=messages, prompt=text, max_tokens=max_tokens,
                               prompt_tokens_target=None, prompt_tokens_counted=count,
                               template_tokens=template_tokens(counter, messages),
@@ -217,7 +236,7 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
 
 def load_sharegpt(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkItem]:
     items: list[WorkItem] = []
-    for turns in sharegpt_conversations(path):
+    for number, turns in enumerate(sharegpt_conversations(path), 1):
         first = next((i for i, t in enumerate(turns) if t.get("from") == "human"), None)
         if first is None:
             continue
@@ -227,7 +246,8 @@ def load_sharegpt(path: str, counter: Counter, tags: dict[str, str]) -> list[Wor
             continue
         messages = [{"role": "user", "content": prompt}]
         count = counter(prompt)
-        items.append(WorkItem(messages=messages, prompt=prompt, max_tokens=max(1, counter(answer)),
+        check_tokens(count, f"{printable(path, 1000)}: conversation {number}", "the prompt's token count")
+        items.append(WorkItem(messages=messages, prompt=prompt, max_tokens=min(MAX_TOKENS, max(1, counter(answer))),
                               prompt_tokens_target=None, prompt_tokens_counted=count,
                               template_tokens=template_tokens(counter, messages), tags=dict(tags)))
     return items

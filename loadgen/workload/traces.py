@@ -10,7 +10,9 @@ Formats (`--trace-format auto` picks by content):
   `Model`, `Log Type`); no reuse information.
 
 A file that fits no format is refused with the columns (or keys) it has; a malformed line is refused
-with its line number. Parsed traces are kept per file (path, size, modification time), so the run can
+with its line number, as is a length over MAX_TOKENS or a timestamp more than MAX_HORIZON_S from the
+trace's start (loadgen.workload.bounds). Text from the file is quoted with its control characters
+escaped (loadgen.workload.quoting). Parsed traces are kept per file (path, size, modification time), so the run can
 build its workload twice (before and after sizing prompts against the server) at the cost of one read.
 """
 
@@ -20,6 +22,7 @@ import csv
 import functools
 import io
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +31,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import orjson
+
+from loadgen.workload.bounds import MAX_HORIZON_S, check_tokens
+from loadgen.workload.quoting import printable, quoted
 
 TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt")
 MOONCAKE_BLOCK_TOKENS = 512
@@ -56,10 +62,15 @@ class Trace:
     hash_off: IntArray | None = None  # Mooncake: request i's block ids are hash_ids[hash_off[i]:hash_off[i+1]]
     hash_ids: IntArray | None = None
     block_tokens: int = MOONCAKE_BLOCK_TOKENS
+    lines: IntArray | None = None  # each request's line in the file (for messages about it)
 
     @property
     def n(self) -> int:
         return int(self.arrival_s.shape[0])
+
+    def where(self, row: int) -> str:
+        """`PATH:LINE` of request `row`, for a message about it."""
+        return f"{self.path}:{int(self.lines[row])}" if self.lines is not None else f"{self.path} (request {row + 1})"
 
     def blocks(self, row: int) -> IntArray | None:
         if self.hash_ids is None or self.hash_off is None:
@@ -74,8 +85,8 @@ def load_trace(path: str, fmt: str = "auto") -> Trace:
     try:
         st = os.stat(path)
     except OSError as exc:
-        raise ValueError(f"cannot read trace {path}: {exc.strerror or exc}") from None
-    return _load_cached(str(Path(path).resolve()), fmt, st.st_size, st.st_mtime_ns, path)
+        raise ValueError(f"cannot read trace {printable(path, 1000)}: {exc.strerror or exc}") from None
+    return _load_cached(str(Path(path).resolve()), fmt, st.st_size, st.st_mtime_ns, printable(path, 1000))
 
 
 @functools.lru_cache(maxsize=2)
@@ -112,23 +123,42 @@ def detect_format(data: bytes, shown: str) -> str:
         keys = sorted(first) if isinstance(first, dict) else []
         if all(k in keys for k in _MOONCAKE_KEYS):
             return "mooncake"
-        raise ValueError(f"{shown}: fits no trace format; keys found: {', '.join(keys) or '(none)'} ({_NEEDS})")
+        raise ValueError(f"{shown}: fits no trace format; keys found: {_names(keys)} ({_NEEDS})")
     header = _header(line)
     for fmt, needed in _CSV_COLUMNS.items():
         if all(c in header for c in needed):
             return fmt
-    raise ValueError(f"{shown}: fits no trace format; columns found: {', '.join(header) or '(none)'} ({_NEEDS})")
+    raise ValueError(f"{shown}: fits no trace format; columns found: {_names(header)} ({_NEEDS})")
+
+
+def _names(names: list[str]) -> str:
+    """Keys or columns found in a file, for an error line: escaped, and not too many."""
+    shown = [printable(str(n), 40) for n in names[:20]]
+    return ", ".join(shown) + (f", … ({len(names)} in all)" if len(names) > 20 else "") if shown else "(none)"
 
 
 def _header(line: bytes) -> list[str]:
     text = line.decode("utf-8", "replace")
-    return [c.strip() for c in next(csv.reader([text]), [])]
+    try:
+        return [c.strip() for c in next(csv.reader([text]), [])]
+    except csv.Error:
+        return []
 
 
 def _count(value: Any, where: str, name: str, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < minimum:
-        raise ValueError(f"{where}: {name} must be an integer >= {minimum}, got {value!r}")
+    if (isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value)
+            or value != int(value) or value < minimum):
+        raise ValueError(f"{where}: {name} must be an integer >= {minimum}, got {quoted(value)}")
+    check_tokens(value, where, name)
     return int(value)
+
+
+def _within_horizon(seconds: float, where: str, text: Any, *, since: float = 0.0) -> float:
+    """A timestamp (seconds) no further than MAX_HORIZON_S from `since` (the trace's start)."""
+    if abs(seconds - since) > MAX_HORIZON_S:
+        raise ValueError(f"{where}: timestamp {quoted(text)} lies more than {MAX_HORIZON_S / 86_400:.0f} days "
+                         "from the trace's start")
+    return seconds
 
 
 def _mooncake(data: bytes, shown: str) -> Trace:
@@ -137,6 +167,7 @@ def _mooncake(data: bytes, shown: str) -> Trace:
     outputs: list[int] = []
     ids: list[int] = []
     off = [0]
+    lines: list[int] = []
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
@@ -149,27 +180,30 @@ def _mooncake(data: bytes, shown: str) -> Trace:
             raise ValueError(f"{where}: each line must be a JSON object")
         missing = [k for k in _MOONCAKE_KEYS if k not in row]
         if missing:
-            raise ValueError(f"{where}: missing {', '.join(missing)} (keys found: {', '.join(sorted(row))})")
+            raise ValueError(f"{where}: missing {', '.join(missing)} (keys found: {_names(sorted(row))})")
         stamp = row["timestamp"]
         if isinstance(stamp, bool) or not isinstance(stamp, int | float) or not np.isfinite(stamp):
-            raise ValueError(f"{where}: timestamp must be a number of milliseconds, got {stamp!r}")
-        arrival.append(float(stamp) / 1000.0)
+            raise ValueError(f"{where}: timestamp must be a number of milliseconds, got {quoted(stamp)}")
+        arrival.append(_within_horizon(float(stamp) / 1000.0, where, stamp))
         inputs.append(_count(row["input_length"], where, "input_length", minimum=1))
         outputs.append(_count(row["output_length"], where, "output_length", minimum=0))
         hashes = row.get("hash_ids", [])
-        if not isinstance(hashes, list) or not all(type(h) is int and h >= 0 for h in hashes):
-            raise ValueError(f"{where}: hash_ids must be a list of non-negative integers")
+        if not isinstance(hashes, list) or not all(type(h) is int and 0 <= h < 2**63 for h in hashes):
+            raise ValueError(f"{where}: hash_ids must be a list of non-negative 64-bit integers")
         ids.extend(hashes)
         off.append(len(ids))
+        lines.append(number)
     return Trace(shown, "mooncake", np.array(arrival, dtype=np.float64), np.array(inputs, dtype=np.int64),
-                 np.array(outputs, dtype=np.int64), np.array(off, dtype=np.int64), np.array(ids, dtype=np.int64))
+                 np.array(outputs, dtype=np.int64), np.array(off, dtype=np.int64), np.array(ids, dtype=np.int64),
+                 lines=np.array(lines, dtype=np.int64))
 
 
 def _csv_trace(data: bytes, shown: str, fmt: str) -> Trace:
     text = data.decode("utf-8-sig", "replace")
     reader = csv.reader(io.StringIO(text))
+    rows = _csv_rows(reader, shown)
     header: list[str] = []
-    for row in reader:
+    for row in rows:
         if any(c.strip() for c in row):
             header = [c.strip() for c in row]
             break
@@ -177,32 +211,50 @@ def _csv_trace(data: bytes, shown: str, fmt: str) -> Trace:
     missing = [c for c in (t_col, in_col, out_col) if c not in header]
     if missing:
         raise ValueError(f"{shown}: not a {fmt} trace: missing column(s) {', '.join(missing)}; "
-                         f"columns found: {', '.join(header) or '(none)'}")
+                         f"columns found: {_names(header)}")
     ti, ii, oi = header.index(t_col), header.index(in_col), header.index(out_col)
     parse_time = _azure_time if fmt == "azure" else _seconds
     arrival: list[float] = []
     inputs: list[int] = []
     outputs: list[int] = []
+    lines: list[int] = []
     width = max(ti, ii, oi) + 1
-    for row in reader:
+    for row in rows:
         if not any(c.strip() for c in row):
             continue
         where = f"{shown}:{reader.line_num}"
         if len(row) < width:
             raise ValueError(f"{where}: {len(row)} columns, the header has {len(header)}")
-        arrival.append(parse_time(row[ti].strip(), where))
+        stamp = parse_time(row[ti].strip(), where)
+        # Azure stamps are dates: the horizon is measured from the first request; the others are offsets.
+        since = (arrival[0] if arrival else stamp) if fmt == "azure" else 0.0
+        arrival.append(_within_horizon(stamp, where, row[ti].strip(), since=since))
+        lines.append(reader.line_num)
         # BurstGPT logs failed requests with 0 response tokens: one token keeps them a valid request.
         inputs.append(max(1, _int_cell(row[ii], where, in_col)))
         outputs.append(max(1, _int_cell(row[oi], where, out_col)))
     return Trace(shown, fmt, np.array(arrival, dtype=np.float64), np.array(inputs, dtype=np.int64),
-                 np.array(outputs, dtype=np.int64))
+                 np.array(outputs, dtype=np.int64), lines=np.array(lines, dtype=np.int64))
+
+
+def _csv_rows(reader: Any, shown: str) -> Iterator[list[str]]:
+    """The reader's rows; ValueError naming the line the csv module cannot read (a field over its size
+    limit, a stray quote in strict mode)."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ValueError(f"{shown}:{reader.line_num}: not readable as CSV ({exc})") from None
+        yield row
 
 
 def _int_cell(text: str, where: str, name: str) -> int:
     try:
         value = float(text.strip())
     except ValueError:
-        raise ValueError(f"{where}: {name} is not a number: {text.strip()!r}") from None
+        raise ValueError(f"{where}: {name} is not a number: {quoted(text.strip())}") from None
     return _count(value, where, name, minimum=0)
 
 
@@ -210,9 +262,9 @@ def _seconds(text: str, where: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"{where}: the timestamp is not a number of seconds: {text!r}") from None
+        raise ValueError(f"{where}: the timestamp is not a number of seconds: {quoted(text)}") from None
     if not np.isfinite(value):
-        raise ValueError(f"{where}: the timestamp is not finite: {text!r}")
+        raise ValueError(f"{where}: the timestamp is not finite: {quoted(text)}")
     return value
 
 
@@ -227,7 +279,7 @@ def _azure_time(text: str, where: str) -> float:
     try:
         stamp = datetime.fromisoformat(cleaned)
     except ValueError:
-        raise ValueError(f"{where}: TIMESTAMP is not a date-time (YYYY-MM-DD HH:MM:SS[.fff]): {text!r}") from None
+        raise ValueError(f"{where}: TIMESTAMP is not a date-time (YYYY-MM-DD HH:MM:SS[.fff]): {quoted(text)}") from None
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=UTC)
     return stamp.timestamp()
@@ -243,5 +295,6 @@ def _sorted(trace: Trace) -> Trace:
         pieces = [hash_ids[hash_off[i]: hash_off[i + 1]] for i in order.tolist()]
         hash_ids = np.concatenate(pieces) if pieces else hash_ids
         hash_off = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    lines = trace.lines[order] if trace.lines is not None else None
     return Trace(trace.path, trace.format, trace.arrival_s[order], trace.input_tokens[order],
-                 trace.output_tokens[order], hash_off, hash_ids, trace.block_tokens)
+                 trace.output_tokens[order], hash_off, hash_ids, trace.block_tokens, lines)

@@ -48,7 +48,9 @@ def _state(request: Request) -> ServerState:
 
 
 def _error_response(error: APIError) -> JSONResponse:
-    return JSONResponse(error.body(), status_code=error.status)
+    # A body over the limit was not all read (refserver.api.body): the connection cannot serve another request.
+    headers = {"connection": "close"} if error.status == 413 else None
+    return JSONResponse(error.body(), status_code=error.status, headers=headers)
 
 
 async def _http_exception(request: Request, exc: Exception) -> Response:

@@ -14,6 +14,7 @@ from refserver.chat_template import Message
 
 Kind = Literal["chat", "completion"]
 _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+_INT64_END = 2**63
 
 
 @dataclass(slots=True)
@@ -43,8 +44,13 @@ def _int(body: dict[str, Any], name: str, *, minimum: int | None = None) -> int 
     value = body.get(name)
     if value is None:
         return None
+    if isinstance(value, float) and value.is_integer() and abs(value) >= _INT64_END:
+        # orjson reads an integer literal past 64 bits as a float: the type the client sent is not known.
+        raise bad_request(f"'{name}' must be an integer below 2**63, got {value:.6g}", param=name)
     if not _is_int(value):
         raise bad_request(f"'{name}' must be an integer, got {type(value).__name__}", param=name, code="invalid_type")
+    if abs(value) >= _INT64_END:
+        raise bad_request(f"'{name}' must be an integer below 2**63, got {value}", param=name)
     if minimum is not None and value < minimum:
         raise bad_request(f"'{name}' must be >= {minimum}, got {value}", param=name)
     return int(value)

@@ -11,9 +11,10 @@ import time
 from dataclasses import dataclass, field
 
 import orjson
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 
-from refserver.api.errors import APIError, bad_request, body_too_large, unauthorized
+from refserver.api.body import read_body
+from refserver.api.errors import bad_request, unauthorized
 from refserver.api.protocol import GenerationRequest
 from refserver.chat_template import ChatTemplate
 from refserver.engine.types import AsyncEngine, SamplingParams
@@ -55,19 +56,7 @@ class ServerState:
             raise unauthorized()
 
     async def read_json(self, request: Request) -> object:
-        limit = self.config.max_body_bytes
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise body_too_large(f"request body of {declared} bytes exceeds the limit of {limit}")
-        body = bytearray()
-        try:
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > limit:
-                    raise body_too_large(f"request body exceeds the limit of {limit} bytes")
-        except ClientDisconnect:  # the client left, or its body timed out: nobody reads this answer
-            raise APIError(400, "the client disconnected before the request body was complete",
-                           code="client_disconnected") from None
+        body = await read_body(request, self.config.max_body_bytes)
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError as exc:

@@ -18,7 +18,9 @@ def test_inspect_prints_the_shape_and_the_prediction(tmp_path: Path, capsys: pyt
     path = write_mooncake(tmp_path / "t.jsonl", reuse_rows(40, gap_ms=1000))
     assert run_cli(["trace", "inspect", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "(mooncake)" in out and "requests: 40 over 39.0 s" in out and "peak 40" in out
+    # Shorter than a minute: the peak is over the whole 39 s span (40 requests), the mean over its 39 gaps.
+    assert "(mooncake)" in out and "requests: 40 over 39.0 s" in out
+    assert "mean 60.0 over the span, peak 61.5 in the busiest 39 s" in out
     assert "input tokens (ISL):" in out and "output tokens (OSL):" in out
     assert "predicted prefix-cache hit rate (blocks of 16 tokens, the default: the server's own is unknown" in out
     assert "unbounded" in out

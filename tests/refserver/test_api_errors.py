@@ -219,3 +219,18 @@ def test_unexpected_failure_is_a_json_500() -> None:
         response = httpx.get(f"{url}/metrics")
         assert assert_error(response, 500)["code"] == "internal_error"
         assert "stats are broken" not in response.text  # the details go to the server's log only
+
+
+@pytest.mark.parametrize("field", ["max_tokens", "seed", "min_tokens"])
+def test_an_integer_past_64_bits_is_named_as_one(shared_base_url: str, field: str) -> None:
+    # orjson reads this literal as a float: the error must not say the client sent one.
+    raw = b'{"messages": [{"role": "user", "content": "hi"}], "%s": %d}' % (field.encode(), 2**70)
+    response = httpx.post(f"{shared_base_url}/v1/chat/completions", content=raw,
+                          headers={"content-type": "application/json"})
+    error = assert_error(response, 400, field)
+    assert "float" not in error["message"] and "2**63" in error["message"], error
+
+
+def test_a_fractional_number_is_still_named_a_float(shared_base_url: str) -> None:
+    response = httpx.post(f"{shared_base_url}/v1/chat/completions", json={"messages": MESSAGES, "max_tokens": 2.5})
+    assert "got float" in assert_error(response, 400, "max_tokens")["message"]
