@@ -72,10 +72,21 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                "--tag", "scenario=integration", "--slo", "ttft=1ms", "--slo", "tpot=1s", "--quiet",
                "--metrics-port", str(port), "--metrics-linger", "5s", "--server-metrics-interval", "1s",
                "--max-failed", "100%", "--output", str(out)]  # the injected 500s may exceed the default limit
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
-        ended = time.time()
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        yield Stack(prom_url, ended - 1.0, out)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        lines: list[str] = []
+        lingering = None  # when the final values began to be served: the 5 s linger runs from there
+        for line in proc.stderr:
+            lines.append(line)
+            if lingering is None and "serving final values" in line:
+                lingering = time.time()
+        stdout = proc.stdout.read() if proc.stdout is not None else ""
+        assert proc.wait(timeout=180) == 0, stdout + "".join(lines)
+        assert lingering is not None, "".join(lines)
+        # Inside the linger, two scrapes (1 s apart) after its start: every final value scraped, and not yet
+        # the staleness that follows the end of the linger (the report is written after it, for as long as
+        # that takes).
+        yield Stack(prom_url, lingering + 3.0, out)
 
 
 def _query(stack: Stack, promql: str) -> list[dict[str, Any]]:

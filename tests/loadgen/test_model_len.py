@@ -6,20 +6,18 @@ The fake server answers `GET /v1/models` exactly as vLLM's OpenAI server does (i
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 
-from tests.loadgen._stream_server import paced_stream
-from tests.servers.scripted import Action, ReceivedRequest, ScriptedServer, Send, head
+from tests.loadgen._stream_server import _Running, paced_stream, threaded_server
+from tests.servers.scripted import Action, ReceivedRequest, Send, head
 
 MODEL = "tiny-llama"
 CONTEXT = 2048
@@ -48,7 +46,7 @@ def vllm_tokenize(request: dict[str, object]) -> bytes:
 
 
 @contextlib.contextmanager
-def vllm_like_server() -> Iterator[ScriptedServer]:
+def vllm_like_server() -> Iterator[_Running]:
     streams = paced_stream(0.001, 0.001)
 
     def handler(request: ReceivedRequest) -> list[Action]:
@@ -60,27 +58,8 @@ def vllm_like_server() -> Iterator[ScriptedServer]:
             return [Send(head(200, "application/json", chunked=False, length=len(body)) + body)]
         return list(streams(request))
 
-    ready = threading.Event()
-    holder: dict[str, object] = {}
-
-    async def main() -> None:
-        stop = asyncio.Event()
-        holder["stop"], holder["loop"] = stop, asyncio.get_running_loop()
-        async with ScriptedServer(handler) as server:
-            holder["server"] = server
-            ready.set()
-            await stop.wait()
-
-    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
-    thread.start()
-    try:
-        assert ready.wait(30), "the fake server did not start"
-        yield holder["server"]  # type: ignore[misc]
-    finally:
-        loop, stop = holder.get("loop"), holder.get("stop")
-        if loop is not None and stop is not None:
-            loop.call_soon_threadsafe(stop.set)  # type: ignore[attr-defined]
-        thread.join(30)
+    with threaded_server(handler) as server:
+        yield server
 
 
 def goodput(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -89,7 +68,7 @@ def goodput(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           timeout=300, check=False)
 
 
-def _posts(server: ScriptedServer) -> int:
+def _posts(server: _Running) -> int:
     """Generation requests sent (the tokenize probes that size prompts are not)."""
     return sum(r.method == "POST" and r.path != "/tokenize" for r in server.requests)
 
