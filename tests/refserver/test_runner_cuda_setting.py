@@ -1,5 +1,5 @@
 """The torch runner's CUDA setting: scaled_dot_product_attention kept off cuDNN's backend (bench/README.md,
-'The reference server on a GPU': 6x slower prefill steps with it on an H200)."""
+'The reference server on a GPU': prefill steps 4.6-6.3x slower with it on an H200)."""
 
 from __future__ import annotations
 
