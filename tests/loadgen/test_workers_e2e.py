@@ -20,10 +20,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from loadgen.workload.arrivals import parse_arrival, schedule
 from tests.loadgen._stream_server import paced_server
 
 pytestmark = pytest.mark.slow
@@ -140,8 +140,9 @@ def test_two_workers_send_the_one_schedule_with_the_figures_of_one_process(tmp_p
         assert code == 0, err
         assert sum(r.method == "POST" for r in srv.requests) == 160
     one, two = records(tmp_path / "one"), records(tmp_path / "two")
-    drawn = schedule(parse_arrival("poisson", rate=40.0, burstiness=1.0, rate_end=None, concurrency=None),
-                     duration_s=None, count=80, seed=3)
+    # Poisson at 40/s, seed 3, built by hand: request 0 at t = 0, request i after the first i Exp(1)/40 gaps.
+    gaps = np.random.default_rng(3).standard_exponential(80) / 40.0
+    drawn = np.concatenate(([0.0], np.cumsum(gaps[:-1])))
     expected = [(i, round(float(t) * 1e9)) for i, t in enumerate(drawn)]
     assert sorted((r["id"], r["intended_ns"]) for r in two) == sorted((r["id"], r["intended_ns"]) for r in one) == expected
     assert {r["worker"] for r in one} == {0} and all(r["id"] % 2 == r["worker"] for r in two)

@@ -89,3 +89,39 @@ def test_fluidity_is_computed_only_when_asked_for() -> None:
     assert parse_slo(["ttft=500ms", "tpot=50ms"]).fluidity_deadlines() is None
     assert parse_slo(["ttft=500ms", "tpot=50ms", "fluidity=0.9"]).fluidity_deadlines() == (0.5, 0.05)
     assert parse_slo(["fluidity_prefill=1s", "fluidity_decode=20ms"]).fluidity_deadlines() == (1.0, 0.02)
+
+
+def _judge_e2e(slo: SLO, e2e: list[float]) -> list[bool]:
+    """Only the E2E bound varies: every other metric is far inside any bound, every request ok."""
+    n = len(e2e)
+    return good_requests(
+        slo,
+        ok_with_content=np.ones(n, dtype=bool),
+        ttft_s=np.full(n, 0.001),
+        tpot_s=np.full(n, 0.001),
+        e2e_s=np.array(e2e),
+        max_itl_s=np.full(n, 0.001),
+        fluidity=np.full(n, 1.0),
+    ).tolist()
+
+
+def test_e2e_slo_judged_at_below_and_above_its_bound() -> None:
+    # The bound as the CLI parses it ("2s" is 2.0 s exactly); the neighbours are the adjacent floats, so
+    # `<` instead of `<=` fails the first case and a deleted check fails the last.
+    bound = parse_slo(["e2e=2s"]).e2e_s
+    assert bound == 2.0
+    below, above = np.nextafter(2.0, 0.0), np.nextafter(2.0, 3.0)
+    assert _judge_e2e(SLO(e2e_s=2.0), [2.0, float(below), float(above), 1.0, 30.0]) == [True, True, False, True, False]
+
+
+def test_e2e_slo_is_judged_beside_the_other_bounds() -> None:
+    # TTFT and TPOT met, E2E over: not good. Without an E2E bound, the same request is good.
+    slo = SLO(ttft_s=0.5, tpot_s=0.05, e2e_s=1.5)
+    assert _judge_e2e(slo, [1.5, 1.5000001, 3.0]) == [True, False, False]
+    assert _judge_e2e(SLO(ttft_s=0.5, tpot_s=0.05), [1.5, 1.5000001, 3.0]) == [True, True, True]
+
+
+def test_e2e_millisecond_bound_is_inclusive_for_the_measured_nanoseconds() -> None:
+    # A request of exactly 1_250_000_000 ns against e2e=1250ms: the measurement is ns / 1e9.
+    slo = parse_slo(["e2e=1250ms"])
+    assert _judge_e2e(slo, [1_250_000_000 / 1e9, 1_250_000_001 / 1e9]) == [True, False]
