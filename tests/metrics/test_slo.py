@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metrics.slo import SLO, good_requests, parse_slo
+from metrics.slo import SLO, good_requests, parse_slo, slo_summary
 from metrics.units import parse_duration
 
 
@@ -125,3 +125,57 @@ def test_e2e_millisecond_bound_is_inclusive_for_the_measured_nanoseconds() -> No
     # A request of exactly 1_250_000_000 ns against e2e=1250ms: the measurement is ns / 1e9.
     slo = parse_slo(["e2e=1250ms"])
     assert _judge_e2e(slo, [1_250_000_000 / 1e9, 1_250_000_001 / 1e9]) == [True, False]
+
+
+def test_empty_items_are_skipped_not_the_end_of_the_list() -> None:
+    assert parse_slo(["ttft=1s,,tpot=20ms", " , e2e=3s"]) == SLO(ttft_s=1.0, tpot_s=0.02, e2e_s=3.0)
+
+
+def test_the_value_is_everything_after_the_first_equals_sign() -> None:
+    with pytest.raises(ValueError) as info:
+        parse_slo(["ttft=1s=2s"])
+    assert str(info.value).startswith("invalid SLO ttft='1s=2s'")
+
+
+def test_error_messages_are_whole_sentences() -> None:
+    with pytest.raises(ValueError) as info:
+        parse_slo(["speed=1s"])
+    assert str(info.value) == ("unknown SLO key 'speed' in 'speed=1s': expected one of ttft, tpot, e2e, itl_max, "
+                               "max_itl, fluidity, fluidity_prefill, fluidity_prefill_deadline, fluidity_decode, "
+                               "fluidity_decode_deadline")
+    with pytest.raises(ValueError) as info:
+        parse_slo(["fluidity=0.9"])
+    assert str(info.value) == ("fluidity SLO needs per-token deadlines: add fluidity_prefill=... and "
+                               "fluidity_decode=... (or ttft=... and tpot=..., which they default to)")
+
+
+def test_fluidity_bound_is_in_the_half_open_unit_interval() -> None:
+    # (0, 1]: 1 is a valid (strict) bound, 0 is not a bound at all.
+    assert parse_slo(["fluidity=1", "ttft=1s", "tpot=50ms"]).fluidity_min == 1.0
+    with pytest.raises(ValueError, match=r"must be in \(0, 1\]"):
+        parse_slo(["fluidity=0", "ttft=1s", "tpot=50ms"])
+
+
+def test_slo_summary_lists_every_bound_and_the_deadlines_used() -> None:
+    assert slo_summary(parse_slo(["ttft=300ms", "tpot=20ms", "fluidity=0.95"])) == {
+        "ttft_s": 0.3, "tpot_s": 0.02, "e2e_s": None, "itl_max_s": None, "fluidity_min": 0.95,
+        "fluidity_prefill_deadline_s": None, "fluidity_decode_deadline_s": None,
+        "fluidity_deadlines_s": [0.3, 0.02],
+    }
+    assert slo_summary(SLO(e2e_s=2.0))["fluidity_deadlines_s"] is None
+
+
+def test_a_failed_request_within_the_e2e_bound_is_not_good() -> None:
+    good = good_requests(SLO(e2e_s=2.0), ok_with_content=np.array([False, True]), ttft_s=np.array([0.1, 0.1]),
+                         tpot_s=np.array([0.01, 0.01]), e2e_s=np.array([1.0, 1.0]),
+                         max_itl_s=np.array([0.01, 0.01]), fluidity=np.array([1.0, 1.0]))
+    assert good.tolist() == [False, True]
+
+
+def test_fluidity_deadlines_need_both_ends() -> None:
+    # An explicit prefill deadline alone asks for fluidity; its decode deadline then comes from tpot.
+    assert SLO(fluidity_prefill_deadline_s=1.0, tpot_s=0.05).fluidity_deadlines() == (1.0, 0.05)
+    assert SLO(fluidity_decode_deadline_s=0.04, ttft_s=0.3).fluidity_deadlines() == (0.3, 0.04)
+    # Asked for, with only one end known: no deadlines (never a half-known pair).
+    assert SLO(fluidity_min=0.9, ttft_s=0.5).fluidity_deadlines() is None
+    assert SLO(fluidity_min=0.9, tpot_s=0.05).fluidity_deadlines() is None
