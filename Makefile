@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test install
+.PHONY: demo test install mutate
 
 install: $(VENV)/.installed
 
@@ -23,4 +23,10 @@ demo: install
 test: install
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -rs
+
+# Mutation testing (mutmut 3, configured in pyproject.toml; slow, so not part of `make test` or CI). Some
+# modules only: make mutate MUTANTS='metrics.slo* metrics.latency*'. Scores and survivors: docs/testing.md.
+mutate: install
+	$(PY) -m mutmut run $(MUTANTS)
+	$(PY) -m mutmut results

@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ import httpx
 import pytest
 
 from loadgen.run.embedded import embedded_server
-from metrics.records.record import read_records
+from metrics.records.record import RequestRecord, read_records
 from tests.dashboards._names import DASHBOARDS, Expr, dashboard_exprs, rule_exprs, variable_queries
 from tests.exporters._prom_procs import free_port, need, prometheus
 from tests.exporters._quantiles import check_quantile, latency_samples
@@ -72,21 +73,21 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                "--tag", "scenario=integration", "--slo", "ttft=1ms", "--slo", "tpot=1s", "--quiet",
                "--metrics-port", str(port), "--metrics-linger", "5s", "--server-metrics-interval", "1s",
                "--max-failed", "100%", "--output", str(out)]  # the injected 500s may exceed the default limit
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert proc.stderr is not None
-        lines: list[str] = []
-        lingering = None  # when the final values began to be served: the 5 s linger runs from there
-        for line in proc.stderr:
-            lines.append(line)
-            if lingering is None and "serving final values" in line:
-                lingering = time.time()
-        stdout = proc.stdout.read() if proc.stdout is not None else ""
-        assert proc.wait(timeout=180) == 0, stdout + "".join(lines)
-        assert lingering is not None, "".join(lines)
-        # Inside the linger, two scrapes (1 s apart) after its start: every final value scraped, and not yet
-        # the staleness that follows the end of the linger (the report is written after it, for as long as
-        # that takes).
-        yield Stack(prom_url, lingering + 3.0, out)
+        started = time.time()
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
+        ended = time.time()
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        yield Stack(prom_url, _last_scraped(prom_url, started, ended), out)
+
+
+def _last_scraped(prom_url: str, start: float, end: float) -> float:
+    """The last moment at which the run's endpoint was up: inside its linger, every final value scraped.
+    Read from Prometheus itself, not guessed from the wall clock (the run may spend a while writing its
+    files after the endpoint closed, and a failed scrape marks every series stale at once)."""
+    resp = httpx.get(f"{prom_url}/api/v1/query_range", timeout=30,
+                     params={"query": 'up{job="goodput"}', "start": start, "end": end, "step": "0.25"})
+    (series,) = resp.json()["data"]["result"]
+    return max(float(t) for t, v in series["values"] if v == "1")
 
 
 def _query(stack: Stack, promql: str) -> list[dict[str, Any]]:
@@ -134,3 +135,48 @@ def test_histogram_quantile_agrees_with_summary(stack: Stack, family: str, key: 
 def test_alerts_went_pending_or_firing(stack: Stack) -> None:
     alerts = {r["metric"]["alertname"] for r in _query(stack, "ALERTS")}
     assert {"GoodputSLOBurnRateFast", "GoodputBelowOfferedRate"} <= alerts
+
+
+def _by(stack: Stack, promql: str, label: str) -> dict[str, float]:
+    return {r["metric"].get(label, ""): float(r["value"][1]) for r in _query(stack, promql)}
+
+
+def _one(stack: Stack, promql: str) -> float:
+    (row,) = _query(stack, promql)
+    return float(row["value"][1])
+
+
+def _ok_with_content(records: list[RequestRecord]) -> list[RequestRecord]:
+    return [r for r in records if r.status == "ok" and r.chunk_ns and r.sent_ns is not None]
+
+
+def test_counters_are_the_counts_of_the_runs_records(stack: Stack) -> None:
+    """What Prometheus holds is what records.jsonl holds, counted here from the records themselves (no
+    warm-up or cool-down: every record is measured)."""
+    records = read_records(str(stack.out / "records.jsonl"))
+    assert _one(stack, "sum(goodput_requests_total)") == len(records) > 0
+    statuses = Counter(r.status for r in records)
+    assert _by(stack, "sum by (status) (goodput_requests_total)", "status") == {k: float(v) for k, v in statuses.items()}
+    errors = Counter(r.error_kind or "" for r in records if r.status != "ok")
+    assert errors, "the server injects HTTP 500s"
+    assert _by(stack, 'sum by (error_kind) (goodput_requests_total{status!="ok"})', "error_kind") == {
+        k: float(v) for k, v in errors.items()}
+    assert _one(stack, "sum(goodput_evaluated_requests_total)") == len(records)
+    # Good: ok with content, TTFT = c_1 − d ≤ 1 ms and (N < 2 or TPOT = (c_K − c_1)/(N − 1) ≤ 1 s).
+    good = sum(1 for r in _ok_with_content(records) if r.chunk_ns[0] - r.sent_ns <= 1_000_000  # type: ignore[operator]
+               and ((r.output_tokens or 0) < 2 or (r.chunk_ns[-1] - r.chunk_ns[0]) / ((r.output_tokens or 2) - 1) <= 1e9))
+    assert _one(stack, "sum(goodput_good_requests_total)") == good
+    ok = [r for r in records if r.status == "ok"]
+    assert _one(stack, "sum(goodput_output_tokens_total)") == sum(r.output_tokens or 0 for r in ok) > 0
+
+
+def test_histogram_counts_and_sums_are_the_records_own(stack: Stack) -> None:
+    """Each histogram's count and sum against the samples computed here from the timestamps: TTFT = c_1 − d,
+    E2E = c_K − d, one ITL per gap c_j − c_{j−1} (docs/metrics.md)."""
+    done = _ok_with_content(read_records(str(stack.out / "records.jsonl")))
+    ttft = [(r.chunk_ns[0] - r.sent_ns) / 1e9 for r in done]  # type: ignore[operator]
+    e2e = [(r.chunk_ns[-1] - r.sent_ns) / 1e9 for r in done]  # type: ignore[operator]
+    itl = [(b - a) / 1e9 for r in done for a, b in zip(r.chunk_ns, r.chunk_ns[1:], strict=False)]
+    for family, samples in (("goodput_ttft_seconds", ttft), ("goodput_e2e_seconds", e2e), ("goodput_itl_seconds", itl)):
+        assert _one(stack, f"sum({family}_count)") == len(samples) > 0, family
+        assert _one(stack, f"sum({family}_sum)") == pytest.approx(sum(samples), rel=1e-6), family

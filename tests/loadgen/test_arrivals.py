@@ -76,3 +76,55 @@ def test_bad_arrivals_are_refused(kind: str, kw: dict[str, float], msg: str) -> 
 def test_unbounded_schedule_is_refused() -> None:
     with pytest.raises(ValueError, match="--duration and/or --requests"):
         schedule(arrival("poisson", rate=1.0), duration_s=None, count=None, seed=0)
+
+
+def _hand_offsets(gaps: np.ndarray) -> list[float]:
+    """Request 0 at t = 0, request i at the sum of the first i gaps (the gap after the last one unused)."""
+    out, t = [], 0.0
+    for gap in gaps:
+        out.append(t)
+        t += float(gap)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["poisson", "gamma"])
+@pytest.mark.parametrize("bound", ["count", "duration"])
+def test_the_first_random_arrival_leaves_at_zero(kind: str, bound: str) -> None:
+    a = arrival(kind, rate=0.5, burstiness=2.0)  # mean gap 2 s: any gap before request 0 is obvious
+    for seed in range(20):
+        s = schedule(a, duration_s=60.0 if bound == "duration" else None, count=8 if bound == "count" else None,
+                     seed=seed)
+        assert s[0] == 0.0 and s[1] > 0.0
+
+
+def test_poisson_schedule_equals_the_hand_built_one() -> None:
+    # Poisson at rate r: gaps are independent Exp(1)/r. The seed's standard exponential draws are
+    # numpy's, the rest (scaling, the zero start, the running sum) is rebuilt here.
+    rate, n = 40.0, 80
+    gaps = np.random.default_rng(3).standard_exponential(n) / rate
+    s = schedule(arrival("poisson", rate=rate), duration_s=None, count=n, seed=3)
+    assert s.tolist() == pytest.approx(_hand_offsets(gaps), rel=0, abs=1e-12)
+    # Bounded by duration instead: the same stream of gaps, cut at the first offset past the end.
+    long = _hand_offsets(np.random.default_rng(3).standard_exponential(4000) / rate)
+    within = [t for t in long if t < 10.0]
+    d = schedule(arrival("poisson", rate=rate), duration_s=10.0, count=None, seed=3)
+    assert d.tolist() == pytest.approx(within, rel=0, abs=1e-12)
+    assert len(within) < len(long)
+
+
+def test_gamma_schedule_equals_the_hand_built_one() -> None:
+    # Gamma with shape b and mean gap 1/r has scale 1/(r·b): gaps = StandardGamma(b) / (r·b).
+    rate, b, n = 5.0, 0.5, 50
+    gaps = np.random.default_rng(11).standard_gamma(b, n) / (rate * b)
+    s = schedule(arrival("gamma", rate=rate, burstiness=b), duration_s=None, count=n, seed=11)
+    assert s.tolist() == pytest.approx(_hand_offsets(gaps), rel=1e-12, abs=1e-12)
+
+
+def test_poisson_gaps_have_the_exponential_quantiles() -> None:
+    # Exp(rate): P(gap <= q) = 1 - exp(-rate·q), so the median gap is ln 2 / rate and the 90th percentile
+    # ln 10 / rate. 20,000 gaps: a quantile's standard error is well under 2 % here (seed fixed).
+    rate = 20.0
+    gaps = np.diff(schedule(arrival("poisson", rate=rate), duration_s=None, count=20_001, seed=5))
+    assert float(np.mean(gaps)) == pytest.approx(1 / rate, rel=0.03)
+    assert float(np.quantile(gaps, 0.5)) == pytest.approx(np.log(2) / rate, rel=0.03)
+    assert float(np.quantile(gaps, 0.9)) == pytest.approx(np.log(10) / rate, rel=0.03)

@@ -150,3 +150,15 @@ def test_a_failing_tokenizer_falls_back_instead_of_raising() -> None:
 
     assert infer_chunk_tokens(["ab", "c"], [], 6, Broken()) == ([4, 2], "final_split_by_text_length", 6, None)
     assert infer_chunk_tokens(["ab", "c"], [1], None, Broken()) == ([1, 2], "estimate_token_events", 3, None)
+
+
+def test_a_final_usage_is_split_by_the_tokenizer_not_by_characters() -> None:
+    # Non-ASCII text, where tokens and characters differ: the byte tokenizer gives "héé" 5 tokens (h = 1
+    # byte, é = 2 bytes each) and "ab" 2, so 14 tokens split 5:2 are 10 and 4. By characters (3:2) they
+    # would be 8.4 and 5.6, i.e. 8 and 6. Only the first three values are compared: they are the same in
+    # every version of this function's return.
+    result = infer_chunk_tokens(["héé", "ab"], [], 14, ByteCounter())
+    assert (result[0], result[1], result[2]) == ([10, 4], "final_split_by_tokenizer", 14)
+    # Without a tokenizer, characters: the 3:2 split, 14·3/5 = 8.4 → 8, 14·2/5 = 5.6 → 6 (largest remainder).
+    result = infer_chunk_tokens(["héé", "ab"], [], 14, WordCounter())
+    assert (result[0], result[1], result[2]) == ([8, 6], "final_split_by_text_length", 14)

@@ -26,8 +26,8 @@ from tests.servers.scripted import (
     Send,
     chat_chunk,
     chunk,
+    closed_port,
     event,
-    free_port,
     head,
     usage,
 )
@@ -197,9 +197,10 @@ async def test_slow_but_steady_stream_hits_total_timeout() -> None:
 
 
 async def test_connect_refused() -> None:
-    config = ClientConfig(base_url=f"http://127.0.0.1:{free_port()}", model="m")
-    async with StreamingClient(config) as client:
-        r = await client.send(WorkItem(prompt="x"), request_id=1, intended_ns=0, anchor_ns=0)
+    with closed_port() as port:
+        config = ClientConfig(base_url=f"http://127.0.0.1:{port}", model="m")
+        async with StreamingClient(config) as client:
+            r = await client.send(WorkItem(prompt="x"), request_id=1, intended_ns=0, anchor_ns=0)
     assert (r.status, r.error_kind, r.sent_ns) == ("error", "connect_error", None)
 
 

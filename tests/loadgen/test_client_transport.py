@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import random
 import shutil
-import socket
 import ssl
 import subprocess
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from tests.servers.scripted import (
     Send,
     chat_chunk,
     chunk,
+    closed_port,
     event,
     head,
 )
@@ -230,18 +230,16 @@ async def test_without_spare_every_connection_is_opened_by_a_request() -> None:
 async def test_a_spare_that_cannot_connect_is_dropped_quietly() -> None:
     """Nothing listens: the spare's failed connect is nobody's error (no exception left in a task), and a
     request to that address still fails with its own ConnectError."""
-    with socket.socket() as sock:  # a port that was free a moment ago, and nobody listens on now
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    loop = asyncio.get_running_loop()
-    unhandled: list[dict[str, object]] = []
-    loop.set_exception_handler(lambda _, context: unhandled.append(context))
-    transport = FastTransport(limits=_limits(), spare=True)
-    transport._open_spare(("http", "127.0.0.1", port), 1.0)
-    async with asyncio.timeout(10):
-        while transport._spares:  # noqa: ASYNC110 - the spare's task ends on its own
-            await asyncio.sleep(0.005)
-    async with httpx.AsyncClient(transport=transport) as client:
-        with pytest.raises(httpx.ConnectError):
-            await _get(client, f"http://127.0.0.1:{port}")
+    with closed_port() as port:  # bound, not listening: refuses connections until the test ends
+        loop = asyncio.get_running_loop()
+        unhandled: list[dict[str, object]] = []
+        loop.set_exception_handler(lambda _, context: unhandled.append(context))
+        transport = FastTransport(limits=_limits(), spare=True)
+        transport._open_spare(("http", "127.0.0.1", port), 1.0)
+        async with asyncio.timeout(10):
+            while transport._spares:  # noqa: ASYNC110 - the spare's task ends on its own
+                await asyncio.sleep(0.005)
+        async with httpx.AsyncClient(transport=transport) as client:
+            with pytest.raises(httpx.ConnectError):
+                await _get(client, f"http://127.0.0.1:{port}")
     assert unhandled == [] and transport._idle.get(("http", "127.0.0.1", port)) in (None, [])

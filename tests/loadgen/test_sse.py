@@ -162,3 +162,22 @@ def test_byte_by_byte_and_random_splits() -> None:
         cuts = sorted(rng.sample(range(len(STREAM) + 1), rng.randint(1, 12)))
         pieces = [STREAM[a:b] for a, b in zip([0, *cuts], [*cuts, len(STREAM)], strict=True)]
         assert parse(*pieces) == expected, cuts
+
+
+@pytest.mark.parametrize("reads", [
+    [b"data: a\ndata: b\n\n"],  # one read, nothing before: the read the fast path looks at
+    [b"data: z\n\n", b"data: a\ndata: b\n\n"],  # after a whole event
+    [b"event: x\n", b"data: a\ndata: b\n\n"],  # after a field line: nothing buffered, no data pending
+    [b"data: a\n", b"data: b\n\n"],  # split at the line end
+    [b"data: a\ndata: ", b"b\n\n"],  # split inside the second line
+    [b"data: a\ndata: b\n", b"\n"],  # the blank line on its own
+])
+def test_two_data_lines_are_one_event_joined_with_lf(reads: list[bytes]) -> None:
+    # WHATWG: each `data:` line appends its value and an LF to the buffer; dispatch drops the final LF.
+    got = datas(parse(*reads))
+    assert got[-1] == b"a\nb" and got[-1].count(b"\n") == 1
+    assert b"data" not in got[-1]
+
+
+def test_one_read_with_three_data_lines_and_a_single_line_event() -> None:
+    assert datas(parse(b"data: 1\ndata: 2\ndata: 3\n\n", b"data: {\"x\": 1}\n\n")) == [b"1\n2\n3", b'{"x": 1}']

@@ -143,8 +143,12 @@ def test_sweep_directory_rules(tmp_path: Path) -> None:
     assert not (taken / "sweep.json").exists() and not (taken / "points" / "01-rate-1" / "run.json").exists()
     assert (taken / "points" / "01-rate-1" / "notes.txt").read_text() == "mine"  # only what a sweep wrote
     existing = prepare_sweep_dir(tmp_path / "empty", kind="capacity")
-    discard(prepare_sweep_dir(existing.path, kind="capacity"))
-    assert existing.path.exists() is False or existing.created_root is not None
+    assert existing.created_root == tmp_path / "empty"
+    again = prepare_sweep_dir(existing.path, kind="capacity")  # the directory is there before this sweep:
+    assert again.created_root is None
+    discard(again)
+    assert existing.path.is_dir()  # so discarding this sweep leaves it, empty as it was
+    assert list(existing.path.iterdir()) == []
 
 
 def test_sweep_json_round_trip(tmp_path: Path) -> None:

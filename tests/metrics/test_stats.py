@@ -59,3 +59,10 @@ def test_fast_sort_of_non_negative_floats() -> None:
     values = np.random.default_rng(1).gamma(2.0, 0.01, 10_000)
     values[::7] = 0.0
     assert (sort_samples(values) == np.sort(values)).all()
+
+
+def test_sorting_integer_samples_gives_floats() -> None:
+    # Nanosecond gaps arrive as int64: the sorted copy holds their values as floats, not reinterpreted bits.
+    out = sort_samples(np.array([3_000_000, 1_000_000, 2_000_000], dtype=np.int64))
+    assert out.dtype == np.float64 and out.tolist() == [1e6, 2e6, 3e6]
+    assert stats_block(np.array([3, 1, 2], dtype=np.int64))["max"] == 3.0

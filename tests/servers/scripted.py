@@ -17,7 +17,7 @@ import contextlib
 import socket
 import ssl
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any
@@ -230,7 +230,18 @@ def usage(prompt: int, completion: int, cached: int | None = None) -> dict[str, 
 
 
 def free_port() -> int:
-    """A port nothing listens on (bound then released) — for connect-refused tests."""
+    """A port that was free a moment ago (bound then released), for a process that must be told its port
+    before it starts (Prometheus, a Pushgateway). Another process may take it in between: where the test
+    only needs a port that refuses connections, use `closed_port()`."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback port that refuses connections for as long as the block runs: a socket bound to it and
+    not listening (the kernel answers a SYN with RST), so nothing else can take the port meanwhile."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
