@@ -40,6 +40,14 @@ class ServerSilent(ProbeFailed):
     """Connected, but no answer within the probe's timeout: probing stops at the first such probe."""
 
 
+class ProbeAnswered(ProbeFailed):
+    """A probe request answered with an HTTP error status (`status`); the message quotes the server."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class ProbesRefused(ProbeFailed):
     """Every probe request was refused with the same HTTP status (a wrong model, a missing key, an option the
     server rejects): the run's own requests will most likely be refused alike, so it is no sizing problem."""
@@ -139,6 +147,7 @@ async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | Non
     extra: list[int] = []
     tokens: list[int] = []
     reasons: list[str] = []
+    statuses: set[int | None] = set()  # of the refused probes (None: refused without an HTTP status)
     async with httpx.AsyncClient(headers=_auth(api_key, headers or {}), timeout=PROBE_TIMEOUT_S,
                                  trust_env=False, verify=needs_tls(url)) as client:
         for n, messages in shapes:
@@ -156,13 +165,14 @@ async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | Non
                 raise
             except ProbeFailed as exc:
                 reasons.append(str(exc))
+                statuses.add(exc.status if isinstance(exc, ProbeAnswered) else None)
                 continue
             words.append(sum(len(p.split()) for p in parts))
             extra.append(messages - 1)
             tokens.append(prompt_tokens)
     if sum(1 for e in extra if e == 0) < 3:
-        if not tokens and reasons and len(set(reasons)) == 1 and not reasons[0].startswith(
-                ("a probe request answered HTTP 400", "a probe request answered HTTP 413")):  # not: too long
+        too_long = {400, 413}  # the probe was longer than the context: a sizing matter, not a refusal
+        if not tokens and len(set(reasons)) == 1 and len(statuses) == 1 and statuses.isdisjoint({None, *too_long}):
             raise ProbesRefused(reasons[0])
         raise ProbeFailed(reasons[0] if reasons else "too few probe requests succeeded")
     a, b, e = fit_line(words, extra, tokens)
@@ -177,7 +187,8 @@ async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> i
         raise _failed("a probe request failed", exc) from None
     if resp.status_code != 200:
         said = _server_message(resp)
-        raise ProbeFailed(f"a probe request answered HTTP {resp.status_code}" + (f": {said}" if said else ""))
+        raise ProbeAnswered(f"a probe request answered HTTP {resp.status_code}" + (f": {said}" if said else ""),
+                            resp.status_code)
     try:
         usage = resp.json().get("usage") or {}
     except (ValueError, AttributeError):

@@ -81,6 +81,13 @@ def parse_prom_options(**kwargs: Any) -> PromOptions:
     return opts
 
 
+def server_metrics_url(setting: str, base_url: str) -> str | None:
+    """The server's /metrics as `--server-metrics` names it: None for `none`, next to the API for `auto`."""
+    from loadgen.run.scrape import metrics_url_for
+
+    return None if setting == NONE else metrics_url_for(base_url) if setting == AUTO else setting
+
+
 def _credentials_out_of_url(opts: PromOptions) -> PromOptions:
     """Credentials in `--pushgateway http://user:pass@host` become the basic-auth user and password, and
     the URL used everywhere else (pushes, messages, anything written) is the one without them."""
@@ -187,11 +194,11 @@ class RunExporters:
         from exporters.prometheus.pushgateway import PushLoop
         from exporters.prometheus.server import serve_metrics
         from loadgen.http.payload import public_url, scrub_userinfo
-        from loadgen.run.scrape import ServerScraper, metrics_url_for, scrape_failure
+        from loadgen.run.scrape import ServerScraper, scrape_failure
 
         opts = self.opts
-        if opts.server_metrics != NONE:
-            url = metrics_url_for(base_url) if opts.server_metrics == AUTO else opts.server_metrics
+        url = server_metrics_url(opts.server_metrics, base_url)
+        if url is not None:
             scraper = ServerScraper(url, interval_s=opts.server_metrics_interval_s)
             try:
                 scraper.start()

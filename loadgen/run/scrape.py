@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from loadgen.http.payload import needs_tls, public_url, scrub_userinfo
+from loadgen.run.startup import first_line
 from metrics.server.histograms import (
     INTERPOLATION,
     CumulativeHistogram,
@@ -133,8 +134,7 @@ def scrape_failure(exc: Exception) -> str:
     if isinstance(exc, httpx.HTTPStatusError):
         resp = exc.response
         return f"HTTP {resp.status_code}" + (": the server has no /metrics" if resp.status_code == 404 else "")
-    lines = str(exc).strip().splitlines()
-    first = lines[0] if lines else ""
+    first = first_line(exc) if str(exc).strip() else ""
     if isinstance(exc, ValueError):
         return f"not Prometheus text ({first})" if first else "not Prometheus text"
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

@@ -31,7 +31,7 @@ from loadgen.run.model_len import ContextTooSmall, check_context
 from loadgen.run.models import list_models
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, EXIT_USAGE, RunSoFar, describe_os_error
 from loadgen.run.progress import Progress
-from loadgen.run.prometheus import RunExporters, start_exporters
+from loadgen.run.prometheus import RunExporters, server_metrics_url, start_exporters
 from loadgen.run.recorder import RecordWriter
 from loadgen.run.records_status import STATUS_FILE
 from loadgen.run.roofline import spec_from_models_entry
@@ -92,7 +92,7 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
         setup.rebuild_workload(sizing.counter)
     if sizing.line is not None and (sizing.warning or not spec.outputs.quiet):
         print(redact(sizing.line), file=sys.stderr)
-    cache_prediction = run_prediction(setup.workload, _metrics_url(setup, base_url))  # a trace replay's
+    cache_prediction = run_prediction(setup.workload, server_metrics_url(setup.spec.prometheus.server_metrics, base_url))  # a trace replay's
     if cache_prediction is not None and not spec.outputs.quiet:
         print(prediction_line(cache_prediction), file=sys.stderr)
     load = spec.load
@@ -120,15 +120,6 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
     write_json(out / RUN_FILE, run.run_info)
     run.writer = RecordWriter(out / RECORDS_FILE, status=out / STATUS_FILE)
     return client
-
-
-def _metrics_url(setup: RunSetup, base_url: str) -> str | None:
-    """The server's /metrics as `--server-metrics` names it (None: not to be asked)."""
-    from loadgen.run.prometheus import AUTO, NONE
-    from loadgen.run.scrape import metrics_url_for
-
-    wanted = setup.spec.prometheus.server_metrics
-    return None if wanted == NONE else metrics_url_for(base_url) if wanted == AUTO else wanted
 
 
 def _failed_start(run_dir: RunDir, run: RunSoFar, line: str, code: int) -> int:

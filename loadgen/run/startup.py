@@ -72,11 +72,11 @@ def unreachable_line(url: str, exc: httpx.HTTPError, *, timeout_s: float) -> str
                    f"running, and is {urlsplit(url).port or where} its port?"
         if "name or service not known" in str(exc).lower() or "nodename nor servname" in str(exc).lower():
             return f"cannot connect to {where}: unknown host {urlsplit(url).hostname!r}: is the address right?"
-        return f"cannot connect to {where}: {_first_line(exc)}: is the address right, and the server up?"
+        return f"cannot connect to {where}: {first_line(exc)}: is the address right, and the server up?"
     if isinstance(exc, httpx.RemoteProtocolError):
-        return f"{where} closed the connection without an HTTP answer ({_first_line(exc)}): is it an HTTP server, " \
+        return f"{where} closed the connection without an HTTP answer ({first_line(exc)}): is it an HTTP server, " \
                "and is this its port?"
-    return f"{url} failed: {type(exc).__name__}: {_first_line(exc)}"
+    return f"{url} failed: {type(exc).__name__}: {first_line(exc)}"
 
 
 def http_status_line(url: str, status: int) -> str:
@@ -89,6 +89,7 @@ def http_status_line(url: str, status: int) -> str:
     return f"{head}: {httpx.codes.get_reason_phrase(status) or 'error'}"
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An exception's first line (httpx adds a second one with a documentation link), else its type."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
