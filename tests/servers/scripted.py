@@ -109,6 +109,10 @@ class ScriptedServer:
                 pass
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # Only __aexit__ cancels these tasks: end normally, or asyncio's connection callback logs the
+            # cancellation as an error for every connection still open at shutdown.
+            pass
         finally:
             self._tasks.discard(task)
             writer.close()
