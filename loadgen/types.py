@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Endpoint = Literal["chat", "completions"]
+Endpoint = Literal["chat", "completions", "responses", "messages"]
 
 
 @dataclass(slots=True)
@@ -25,6 +25,17 @@ class WorkItem:
     prompt_tokens_counted: int | None = None
     template_tokens: int | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    model: str | None = None  # this request's model (a --model mix or a dataset/trace row); None: the run's
+    tools: list[dict[str, Any]] | None = None  # OpenAI-style tool list; each API sends it in its own form
+    tool_choice: Any = None  # "auto", "required", "none" or {"type": "function", "name": ...}
+    # Images ride in `messages` as chat content parts ({"type": "image_url", "image_url": {"url": data}});
+    # the Responses and Messages bodies convert them. These are their totals, recorded with the request.
+    images: int = 0
+    image_pixels: int = 0
+    image_bytes: int = 0
+    # A planned cancellation: close the stream this long after the send, or after this many output tokens.
+    cancel_after_s: float | None = None
+    cancel_after_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

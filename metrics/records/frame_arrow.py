@@ -39,7 +39,10 @@ def record_schema() -> Any:
         ("prompt_tokens_target", i64), ("cached_tokens", i64), ("finish_reason", text),
         ("first_byte_ns", i64), ("closed_ns", i64), ("output_tokens_target", i64),
         ("server_chunk_s", pa.list_(f64)), ("worker", i64), ("session", i64), ("turn", i64),
-        ("output_tokens_by_events", i64), ("output_tokens_by_tokenizer", i64),
+        ("output_tokens_by_events", i64), ("output_tokens_by_tokenizer", i64), ("reasoning_ns", i64),
+        ("answer_ns", i64), ("reasoning_tokens", i64), ("reasoning_tokens_source", text), ("tool_calls", i64),
+        ("tool_call_ns", i64), ("tool_call_done_ns", i64), ("model", text), ("images", i64),
+        ("image_pixels", i64), ("image_bytes", i64), ("cancel_at_ns", i64),
     ])
 
 

@@ -73,6 +73,23 @@ class RequestRecord:
     worker: int = 0
     session: int | None = None  # the conversation this request is a turn of (--turns); None: a lone request
     turn: int | None = None  # 1-based turn within that conversation
+    # Reasoning models and tool calls (docs/metrics.md). chunk_ns holds every content chunk (answer text,
+    # reasoning, tool-call deltas); these stamps say which came first of each kind, on the same clock.
+    reasoning_ns: int | None = None  # first reasoning (thinking) delta; None: the request did not reason
+    answer_ns: int | None = None  # first answer text or tool-call delta (TTFO = answer_ns - sent_ns)
+    reasoning_tokens: int | None = None  # tokens spent reasoning; None: unknown (never read as zero)
+    reasoning_tokens_source: str | None = None  # "usage" (the server's details) or the counter's basis
+    tool_calls: int = 0  # tool calls the answer made
+    tool_call_ns: int | None = None  # first tool-call delta
+    tool_call_done_ns: int | None = None  # the first call's arguments complete (its block or item closed)
+    model: str | None = None  # the model this request named (None in records written before model mixes)
+    # Image inputs (--images): how many, their total pixels and encoded bytes as sent.
+    images: int = 0
+    image_pixels: int = 0
+    image_bytes: int = 0
+    # A planned client-side cancellation (--cancel-rate): when the client was to close the stream (ns since
+    # the anchor; for `tokens:K` the stamp of the chunk that reached K). status "cancelled" when it did.
+    cancel_at_ns: int | None = None
 
     def to_json(self) -> bytes:
         """One `records.jsonl` line, newline included."""

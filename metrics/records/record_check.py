@@ -39,9 +39,12 @@ REQUIRED = ("id", "intended_ns", "status")
 INT64_FIELDS = (
     "id", "intended_ns", "sent_ns", "http_status", "output_tokens", "prompt_tokens", "prompt_tokens_target",
     "cached_tokens", "first_byte_ns", "closed_ns", "output_tokens_target", "worker", "session", "turn",
-    "output_tokens_by_events", "output_tokens_by_tokenizer",
+    "output_tokens_by_events", "output_tokens_by_tokenizer", "reasoning_ns", "answer_ns", "reasoning_tokens",
+    "tool_calls", "tool_call_ns", "tool_call_done_ns", "images", "image_pixels", "image_bytes", "cancel_at_ns",
 )
-STRING_FIELDS = ("status", "error_kind", "error_message", "token_source", "finish_reason")
+STRING_FIELDS = (
+    "status", "error_kind", "error_message", "token_source", "finish_reason", "reasoning_tokens_source", "model",
+)
 BOOL_FIELDS = ("output_tokens_estimated", "prompt_tokens_estimated")
 LIST_FIELDS = ("chunk_ns", "chunk_tokens", "server_chunk_s")
 OBJECT_FIELDS = ("tags", "server")
