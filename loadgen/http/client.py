@@ -129,6 +129,7 @@ class StreamingClient:
             prompt_tokens_target=item.prompt_tokens_target,
             output_tokens_target=item.max_tokens,
             tags=dict(item.tags),
+            model=item.model or self.config.model,
         )
         chunks = ChunkAccumulator()
         failure: errors.RequestFailed | None = None

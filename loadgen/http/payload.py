@@ -84,7 +84,7 @@ def _message_text(message: dict[str, Any]) -> str:
 
 
 def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": config.model}
+    body: dict[str, Any] = {"model": item.model or config.model}
     if config.endpoint == "chat":
         body["messages"] = chat_messages(item)
     else:

@@ -82,7 +82,7 @@ async def _count(client: httpx.AsyncClient, url: str, body: dict[str, Any],
     except httpx.HTTPError as exc:
         raise _failed(f"POST {urlsplit(url).path}", exc) from None
     if resp.status_code != 200:
-        said = _server_message(resp)
+        said = server_message(resp)
         raise ProbeFailed(f"POST {urlsplit(url).path} answered HTTP {resp.status_code}" + (f": {said}" if said else ""))
     try:
         data = resp.json()
@@ -186,7 +186,7 @@ async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> i
     except httpx.HTTPError as exc:
         raise _failed("a probe request failed", exc) from None
     if resp.status_code != 200:
-        said = _server_message(resp)
+        said = server_message(resp)
         raise ProbeAnswered(f"a probe request answered HTTP {resp.status_code}" + (f": {said}" if said else ""),
                             resp.status_code)
     try:
@@ -199,7 +199,7 @@ async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> i
     return prompt
 
 
-def _server_message(resp: httpx.Response, limit: int = 160) -> str:
+def server_message(resp: httpx.Response, limit: int = 160) -> str:
     """The server's own reason for refusing a probe (OpenAI's `error.message`, or `message`/`detail`), on
     one line and cut to `limit` characters; "" when it gave none."""
     try:

@@ -45,7 +45,7 @@ async def run_session(runner: Runner, index: int, session: Session, intended_ns:
         counted = history_counted + (turn.counted or 0)
         item = WorkItem(messages=messages, max_tokens=turn.max_tokens, prompt_tokens_target=target,
                         prompt_tokens_counted=counted, template_tokens=counter.template_tokens(messages),
-                        tags=dict(session.tags))
+                        tags=dict(session.tags), model=session.model)
         if buster is not None:
             item = buster.apply(item, f"{index}.{number}")
         text: list[str] = []
@@ -79,7 +79,9 @@ def _not_sent(runner: Runner, index: int, session: Session, failed: int, record:
     at = record.closed_ns if record.closed_ns is not None else record.intended_ns
     reason = SessionEnded(f"turn {failed} of session {index} failed ({record.error_kind}); this turn was never sent")
     for number, turn in enumerate(session.turns[failed:], start=failed + 1):
-        runner.deliver(_unsent(next(runner.record_ids), at, index, number, turn, session.tags, reason))
+        unsent = _unsent(next(runner.record_ids), at, index, number, turn, session.tags, reason)
+        unsent.model = record.model  # the session's model, as its failed turn named it
+        runner.deliver(unsent)
 
 
 def _unsent(rid: int, at_ns: int, index: int, number: int, turn: Turn, tags: dict[str, str],

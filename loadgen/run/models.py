@@ -4,6 +4,9 @@ With `--model` nothing is listed (a server that never answers the listing cannot
 on the embedded reference server, which has just answered `/health` and whose sim engine announces
 there what it simulates (loadgen.run.roofline). The listing waits at most `MODELS_TIMEOUT_S`, says so
 when it takes longer than a moment (loadgen.run.startup), and fails as one line with the hint that fits.
+
+A `--model` mix of several models (loadgen.workload.models) is checked model by model (`check_mix`): the
+run's first request must not be where a misspelt adapter name is found.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from typing import Any
 
 import httpx
 
-from loadgen.http.payload import endpoint_url, needs_tls, public_url
+from loadgen.http.payload import endpoint_url, merge_body, needs_tls, public_url
+from loadgen.http.probe import server_message
 from loadgen.run.startup import announced, http_status_line, unreachable_line
 from loadgen.types import ClientConfig
 
@@ -47,3 +51,44 @@ def list_models(config: ClientConfig, *, quiet: bool = False, timeout_s: float |
     if not entries:
         raise RuntimeError(f"GET {shown} lists no model: pass --model")
     return list(entries)
+
+
+class ModelNotServed(RuntimeError):
+    """A model of a `--model` mix was refused where another of the mix was served (exit 1, nothing sent)."""
+
+
+def check_mix(config: ClientConfig, names: tuple[str, ...], *, quiet: bool = False,
+              timeout_s: float | None = None) -> None:
+    """Each model of a mix asked once (`max_tokens: 1`, not streamed, on the run's endpoint): when the server
+    answers for one model and refuses another with HTTP 4xx, the only difference is the name, so the run
+    stops here with the server's own words. A server that refuses them all, or cannot be reached, is left to
+    the run itself (as with one model: its sizing line and records say what the server said)."""
+    timeout_s = MODELS_TIMEOUT_S if timeout_s is None else timeout_s
+    url = endpoint_url(config.base_url, config.endpoint)
+    headers = dict(config.extra_headers)
+    if config.api_key:
+        headers["Authorization"] = f"Bearer {config.api_key}"
+    refused: list[tuple[str, int, str]] = []
+    served = False
+    with announced(f"POST {public_url(url)} for each of the {len(names)} models", timeout_s * len(names),
+                   quiet=quiet), httpx.Client(headers=headers, timeout=timeout_s, verify=needs_tls(url),
+                                             trust_env=False) as client:
+        for name in names:
+            body: dict[str, Any] = {"model": name, "max_tokens": 1, "stream": False}
+            if config.endpoint == "completions":
+                body["prompt"] = "Hello"
+            else:
+                body["messages"] = [{"role": "user", "content": "Hello"}]
+            try:
+                resp = client.post(url, json=merge_body(config.extra_body, body))
+            except httpx.HTTPError:
+                return
+            if resp.status_code == 200:
+                served = True
+            elif 400 <= resp.status_code < 500 and resp.status_code != 429:
+                refused.append((name, resp.status_code, server_message(resp)))
+    if served and refused:
+        name, status, said = refused[0]
+        more = f" ({len(refused) - 1} more of the mix refused too)" if len(refused) > 1 else ""
+        raise ModelNotServed(f"--model: the server refused a request for {name!r} and answered one for another "
+                             f"model of the mix: HTTP {status}" + (f": {said}" if said else "") + more)

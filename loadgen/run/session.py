@@ -28,7 +28,7 @@ from loadgen.run.embedded import EmbeddedServerError, ServerArgumentError, embed
 from loadgen.run.failing import early_stop_hooks
 from loadgen.run.layout import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION
 from loadgen.run.model_len import ContextTooSmall, check_context
-from loadgen.run.models import list_models
+from loadgen.run.models import check_mix, list_models
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, EXIT_USAGE, RunSoFar, describe_os_error
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters, server_metrics_url, start_exporters
@@ -76,7 +76,8 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
     """Before the first request: the model, run.json and the record file."""
     out = run_dir.path
     spec = setup.spec
-    client = client_config(setup, base_url=base_url, model=spec.target.model or "")
+    mix = setup.models
+    client = client_config(setup, base_url=base_url, model=mix.names[0] if mix is not None else "")
     entries = None
     if not client.model:
         entries = list_models(client, quiet=spec.outputs.quiet)
@@ -87,7 +88,10 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
         sizing = resolve_sizing(setup, client)  # probes the server: before run.json and the first scrape
     # Before anything is sent or written: the context from /v1/models (listed only without --model), else
     # as the tokenize endpoint said it.
-    check_context(setup, client.model, entries, sizing.detail.get("max_model_len"))
+    for model in mix.names if mix is not None else (client.model,):
+        check_context(setup, model, entries, sizing.detail.get("max_model_len"))
+    if mix is not None and len(mix.names) > 1:
+        check_mix(client, mix.names, quiet=spec.outputs.quiet)
     if sizing.counter is not None:
         setup.rebuild_workload(sizing.counter)
     if sizing.line is not None and (sizing.warning or not spec.outputs.quiet):
@@ -105,7 +109,8 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
                      **({"prefix_cache_prediction": cache_prediction} if cache_prediction else {})},
         "target": public_url(base_url),
         "embedded": spec.target.embedded,
-        "model": client.model,
+        "model": spec.target.model if mix is not None and len(mix.names) > 1 else client.model,
+        **({"models": mix.describe()} if mix is not None and len(mix.names) > 1 else {}),
         "endpoint": client.endpoint,
         "load": str(load.arrival),
         "open_loop": load.arrival.open_loop,

@@ -24,6 +24,7 @@ from loadgen.spec.sections import LoadSpec, RooflineSpec
 from loadgen.types import ClientConfig
 from loadgen.workload.arrivals import Arrival
 from loadgen.workload.build import AnyWorkload, build_workload, is_sessions
+from loadgen.workload.models import ModelMix, parse_models
 from loadgen.workload.schedule import Schedule, run_schedule
 from loadgen.workload.text import TokenCounter
 from loadgen.workload.traces import Trace, load_trace
@@ -48,11 +49,16 @@ class RunSetup:
         """The same workload with prompts sized by `counter` (learnt from the server, loadgen.run.sizing)."""
         rows = self.schedule.rows if self.schedule is not None else None
         self.workload = build_workload(self.spec.workload, seed=self.spec.load.seed, embedded=self.embedded,
-                                       counter=counter, trace=self.trace, rows=rows)
+                                       counter=counter, trace=self.trace, rows=rows, models=self.models)
 
     @property
     def embedded(self) -> bool:
         return self.spec.target.embedded
+
+    @property
+    def models(self) -> ModelMix | None:
+        """The `--model` mix (one model or more); None without `--model`."""
+        return parse_models(self.spec.target.model) if self.spec.target.model else None
 
     def summary_config(self) -> SummaryConfig:
         return summary_config_of(self.spec, self.schedule_end_s)
@@ -86,7 +92,8 @@ def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
     trace = load_trace(w.trace, w.trace_format) if w.trace is not None else None
     schedule = run_schedule(spec.load, trace)
     workload = build_workload(w, seed=spec.load.seed, embedded=spec.target.embedded, trace=trace,
-                              rows=schedule.rows if schedule is not None else None)
+                              rows=schedule.rows if schedule is not None else None,
+                              models=parse_models(spec.target.model) if spec.target.model else None)
     roofline = roofline_settings(spec.metrics.roofline) if spec.metrics.roofline is not None else None
     return RunSetup(spec=spec, secrets=secrets, workload=workload, gate=_gate_plan(spec),
                     schedule_end_s=schedule_end_s(spec.load, schedule, sessions=is_sessions(workload)),

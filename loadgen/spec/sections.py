@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from loadgen.spec.fail_limit import DEFAULT_MAX_FAILED, parse_fail_limit
 from loadgen.workload.arrivals import Arrival
 from loadgen.workload.lengths import LengthDist, plain_number
+from loadgen.workload.models import parse_models
 from loadgen.workload.think import ThinkTime
 from metrics.gate.thresholds import Threshold
 from metrics.slo import SLO
@@ -64,6 +65,11 @@ class TargetSpec:
         _require(self.url is None or bool(self.url.strip()), "--url must not be empty")
         _require(not self.server_args or self.url is None,
                  "--server-arg applies to the embedded reference server only (no --url)")
+        if self.model is not None:
+            try:
+                parse_models(self.model)
+            except ValueError as exc:
+                raise SpecError(str(exc)) from None
 
     @property
     def embedded(self) -> bool:

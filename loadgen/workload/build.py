@@ -11,6 +11,7 @@ from loadgen.spec.sections import WorkloadSpec
 from loadgen.workload.bust import BustedWorkload, CacheBuster
 from loadgen.workload.conversations import load_jsonl_conversations, load_sharegpt_conversations
 from loadgen.workload.counters import make_counter
+from loadgen.workload.models import MixedSessions, MixedWorkload, ModelMix
 from loadgen.workload.sessions import DatasetSessions, SessionWorkload, SyntheticSessions
 from loadgen.workload.sources import DatasetWorkload, SyntheticWorkload, Workload, load_jsonl, load_sharegpt
 from loadgen.workload.text import TokenCounter
@@ -33,12 +34,24 @@ def is_sessions(workload: Any) -> bool:
 
 
 def build_workload(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: TokenCounter | None = None,
-                   trace: Trace | None = None, rows: np.ndarray | None = None) -> AnyWorkload:
+                   trace: Trace | None = None, rows: np.ndarray | None = None,
+                   models: ModelMix | None = None) -> AnyWorkload:
     """Reads the dataset or the tokenizer when there is one: ValueError (a usage error) when it cannot.
 
     `counter` replaces the spec's token counter (prompts sized against the server, loadgen.run.sizing);
-    `trace` and `rows` are the trace and the schedule's choice of its requests (loadgen.workload.schedule).
+    `trace` and `rows` are the trace and the schedule's choice of its requests (loadgen.workload.schedule);
+    `models`: a `--model` mix of several models (loadgen.workload.models), drawn per request or session.
     """
+    workload = _build(spec, seed=seed, embedded=embedded, counter=counter, trace=trace, rows=rows)
+    if models is None or len(models.names) < 2:
+        return workload
+    if is_sessions(workload):
+        return MixedSessions(workload, models, seed)
+    return MixedWorkload(workload, models, seed)
+
+
+def _build(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: TokenCounter | None,
+           trace: Trace | None, rows: np.ndarray | None) -> AnyWorkload:
     if counter is None:
         counter = make_counter(spec.token_counter(embedded))[1]
     tags = dict(spec.tags)

@@ -3,7 +3,7 @@
 - ShareGPT JSON: each human turn is one turn (sent with the real history), the gpt answer after it gives
   that turn's `max_tokens` (its length under the run's counter); a system entry joins the next turn.
 - JSONL, one conversation per line, either
-  `{"turns": [{"messages": [...], "max_tokens": 64}, ...], "tags": {...}}` (each turn's messages are
+  `{"turns": [{"messages": [...], "max_tokens": 64}, ...], "tags": {...}, "model"?: str}` (each turn's messages are
   what it adds: usually one user message), or
   `{"messages": [...], "max_tokens"?: n, "tags"?: {...}}` with several user messages: each user message
   closes a turn (with the system or tool messages before it), and the assistant message after it gives
@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from loadgen.workload.bounds import MAX_TOKENS
+from loadgen.workload.models import row_model
 from loadgen.workload.quoting import quoted
 from loadgen.workload.sessions import Session, Turn
 from loadgen.workload.sources import (
@@ -80,7 +81,7 @@ def load_jsonl_conversations(path: str, counter: Counter, tags: dict[str, str]) 
         else:
             turns = _split_turns(_messages(row_messages(row), where), _max_tokens(row.get("max_tokens"), where),
                                  where, counter)
-        out.append(Session(turns, merged))
+        out.append(Session(turns, merged, row_model(row.get("model"), where)))
     return out
 
 

@@ -43,6 +43,7 @@ class Turn:
 class Session:
     turns: list[Turn]
     tags: dict[str, str] = field(default_factory=dict)
+    model: str | None = None  # every turn's model (a dataset row's, or drawn from a --model mix)
 
 
 class SessionWorkload(Protocol):
@@ -126,7 +127,7 @@ class DatasetSessions:
         for k, turn in enumerate(base.turns[:cap]):
             max_tokens = turn.max_tokens if turn.max_tokens is not None else self.default_output.sample_one(rng)
             out.append(Turn(turn.messages, max_tokens, turn.target, turn.counted, self.think.sample(rng) if k else 0.0))
-        return Session(out, dict(base.tags))
+        return Session(out, dict(base.tags), base.model)
 
     def describe(self) -> dict[str, Any]:
         turns = [len(c.turns) for c in self.conversations]

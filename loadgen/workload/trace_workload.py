@@ -47,7 +47,8 @@ class TraceWorkload:
         counted = self.counter(text)
         return WorkItem(messages=messages, prompt=text, max_tokens=max(1, int(self.trace.output_tokens[row])),
                         prompt_tokens_target=want, prompt_tokens_counted=counted,
-                        template_tokens=self.counter.template_tokens(messages), tags=dict(self.tags))
+                        template_tokens=self.counter.template_tokens(messages), tags=dict(self.tags),
+                        model=self.trace.models[row] if self.trace.models is not None else None)
 
     def _prompt(self, row: int, want: int) -> str:
         blocks = self.trace.blocks(row)

@@ -3,7 +3,8 @@
 Formats (`--trace-format auto` picks by content):
 - `mooncake`: JSON lines `{"timestamp": ms, "input_length": n, "output_length": n, "hash_ids": [...]}`;
   each hash id stands for one block of MOONCAKE_BLOCK_TOKENS prompt tokens, and two requests holding the
-  same id at the same position share those tokens (the trace's record of prefix reuse).
+  same id at the same position share those tokens (the trace's record of prefix reuse). An optional
+  `"model"` names the model that row's request asks for (loadgen.workload.models).
 - `azure`: the Azure LLM inference trace CSV (`TIMESTAMP` as a date-time, `ContextTokens`,
   `GeneratedTokens`); no reuse information.
 - `burstgpt`: the BurstGPT CSV (`Timestamp` in seconds, `Request tokens`, `Response tokens`, optional
@@ -33,6 +34,7 @@ import numpy.typing as npt
 import orjson
 
 from loadgen.workload.bounds import MAX_HORIZON_S, check_tokens
+from loadgen.workload.models import row_model
 from loadgen.workload.quoting import printable, quoted
 
 TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt")
@@ -63,6 +65,7 @@ class Trace:
     hash_ids: IntArray | None = None
     block_tokens: int = MOONCAKE_BLOCK_TOKENS
     lines: IntArray | None = None  # each request's line in the file (for messages about it)
+    models: tuple[str | None, ...] | None = None  # Mooncake: a row's own `model` (None: the run's)
 
     @property
     def n(self) -> int:
@@ -168,6 +171,7 @@ def _mooncake(data: bytes, shown: str) -> Trace:
     ids: list[int] = []
     off = [0]
     lines: list[int] = []
+    models: list[str | None] = []
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
@@ -193,9 +197,10 @@ def _mooncake(data: bytes, shown: str) -> Trace:
         ids.extend(hashes)
         off.append(len(ids))
         lines.append(number)
+        models.append(row_model(row.get("model"), where))
     return Trace(shown, "mooncake", np.array(arrival, dtype=np.float64), np.array(inputs, dtype=np.int64),
                  np.array(outputs, dtype=np.int64), np.array(off, dtype=np.int64), np.array(ids, dtype=np.int64),
-                 lines=np.array(lines, dtype=np.int64))
+                 lines=np.array(lines, dtype=np.int64), models=tuple(models) if any(models) else None)
 
 
 def _csv_trace(data: bytes, shown: str, fmt: str) -> Trace:
@@ -296,5 +301,6 @@ def _sorted(trace: Trace) -> Trace:
         hash_ids = np.concatenate(pieces) if pieces else hash_ids
         hash_off = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     lines = trace.lines[order] if trace.lines is not None else None
+    models = tuple(trace.models[i] for i in order.tolist()) if trace.models is not None else None
     return Trace(trace.path, trace.format, trace.arrival_s[order], trace.input_tokens[order],
-                 trace.output_tokens[order], hash_off, hash_ids, trace.block_tokens, lines)
+                 trace.output_tokens[order], hash_off, hash_ids, trace.block_tokens, lines, models)
