@@ -24,6 +24,18 @@ def _seconds(text: str, flag: str) -> float:
         raise typer.BadParameter(str(exc), param_hint=flag) from None
 
 
+def _names(given: list[str]) -> list[str]:
+    """`--served-model-name` repeated and/or comma-separated, in order, each once; BadParameter for an empty one."""
+    names: list[str] = []
+    for text in given:
+        for name in text.split(","):
+            if not name.strip():
+                raise typer.BadParameter(f"an empty name in {text!r}", param_hint="--served-model-name")
+            if name.strip() not in names:
+                names.append(name.strip())
+    return names
+
+
 def serve(
     host: Annotated[
         str, typer.Option(help="Address to bind; 127.0.0.1 keeps it off the network (beyond it without --api-key: a warning).")
@@ -32,7 +44,9 @@ def serve(
     model: Annotated[
         str | None, typer.Option(help="Local HF Llama directory (config.json, *.safetensors, tokenizer.json).")
     ] = None,
-    served_model_name: Annotated[str | None, typer.Option(help="Model id in responses and /metrics.")] = None,
+    served_model_name: Annotated[list[str] | None, typer.Option(metavar="NAME",
+        help="Model id(s) it answers to (repeat it, or a comma list: the same weights under each name, as "
+             "adapters of a model mix); the first one labels /metrics.")] = None,
     engine: Annotated[str, typer.Option(help="torch (real forward pass) or sim (roofline clock).")] = "torch",
     dtype: Annotated[str, typer.Option(help="auto, float32, bfloat16, float16.", rich_help_panel=_ENGINE)] = "auto",
     device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N.", rich_help_panel=_ENGINE)] = "auto",
@@ -122,6 +136,8 @@ def serve(
       goodput serve --engine sim
       goodput serve --engine sim --sim-model Llama-3.1-70B --sim-gpu H200 \\
           --sim-tp 4 --max-num-seqs 256
+      # one model under several names (a LoRA adapter mix's names)
+      goodput serve --engine sim --served-model-name base,lora-a,lora-b
       goodput serve --fault-500 0.05 --fault-stall 0.02 --fault-stall-s 3 \\
           --fault-seed 1
       GOODPUT_API_KEY=secret goodput serve --host 0.0.0.0
@@ -144,6 +160,7 @@ def serve(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    names = _names(served_model_name or [])
     try:
         faults = FaultConfig(
             error_500=fault_500,
@@ -178,7 +195,8 @@ def serve(
             ) if engine == "sim" else None,
         )
         app_config = AppConfig(
-            model_name=served_model_name or model or "goodput-tiny",
+            model_name=names[0] if names else model or "goodput-tiny",
+            other_names=tuple(names[1:]),
             api_key=api_key,
             max_body_bytes=max_body_bytes,
             max_tokens_limit=max_tokens_limit,

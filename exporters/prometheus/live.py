@@ -7,10 +7,10 @@ vectorised formulas as summary.json (metrics.latency.derive, metrics.slo), so a 
 describe the same samples: status "ok" requests inside the measurement window.
 
 Families (base units; `_total` counters; labels bounded: prompt bucket, cache-hit class, the
-`scenario` and `tenant` tags, status, error kind and whether sent — never ids or prompts):
+`scenario` and `tenant` tags, the model, status, error kind and whether sent — never ids or prompts):
 
     goodput_{ttft,ttft_from_schedule,itl,itl_per_token,tpot,e2e,dispatch_lag}_seconds   histograms
-    goodput_requests_total{status,error_kind,sent,scenario,tenant}   every finished request (one per record)
+    goodput_requests_total{status,error_kind,sent,scenario,tenant,model}   every finished request (one each)
     goodput_evaluated_requests_total / goodput_good_requests_total   measured / good (SLO attainment = ratio)
     goodput_{prompt,cached_prompt,output}_tokens_total               ok measured requests
     goodput_requests_dispatched_total, goodput_in_flight_requests, goodput_offered_rate_requests_per_second
@@ -52,8 +52,10 @@ from metrics.summary.buckets import (
 from metrics.summary.window import measurement_window
 
 TAG_LABELS: tuple[str, ...] = ("scenario", "tenant")
-BUCKET_LABELS: tuple[str, ...] = ("prompt_bucket", "cache", *TAG_LABELS)
-STATUS_LABELS: tuple[str, ...] = ("status", "error_kind", "sent", *TAG_LABELS)
+# `model`: the model each request named, on every run (empty when a record names none), so a family's label
+# names never depend on how many models ran; dashboards that sum over the other labels read the same.
+BUCKET_LABELS: tuple[str, ...] = ("prompt_bucket", "cache", *TAG_LABELS, "model")
+STATUS_LABELS: tuple[str, ...] = ("status", "error_kind", "sent", *TAG_LABELS, "model")
 STATUSES: tuple[str, ...] = ("ok", "error", "cancelled")
 HISTOGRAMS: tuple[tuple[str, str], ...] = (
     ("ttft", "Time to first content chunk, from the actual send."),
@@ -167,9 +169,10 @@ class RunMetrics(Collector):
         kinds = [k or "" for k in frame.error_kind]
         sent = ["true" if s else "false" for s in frame.has_sent.tolist()]
         tag_values = [[v or "" for v in t] for t in tags]
-        for i, key in enumerate(zip(prompt_labels, cache_labels, *tag_values, strict=True)):
+        models = [m or "" for m in frame.model] if len(frame.model) == frame.n else [""] * frame.n
+        for i, key in enumerate(zip(prompt_labels, cache_labels, *tag_values, models, strict=True)):
             b_ids[i] = bucket_keys.setdefault(key, len(bucket_keys))
-        for i, key in enumerate(zip(status_labels, kinds, sent, *tag_values, strict=True)):
+        for i, key in enumerate(zip(status_labels, kinds, sent, *tag_values, models, strict=True)):
             s_ids[i] = status_keys.setdefault(key, len(status_keys))
         return b_ids, list(bucket_keys), s_ids, list(status_keys)
 

@@ -49,7 +49,7 @@ class ModelMix:
         return self.names[-1]  # u within rounding of 1
 
     def describe(self) -> dict[str, float]:
-        return dict(zip(self.names, self.shares, strict=True))
+        return {name: round(share, 9) for name, share in zip(self.names, self.shares, strict=True)}
 
 
 def parse_models(text: str) -> ModelMix:

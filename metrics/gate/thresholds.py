@@ -5,11 +5,11 @@ Grammar (spaces are free; the expression is the *pass* condition)::
     METRIC[{FILTER,...}]:AGG OP LIMIT [| nodata=pass]
 
     LIMIT  := NUMBER[UNIT] | baseline | baseline * NUMBER | baseline + NUMBER[UNIT] | baseline - NUMBER[UNIT]
-    FILTER := KEY:LABEL     KEY = prompt_bucket | output_bucket | cache | turn | any workload tag key
+    FILTER := KEY:LABEL     KEY = prompt_bucket | output_bucket | cache | turn | model | any workload tag key
                             (or tag:KEY:LABEL for a tag named like a bucket dimension)
 
 Examples: `ttft:p(99)<500ms`, `tpot:avg<40ms`, `goodput:attainment>=0.95`, `errors:rate<1%`,
-`throughput:output_tokens_per_s>1000`, `ttft{prompt_bucket:2k-8k,cache:none}:p(95)<2s`,
+`throughput:output_tokens_per_s>1000`, `ttft{prompt_bucket:2k-8k,cache:none}:p(95)<2s`, `ttft{model:lora-a}:p(99)<1s`,
 `ttft:p(99) < baseline * 1.10`, `goodput:attainment >= baseline - 0.02`.
 
 `capacity:*` thresholds (`capacity:rate >= 6`, `capacity:rate >= baseline * 0.95`) judge the result of a
@@ -78,6 +78,7 @@ FILTER_KEYS: dict[str, str] = {
     "output_bucket": "output_tokens", "output_tokens": "output_tokens", "output": "output_tokens",
     "cache": "cache",
     "turn": "turn",
+    "model": "model",
 }
 
 _EXPR = re.compile(

@@ -8,6 +8,8 @@
   the field when it is 0).
 - `turn`: a conversation turn's number (`--turns`): `1`, `2`, `3-4`, `5-8`, `9+`; a request that is no
   turn is `unknown`. Only runs with turns have this dimension.
+- `model`: the model each request named (a `--model` mix, a dataset's or trace's rows); a record that
+  names none is `unknown`. Only runs where more than one model ran have this dimension.
 - `tag:<key>`: one dimension per workload tag key (scenario, tenant, ...); a request without the key
   is `"(none)"`.
 """
@@ -117,6 +119,17 @@ def turn_dimensions(frame: RequestFrame) -> list[Dimension]:
     if not (~np.isnan(frame.turn)).any():
         return []
     return [Dimension("turn", list(TURN_LABELS), turn_codes(frame.turn))]
+
+
+def model_dimensions(frame: RequestFrame) -> list[Dimension]:
+    """The `model` dimension when more than one model ran (labels sorted, `unknown` last); none otherwise."""
+    names = sorted({m for m in frame.model if m is not None})
+    if len(names) < 2:
+        return []
+    labels = [*names, UNKNOWN] if UNKNOWN not in names else names
+    index = {label: i for i, label in enumerate(labels)}
+    codes = np.array([index[UNKNOWN if m is None else m] for m in frame.model], dtype=np.int64)
+    return [Dimension("model", labels, codes)]
 
 
 def tag_dimensions(frame: RequestFrame) -> list[Dimension]:

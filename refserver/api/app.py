@@ -3,8 +3,8 @@
 `create_app(engine, tokenizer, config)` builds it; the engine is started and stopped by the app's
 lifespan. Routes: `POST /v1/chat/completions`, `POST /v1/completions`, `GET /v1/models`, `GET /health`,
 `GET /metrics`, and `POST /tokenize` unless `config.tokenize_endpoint` is off. A request naming a model other
-than `config.model_name` is refused as vLLM refuses it (404, "The model `x` does not exist."); one that
-names none gets the served model. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`. Every error,
+than the served names (`config.model_name` and `config.other_names`, the same weights) is refused as vLLM
+refuses it (404, "The model `x` does not exist."); one that names none gets the first name. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`. Every error,
 also an unknown path (404), a wrong method (405) and an unexpected failure (500), has an OpenAI-style
 JSON body.
 """
@@ -29,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 from refserver.api.errors import APIError, model_not_found
 from refserver.api.generate import Generation, Output
 from refserver.api.protocol import Kind, parse_request
-from refserver.api.state import AppConfig, ServerState
+from refserver.api.state import AppConfig, ServerState, served_names
 from refserver.api.streaming import ChunkBuilder, SSEResponse, stream_events, wait_for_disconnect
 from refserver.api.timing import RequestTimes, final_goodput, llama_timings, usage
 from refserver.api.tokenize import tokenize
@@ -90,7 +90,7 @@ async def _generate(request: Request, kind: Kind) -> Response | SSEResponse | _D
         if injected is not None:
             raise injected
         req = parse_request(await state.read_json(request), kind)
-        if req.model is not None and req.model != state.config.model_name:  # as vLLM: no model = the served one
+        if req.model is not None and req.model not in served_names(state.config):  # as vLLM: none = the first
             raise model_not_found(req.model)
         prompt_ids = state.prompt_ids(req)
         params = state.sampling_params(req, len(prompt_ids))
@@ -109,7 +109,7 @@ async def _generate(request: Request, kind: Kind) -> Response | SSEResponse | _D
         await generation.start()
     except APIError as error:
         return _error_response(error)
-    builder = ChunkBuilder(req, request_id=request_id, model=state.config.model_name, times=times)
+    builder = ChunkBuilder(req, request_id=request_id, model=req.model or state.config.model_name, times=times)
     if req.stream:
         return SSEResponse(stream_events(generation, builder, state.config.faults, fault))
     return await _complete(request, generation, builder, fault, state.config.faults)
@@ -198,18 +198,21 @@ async def models(request: Request) -> Response:
         state.check_auth(request)
     except APIError as error:
         return _error_response(error)
-    model = {
-        "id": state.config.model_name,
-        "object": "model",
-        "created": state.created,
-        "owned_by": "goodput",
-        "max_model_len": state.config.max_model_len,
-    }
     sim = describe_engine(state.engine)
-    if sim is not None:  # say so: a client must be able to tell a simulation from a real model
-        model["engine"] = "sim"
-        model["sim"] = sim
-    return JSONResponse({"object": "list", "data": [model]})
+    data = []
+    for name in served_names(state.config):  # every name, the same weights (as vLLM lists each served name)
+        model: dict[str, Any] = {
+            "id": name,
+            "object": "model",
+            "created": state.created,
+            "owned_by": "goodput",
+            "max_model_len": state.config.max_model_len,
+        }
+        if sim is not None:  # say so: a client must be able to tell a simulation from a real model
+            model["engine"] = "sim"
+            model["sim"] = sim
+        data.append(model)
+    return JSONResponse({"object": "list", "data": data})
 
 
 async def health(request: Request) -> Response:

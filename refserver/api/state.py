@@ -25,13 +25,19 @@ from refserver.tokenizer import Tokenizer
 
 @dataclass(slots=True)
 class AppConfig:
-    model_name: str = "goodput-tiny"
+    model_name: str = "goodput-tiny"  # the first served name: the /metrics label and a request naming none
+    other_names: tuple[str, ...] = ()  # more names for the same weights (adapters' names in a model mix)
     max_model_len: int = 4096  # prompt + output tokens one request may reach (the engine's context)
     api_key: str | None = field(default=None, repr=False)  # never shown in logs or reprs
     max_body_bytes: int = 4 << 20
     max_tokens_limit: int | None = None  # refuse larger max_tokens; None = only the context limits
     faults: FaultConfig = field(default_factory=FaultConfig)
     tokenize_endpoint: bool = True  # POST /tokenize (vLLM's shape): lets clients size prompts exactly
+
+
+def served_names(config: AppConfig) -> tuple[str, ...]:
+    """Every name the server answers to, the first one first."""
+    return (config.model_name, *config.other_names)
 
 
 class ServerState:

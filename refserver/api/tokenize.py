@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 
 from refserver.api.errors import APIError, bad_request, model_not_found
 from refserver.api.protocol import parse_messages
-from refserver.api.state import ServerState
+from refserver.api.state import ServerState, served_names
 
 
 def _flag(body: dict[str, Any], name: str, default: bool) -> bool:
@@ -37,7 +37,7 @@ def token_ids(state: ServerState, body: object) -> list[int]:
     if not isinstance(body, dict):
         raise bad_request("the request body must be a JSON object", code="invalid_body")
     model = body.get("model")
-    if model is not None and model != state.config.model_name:  # as vLLM's /tokenize: another model is a 404
+    if model is not None and model not in served_names(state.config):  # as vLLM's /tokenize: another is a 404
         raise model_not_found(str(model))
     if "messages" in body:
         if not _flag(body, "add_generation_prompt", True):
