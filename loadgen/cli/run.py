@@ -63,7 +63,7 @@ Examples:
 def run(
     ctx: typer.Context,
     url: Annotated[str | None, typer.Option(envvar="GOODPUT_URL", help="Server base URL (with or without /v1). Omit to start the bundled reference server on loopback.", rich_help_panel=TARGET)] = None,
-    model: Annotated[str | None, typer.Option(help="Model name to request; default: the first of GET /v1/models.", rich_help_panel=TARGET)] = None,
+    model: Annotated[str | None, typer.Option(help="Model name to request; default: the first of GET /v1/models. A list mixes models per request: a,b,c (equal shares) or base:0.6,lora-a:0.4.", rich_help_panel=TARGET)] = None,
     endpoint: Annotated[str, typer.Option(help="chat (/v1/chat/completions) or completions (/v1/completions).", rich_help_panel=TARGET)] = "chat",
     api_key: Annotated[str | None, typer.Option(envvar="OPENAI_API_KEY", help="Bearer token; never written anywhere.", show_default=False, rich_help_panel=TARGET)] = None,
     arrival: Annotated[str, typer.Option(help="constant | poisson | gamma | ramp | concurrency (closed loop: subject to coordinated omission).", rich_help_panel=LOAD)] = "poisson",
