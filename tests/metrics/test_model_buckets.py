@@ -3,6 +3,7 @@ ran), and thresholds filter on it (`{model:lora-a}`). Every expected number is w
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -70,3 +71,16 @@ def test_a_model_filter_judges_that_model_alone() -> None:
     verdicts = evaluate([parse_threshold(t) for t in texts], view)
     assert [v.passed for v in verdicts] == [True, False, True, False, True, True, False]
     assert verdicts[-1].value is None  # a model that never ran: no data, which fails
+
+
+def test_every_frame_builder_reads_the_model(tmp_path: Path) -> None:
+    from metrics.records.frame_arrow import frame_from_table, read_records_table
+    from metrics.records.jsonl import read_jsonl_frame
+
+    records = _records()
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b"".join(r.to_json() + b"\n" for r in records))
+    expected = ["base", "base", "lora-a", "lora-a", None]
+    assert frame_from_records(records).model == expected
+    assert read_jsonl_frame(path)[0].model == expected
+    assert frame_from_table(read_records_table(path)).model == expected
