@@ -147,7 +147,7 @@ def execute(setup: RunSetup, run_dir: RunDir, *, console: bool = True) -> int:
             client = _start(setup, run_dir, base_url, run)
             with announced("the server's /metrics", SCRAPE_TIMEOUT_S, quiet=setup.spec.outputs.quiet):
                 exporters = start_exporters(setup.prom_options(), setup.summary_config(), run_id=out.name,
-                                            model=client.model, arrival=setup.spec.load.arrival,
+                                            model=str(run.run_info["model"]), arrival=setup.spec.load.arrival,
                                             base_url=base_url)
             try:
                 _run_loop(setup, client, run, exporters)

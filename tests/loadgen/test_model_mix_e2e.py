@@ -103,3 +103,18 @@ def test_serve_takes_names_repeated_or_as_a_list(monkeypatch: pytest.MonkeyPatch
     assert (seen[0].model_name, seen[0].other_names) == ("base", ("lora-a", "lora-b"))
     result = CliRunner().invoke(app, ["serve", "--served-model-name", "base,,lora-a"])
     assert result.exit_code == 2 and "an empty name" in result.output
+
+
+def test_the_start_check_blames_a_name_only_when_another_was_served() -> None:
+    from loadgen.run.models import ModelNotServed, check_mix
+    from loadgen.types import ClientConfig
+    from tests.loadgen._stream_server import threaded_server
+    from tests.servers.refusing import vllm
+
+    with threaded_server(vllm("base")) as server:
+        config = ClientConfig(base_url=server.url, model="base")
+        with pytest.raises(ModelNotServed, match=r"'lora-x' .*HTTP 404: The model `lora-x` does not exist\. "
+                                                 r"\(1 more of the mix refused too\)$"):
+            check_mix(config, ("lora-x", "base", "lora-y"), quiet=True)
+        check_mix(config, ("lora-x", "lora-y"), quiet=True)  # all refused: a wrong URL or key as likely; the run says
+        check_mix(config, ("base",), quiet=True)
