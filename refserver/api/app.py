@@ -1,7 +1,8 @@
 """The reference server's ASGI app (Starlette): OpenAI-compatible routes, `/health` and `/metrics`.
 
 `create_app(engine, tokenizer, config)` builds it; the engine is started and stopped by the app's
-lifespan. Routes: `POST /v1/chat/completions`, `POST /v1/completions`, `GET /v1/models`, `GET /health`,
+lifespan. Routes: `POST /v1/chat/completions`, `POST /v1/completions`, `POST /v1/responses` and
+`POST /v1/messages` (apis.py), `GET /v1/models`, `GET /health`,
 `GET /metrics`, and `POST /tokenize` unless `config.tokenize_endpoint` is off. A request naming a model other
 than `config.model_name` is refused as vLLM refuses it (404, "The model `x` does not exist."); one that
 names none gets the served model. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`. Every error,
@@ -22,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from refserver.api.apis import messages, responses
 from refserver.api.errors import APIError
 from refserver.api.handling import DropResponse, admit, complete
 from refserver.api.protocol import Kind, parse_request
@@ -177,6 +179,8 @@ def create_app(
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/completions", completions, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
+        Route("/v1/messages", messages, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),

@@ -42,12 +42,21 @@ MALFORMED_EVENT = b'data: {"id": "broken", "choices": [\n\n'
 _LINE_BREAKS_IN_JSON = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
 
 
-def sse_event(payload: dict[str, Any]) -> bytes:
+def _json(payload: dict[str, Any]) -> bytes:
     data = orjson.dumps(payload)
     for raw, escaped in _LINE_BREAKS_IN_JSON:
         if raw in data:
             data = data.replace(raw, escaped)
-    return b"data: " + data + b"\n\n"
+    return data
+
+
+def sse_event(payload: dict[str, Any]) -> bytes:
+    return b"data: " + _json(payload) + b"\n\n"
+
+
+def named_event(name: str, payload: dict[str, Any]) -> bytes:
+    """An event with an `event:` line, as the Responses and Messages APIs send every event."""
+    return b"event: " + name.encode() + b"\ndata: " + _json(payload) + b"\n\n"
 
 
 class ChunkBuilder:

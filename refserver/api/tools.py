@@ -65,7 +65,8 @@ def _named(raw: dict[str, Any], form: ToolsForm) -> str | None:
     if form == "chat":
         function = raw.get("function")
         return function.get("name") if isinstance(function, dict) else None
-    return raw.get("name")
+    name = raw.get("name")
+    return name if isinstance(name, str) else None
 
 
 def parse_tool_choice(body: dict[str, Any], form: ToolsForm, tools: list[Tool]) -> ToolChoice:
@@ -75,9 +76,9 @@ def parse_tool_choice(body: dict[str, Any], form: ToolsForm, tools: list[Tool]) 
     if form == "messages":
         if not isinstance(raw, dict) or raw.get("type") not in ("auto", "any", "none", "tool"):
             raise bad_request("tool_choice.type must be one of auto, any, none, tool", param="tool_choice")
-        kind = raw["type"]
+        kind = str(raw["type"])
         if kind != "tool":
-            return {"any": "required"}.get(kind, kind)
+            return "required" if kind == "any" else kind
         name = raw.get("name")
     elif isinstance(raw, str):
         if raw not in ("auto", "none", "required"):

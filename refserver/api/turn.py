@@ -11,7 +11,7 @@ of a reasoning piece without text move to the next event, so Σ tokens over the 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -58,7 +58,7 @@ def arguments_open(call: ToolCallPlan) -> str:
 ARGUMENTS_CLOSE = '"}'
 
 
-async def turn_events(generation: Generation, plan: TurnPlan) -> AsyncIterator[TurnEvent]:
+async def turn_events(generation: Generation, plan: TurnPlan) -> AsyncGenerator[TurnEvent, None]:
     call = plan.tool_call
     started = False
     carry = 0
