@@ -39,6 +39,7 @@ class GenerationRequest:
     continuous_usage_stats: bool = False
     tools: list[Tool] = field(default_factory=list)
     tool_choice: ToolChoice = "auto"
+    max_tokens_param: str = "max_tokens"  # the field's name in this API, for errors
 
 
 def _is_int(value: object) -> bool:

@@ -78,6 +78,7 @@ def parse_responses_request(body: object) -> GenerationRequest:
         raise bad_request("'model' must be a string", param="model", code="invalid_type")
     request.model = model
     request.max_tokens = read_int(body, "max_output_tokens", minimum=1)
+    request.max_tokens_param = "max_output_tokens"
     read_sampling(body, request)
     request.tools = parse_tools(body, "responses")
     request.tool_choice = parse_tool_choice(body, "responses", request.tools)

@@ -96,14 +96,15 @@ class ServerState:
         max_tokens = room if req.max_tokens is None else req.max_tokens
         if max_tokens > room:
             raise bad_request(
-                f"max_tokens={max_tokens} plus the prompt's {prompt_len} tokens exceeds the context of "
+                f"{req.max_tokens_param}={max_tokens} plus the prompt's {prompt_len} tokens exceeds the context of "
                 f"{self.config.max_model_len} tokens",
-                param="max_tokens",
+                param=req.max_tokens_param,
                 code="context_length_exceeded",
             )
         cap = self.config.max_tokens_limit
         if cap is not None and max_tokens > cap:
-            raise bad_request(f"max_tokens={max_tokens} exceeds this server's limit of {cap}", param="max_tokens")
+            name = req.max_tokens_param
+            raise bad_request(f"{name}={max_tokens} exceeds this server's limit of {cap}", param=name)
         return SamplingParams(
             max_tokens=max_tokens,
             temperature=req.temperature,

@@ -126,6 +126,7 @@ def test_refusals_before_the_stream_are_openai_errors(base_url: str) -> None:
         ({"input": "x", "previous_response_id": "resp_1"}, 400, "previous_response_id"),
         ({"input": [{"type": "web_search_call"}]}, 400, "input[0].type"),
         ({"input": "x", "max_output_tokens": 0}, 400, "max_output_tokens"),
+        ({"input": "x", "max_output_tokens": 10**6}, 400, "max_output_tokens"),
         ({"input": "x", "tools": [{"type": "function", "name": "f"}], "tool_choice": {"type": "function",
                                                                                        "name": "g"}}, 400, "tool_choice"),
     ]
