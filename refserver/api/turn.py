@@ -4,7 +4,7 @@ its own events (streaming.py for chat, responses_stream.py, messages_stream.py).
 A planned tool call takes the whole answer after the reasoning: its arguments are one JSON object with
 one string field (`{"<key>": "<the generated text>"}`), streamed as the generated text comes, the text
 escaped for JSON, so the concatenated fragments always parse. The call is closed when the output ends,
-by eos or at max_tokens. Tokens are credited as the generation credits them (`Output.tokens`); tokens
+by eos or at max_tokens; an output that max_tokens ends before the call began (while reasoning) has none. Tokens are credited as the generation credits them (`Output.tokens`); tokens
 of a reasoning piece without text move to the next event, so Σ tokens over the events is the output.
 """
 
@@ -72,6 +72,8 @@ async def turn_events(generation: Generation, plan: TurnPlan) -> AsyncGenerator[
                 else:
                     carry = tokens
                 continue
+            if call is not None and not started and output.finish_reason == "length" and not output.text:
+                call = None  # max tokens ended the output before the call began: no call
             if call is not None and not started:
                 started = True
                 yield CallStart(call)

@@ -98,7 +98,9 @@ def test_messages_stream_a_thinking_block_with_its_signature(url: str) -> None:
 
 
 def test_an_answer_cut_while_reasoning_is_all_reasoning(url: str) -> None:
-    events = read_stream(f"{url}/v1/responses", {"input": "Say hello", "max_output_tokens": 3})
+    """Even with a call required: max tokens ended the output before the call could begin."""
+    events = read_stream(f"{url}/v1/responses", {"input": "Say hello", "max_output_tokens": 3,
+                                                 "tools": RESPONSES_TOOLS, "tool_choice": "required"})
     assert events[-1].name == "response.incomplete"
     usage = events[-1].data["response"]["usage"]
     assert usage["output_tokens"] == 3 and usage["output_tokens_details"]["reasoning_tokens"] == 3
