@@ -6,7 +6,8 @@ message; `messages` alternate user and assistant, their `content` a string or bl
 adds no text), `tool_result` (in a user message: a `tool` message with its text, before the message's
 own text), `thinking` and `redacted_thinking` (dropped, as chat drops earlier reasoning). So the same
 conversation sent as chat or here is rendered by the one chat template to the same tokens.
-`stop_sequences`, `temperature`, `top_p`, `top_k`, `tools`, `tool_choice`, `stream` are honoured;
+`stop_sequences`, `temperature`, `top_p`, `top_k`, `tools`, `tool_choice`, `stream` are honoured, and
+the extensions `seed`, `ignore_eos`, `min_tokens` (as in chat);
 `metadata` and `thinking` are accepted and ignored (the server reasons as `--reasoning-tokens` says).
 """
 
