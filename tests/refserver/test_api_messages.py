@@ -145,3 +145,13 @@ def test_an_engine_failure_mid_stream_is_an_error_event() -> None:
     assert events[-1].name == "error"
     assert events[-1].data["error"]["type"] == "api_error" and events[-1].data["error"]["message"]
     assert "message_stop" not in [e.name for e in events]
+
+
+def test_ignore_eos_makes_exactly_max_tokens_on_both_apis(base_url: str) -> None:
+    """goodput run fixes output lengths with vLLM's ignore_eos extension, on every API."""
+    messages = post(f"{base_url}/v1/messages", {"messages": HELLO, "max_tokens": 20, "ignore_eos": True}).json()
+    assert messages["usage"]["output_tokens"] == 20 and messages["stop_reason"] == "max_tokens"
+    responses = post(f"{base_url}/v1/responses", {"input": "x", "max_output_tokens": 20, "ignore_eos": True}).json()
+    assert responses["usage"]["output_tokens"] == 20 and responses["status"] == "incomplete"
+    floor = post(f"{base_url}/v1/messages", {"messages": HELLO, "max_tokens": 30, "min_tokens": 18}).json()
+    assert floor["usage"]["output_tokens"] == 19  # no eos before 18 tokens; the cycled script then ends
