@@ -13,6 +13,7 @@ _FAULTS = "Fault injection"
 _ENGINE = "Engine"
 _SIM = "Sim engine (--engine sim)"
 _CONNECTIONS = "Connections"
+_BEHAVIOUR = "Reasoning and tool calls"
 
 
 def _seconds(text: str, flag: str) -> float:
@@ -67,7 +68,7 @@ def serve(
     prefix_caching: Annotated[
         bool, typer.Option("--prefix-caching/--no-prefix-caching", help="Reuse cached prompt blocks.", rich_help_panel=_ENGINE)
     ] = True,
-    seed: Annotated[int, typer.Option(help="Tiny-model weights and sampling seed.", rich_help_panel=_ENGINE)] = 0,
+    seed: Annotated[int, typer.Option(help="Tiny-model weights, sampling, and reasoning/tool-call draws seed.", rich_help_panel=_ENGINE)] = 0,
     cpu_threads: Annotated[int | None, typer.Option(min=1, help="torch threads on the CPU (default: 1 for the tiny model, else torch's own).", rich_help_panel=_ENGINE)] = None,
     api_key: Annotated[
         str | None, typer.Option(help="Require 'Authorization: Bearer KEY' on /v1/*.", envvar="GOODPUT_API_KEY")
@@ -117,9 +118,16 @@ def serve(
     sim_step_overhead_ms: Annotated[float, typer.Option(help="Fixed time added to every step.", rich_help_panel=_SIM)] = 0.3,
     sim_gpu_memory_utilization: Annotated[float, typer.Option(help="GPU memory fraction for weights + KV pool.", rich_help_panel=_SIM)] = 0.9,
     sim_eos_after: Annotated[int | None, typer.Option(help="Emit eos after this many tokens (default: never).", rich_help_panel=_SIM)] = None,
+    reasoning_tokens: Annotated[
+        str | None, typer.Option(metavar="DIST", help="Reason first: the first K output tokens of each chat, Responses or Messages answer are streamed as reasoning, K drawn per request: N, uniform:LO:HI, normal:MEAN:STD, lognormal:MEDIAN:SIGMA.", rich_help_panel=_BEHAVIOUR)
+    ] = None,
+    tool_call_rate: Annotated[
+        float, typer.Option(metavar="P", help="Share of answers to requests with tools that are one tool call with streamed JSON arguments (tool_choice required/named: all; none: no call).", rich_help_panel=_BEHAVIOUR)
+    ] = 0.0,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
-    """Run the bundled OpenAI-compatible reference server (continuous batching, paged KV, prefix cache).
+    """Run the bundled OpenAI-compatible reference server (continuous batching, paged KV, prefix cache):
+    chat and completions, the Responses API and Anthropic's Messages API.
 
     Prints `goodput refserver listening on http://HOST:PORT` once it accepts connections; SIGTERM or
     SIGINT stop it cleanly. /metrics speaks vLLM's metric names.
@@ -142,16 +150,29 @@ def serve(
           --fault-seed 1
       GOODPUT_API_KEY=secret goodput serve --host 0.0.0.0
       goodput serve --header-timeout 5s --body-timeout 20s --max-connections 512
+      # a reasoning, tool-calling model on every API (chat, responses,
+      # messages)
+      goodput serve --engine sim --reasoning-tokens uniform:32:256 \\
+          --tool-call-rate 0.3
     """
     from refserver.api import AppConfig
     from refserver.api.connection_guard import ConnectionLimits
     from refserver.api.serve import build_server_app, exposure_warning, run_server
+    from refserver.behaviour import Behaviour, parse_token_dist
     from refserver.engine.config import EngineConfig
     from refserver.engine.sim_runner import sim_options_from_flags
     from refserver.faults import FaultConfig
 
     if engine not in ("torch", "sim"):
         raise typer.BadParameter(f"must be 'torch' or 'sim', got {engine!r}", param_hint="--engine")
+    try:
+        reasoning = None if reasoning_tokens is None else parse_token_dist(reasoning_tokens)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--reasoning-tokens") from None
+    try:
+        behaviour = Behaviour(reasoning=reasoning, tool_call_rate=tool_call_rate, seed=seed)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("--tool-call-rate "), param_hint="--tool-call-rate") from None
     try:
         limits = ConnectionLimits(
             header_timeout_s=_seconds(header_timeout, "--header-timeout"),
@@ -202,6 +223,7 @@ def serve(
             max_tokens_limit=max_tokens_limit,
             faults=faults,
             tokenize_endpoint=tokenize_endpoint,
+            behaviour=behaviour,
         )
         app = build_server_app(engine_config, app_config, max_model_len=max_model_len)
     except (ValueError, FileNotFoundError) as exc:

@@ -1,7 +1,8 @@
 """The reference server's ASGI app (Starlette): OpenAI-compatible routes, `/health` and `/metrics`.
 
 `create_app(engine, tokenizer, config)` builds it; the engine is started and stopped by the app's
-lifespan. Routes: `POST /v1/chat/completions`, `POST /v1/completions`, `GET /v1/models`, `GET /health`,
+lifespan. Routes: `POST /v1/chat/completions`, `POST /v1/completions`, `POST /v1/responses` and
+`POST /v1/messages` (apis.py), `GET /v1/models`, `GET /health`,
 `GET /metrics`, and `POST /tokenize` unless `config.tokenize_endpoint` is off. A request naming a model other
 than the served names (`config.model_name` and `config.other_names`, the same weights) is refused as vLLM
 refuses it (404, "The model `x` does not exist."); one that names none gets the first name. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`. Every error,
@@ -11,10 +12,7 @@ JSON body.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,19 +22,19 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
 
-from refserver.api.errors import APIError, model_not_found
-from refserver.api.generate import Generation, Output
+from refserver.api.apis import messages, responses
+from refserver.api.errors import APIError
+from refserver.api.handling import DropResponse, admit, complete
 from refserver.api.protocol import Kind, parse_request
 from refserver.api.state import AppConfig, ServerState, served_names
-from refserver.api.streaming import ChunkBuilder, SSEResponse, stream_events, wait_for_disconnect
-from refserver.api.timing import RequestTimes, final_goodput, llama_timings, usage
+from refserver.api.streaming import ChunkBuilder, SSEResponse, chat_finish_reason, stream_events
+from refserver.api.timing import final_goodput, llama_timings, usage
 from refserver.api.tokenize import tokenize
+from refserver.api.turn import Answer
 from refserver.chat_template import ChatTemplate, load_chat_template
 from refserver.engine.sim_runner import describe_engine
 from refserver.engine.types import AsyncEngine
-from refserver.faults import FaultConfig, FaultKind
 from refserver.tokenizer import Tokenizer
 
 __all__ = ["AppConfig", "create_app"]  # AppConfig lives in state.py; importing it from here keeps working
@@ -72,116 +70,54 @@ async def _unexpected_error(request: Request, exc: Exception) -> Response:
     return _error_response(APIError(500, "internal server error", type="server_error", code="internal_error"))
 
 
-def _injected_error(fault: FaultKind) -> APIError | None:
-    if fault == "error_500":
-        return APIError(500, "injected fault: internal error", type="server_error", code="injected_fault")
-    if fault == "error_429":
-        return APIError(429, "injected fault: too many requests", type="rate_limit_error", code="injected_fault")
-    return None
-
-
-async def _generate(request: Request, kind: Kind) -> Response | SSEResponse | _DropResponse:
+async def _generate(request: Request, kind: Kind) -> Response | SSEResponse | DropResponse:
     arrival_s = time.perf_counter()
     state = _state(request)
     try:
-        state.check_auth(request)
-        fault = state.injector.draw()
-        injected = _injected_error(fault)
-        if injected is not None:
-            raise injected
-        req = parse_request(await state.read_json(request), kind)
-        if req.model is not None and req.model not in served_names(state.config):  # as vLLM: none = the first
-            raise model_not_found(req.model)
-        prompt_ids = state.prompt_ids(req)
-        params = state.sampling_params(req, len(prompt_ids))
-        times = RequestTimes(arrival_s=arrival_s, num_prompt_tokens=len(prompt_ids))
-        request_id = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{uuid.uuid4().hex}"
-        generation = Generation(
-            engine=state.engine,
-            metrics=state.metrics,
-            tokenizer=state.tokenizer,
-            request_id=request_id,
-            prompt_ids=prompt_ids,
-            params=params,
-            stop=req.stop,
-            times=times,
+        admitted = await admit(
+            request,
+            state,
+            lambda body: parse_request(body, kind),
+            id_prefix="chatcmpl-" if kind == "chat" else "cmpl-",
+            arrival_s=arrival_s,
         )
-        await generation.start()
     except APIError as error:
         return _error_response(error)
-    builder = ChunkBuilder(req, request_id=request_id, model=req.model or state.config.model_name, times=times)
-    if req.stream:
-        return SSEResponse(stream_events(generation, builder, state.config.faults, fault))
-    return await _complete(request, generation, builder, fault, state.config.faults)
+    builder = ChunkBuilder(
+        admitted.request, request_id=admitted.request_id, model=admitted.request.model or state.config.model_name,
+        times=admitted.times,
+    )
+    builder.reasons = kind == "chat" and state.config.behaviour.reasons
+    faults = state.config.faults
+    if admitted.request.stream:
+        return SSEResponse(stream_events(admitted.generation, builder, faults, admitted.fault, admitted.plan))
+    return await complete(request, state, admitted, lambda answer: _completion_body(builder, answer), _error_response)
 
 
-async def _collect(generation: Generation) -> tuple[str, str]:
-    parts: list[str] = []
-    last = Output("", 0)
-    async for output in generation.outputs():
-        parts.append(output.text)
-        last = output
-    return "".join(parts), last.finish_reason or "stop"
-
-
-async def _complete(
-    request: Request, generation: Generation, builder: ChunkBuilder, fault: FaultKind, faults: FaultConfig
-) -> Response | _DropResponse:
-    """A non-streaming response; the client leaving cancels the generation (and frees its blocks)."""
-    collect = asyncio.ensure_future(_collect(generation))
-    watch = asyncio.ensure_future(wait_for_disconnect(request.receive))
-    try:
-        await asyncio.wait({collect, watch}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        collect.cancel()
-        raise
-    finally:
-        watch.cancel()
-    if not collect.done():  # the client left first
-        collect.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await collect
-        return Response(status_code=499)  # nobody reads it; returning a response keeps the ASGI server quiet
-    try:
-        text, reason = collect.result()
-    except APIError as error:
-        return _error_response(error)
-    times = generation.times
-    delay = faults.first_token_delay_s + faults.token_delay_s * times.num_output_tokens
-    if fault == "stall":
-        delay += faults.stall_s
-    if delay > 0:
-        await asyncio.sleep(delay)
-    if fault == "disconnect":
-        return _DropResponse()
-    if fault == "malformed":
-        return Response(b'{"id": "broken", "choices": [', media_type="application/json")
-    return JSONResponse(_completion_body(builder, text, reason, times))
-
-
-def _completion_body(builder: ChunkBuilder, text: str, reason: str, times: RequestTimes) -> dict[str, Any]:
+def _completion_body(builder: ChunkBuilder, answer: Answer) -> dict[str, Any]:
+    assert answer.finish is not None
+    times = builder.times
     if builder.chat:
-        choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text}}
+        message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+        if builder.reasons:
+            message["reasoning_content"] = answer.reasoning
+        if answer.call is not None:
+            message["content"] = None
+            function = {"name": answer.call.tool.name, "arguments": answer.arguments}
+            message["tool_calls"] = [{"id": answer.call.call_id, "type": "function", "function": function}]
+        choice: dict[str, Any] = {"index": 0, "message": message}
     else:
-        choice = {"index": 0, "text": text}
-    choice.update(logprobs=None, finish_reason=reason)
+        choice = {"index": 0, "text": answer.text}
+    choice.update(logprobs=None, finish_reason=chat_finish_reason(answer.finish))
     body = dict(builder.base)
     body["object"] = "chat.completion" if builder.chat else "text_completion"
     body.update(
         choices=[choice],
-        usage=usage(times),
+        usage=usage(times, reasoning=builder.reasons),
         goodput=final_goodput(times, time.perf_counter(), times.num_output_tokens),
         timings=llama_timings(times),
     )
     return body
-
-
-class _DropResponse:
-    """Starts a response and returns without its body: the ASGI server then closes the connection."""
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [(b"content-type", b"application/json"), (b"content-length", b"64")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
 
 
 async def chat_completions(request: Request) -> Any:
@@ -247,6 +183,8 @@ def create_app(
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/completions", completions, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
+        Route("/v1/messages", messages, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),

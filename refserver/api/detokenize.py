@@ -67,6 +67,7 @@ class OutputText:
         self.num_tokens = 0  # all output tokens seen
         self.text = ""  # everything sent so far
         self.stopped = False
+        self.stop_string: str | None = None  # the stop string that ended the output
 
     def add(self, new_ids: list[int]) -> Piece:
         if self.stopped:
@@ -91,8 +92,11 @@ class OutputText:
         return self._emit(self._buffer, final=True)
 
     def _find_stop(self) -> int | None:
-        hits = [i for i in (self._buffer.find(s) for s in self._stop) if i >= 0]
-        return min(hits) if hits else None
+        hits = [(i, s) for i, s in ((self._buffer.find(s), s) for s in self._stop) if i >= 0]
+        if not hits:
+            return None
+        cut, self.stop_string = min(hits)
+        return cut
 
     def _emit(self, text: str, *, final: bool = False) -> Piece:
         self._buffer = self._buffer[len(text) :]

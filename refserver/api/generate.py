@@ -30,6 +30,7 @@ class Output:
     text: str
     tokens: int  # output tokens credited to this text (see detokenize.OutputText)
     finish_reason: str | None = None  # set on the last Output only
+    reasoning: bool = False  # one of the first `reasoning_tokens` output tokens' text
 
 
 class Generation:
@@ -44,6 +45,7 @@ class Generation:
         params: SamplingParams,
         stop: list[str],
         times: RequestTimes,
+        reasoning_tokens: int = 0,
     ) -> None:
         self.engine = engine
         self.metrics = metrics
@@ -51,7 +53,10 @@ class Generation:
         self.prompt_ids = prompt_ids
         self.params = params
         self.times = times
-        self.text = OutputText(tokenizer, stop, min_tokens=params.min_tokens)
+        # The first `reasoning_tokens` output tokens are reasoning: their own text, no stop strings.
+        self.reasoning_tokens = reasoning_tokens
+        self.reasoning = OutputText(tokenizer, [])
+        self.text = OutputText(tokenizer, stop, min_tokens=max(0, params.min_tokens - reasoning_tokens))
         self._events: AsyncIterator[TokenEvent] | None = None
         self._first: asyncio.Future[TokenEvent] | None = None
         self._observed = False
@@ -84,12 +89,18 @@ class Generation:
         try:
             event = await self._first
             while True:
-                output = self._consume(event)
+                answer = None
+                for output in self._consume(event):
+                    if output.reasoning:
+                        if output.text or output.tokens:
+                            yield output
+                    else:
+                        answer = output
                 if self.text.stopped:
-                    reason, stop_piece = "stop", output or stop_piece
+                    reason, stop_piece = "stop", answer or stop_piece
                     break
-                if output is not None and output.text:
-                    yield output
+                if answer is not None and answer.text:
+                    yield answer
                 if event.finished:
                     reason = event.finish_reason or "stop"
                     break
@@ -109,22 +120,38 @@ class Generation:
             self._observe(reason)
         if reason == "error":
             raise server_error("the engine failed this request", code="engine_error")
+        if self.times.num_output_tokens < self.reasoning_tokens:  # ended while reasoning
+            rest = self.reasoning.finish()
+            if rest.text or rest.tokens:
+                yield Output(rest.text, rest.tokens, reasoning=True)
         tail = self.text.finish()
         yield Output(stop_piece.text + tail.text, stop_piece.tokens + tail.tokens, reason)
 
-    def _consume(self, event: TokenEvent) -> Output | None:
+    def _consume(self, event: TokenEvent) -> list[Output]:
         previous_s = self.times.last_token_s if self.times.num_output_tokens else None
         self.times.update(event)
         if not event.new_token_ids:
-            return None
+            return []
         if self.times.num_output_tokens == 0 and event.first_token_s is not None:
             self.metrics.observe_first_token(
                 ttft_s=max(0.0, event.first_token_s - self.times.arrival_s), prompt_tokens=event.num_prompt_tokens
             )
+        before = self.times.num_output_tokens
         self.times.num_output_tokens += len(event.new_token_ids)
         self.metrics.observe_tokens(count=len(event.new_token_ids), gap_s=self._gap(previous_s, event))
-        piece = self.text.add(event.new_token_ids)
-        return Output(piece.text, piece.tokens)
+        split = max(0, min(len(event.new_token_ids), self.reasoning_tokens - before))
+        outputs: list[Output] = []
+        if split:
+            self.times.num_reasoning_tokens += split
+            piece = self.reasoning.add(event.new_token_ids[:split])
+            outputs.append(Output(piece.text, piece.tokens, reasoning=True))
+            if before + split == self.reasoning_tokens:  # the last reasoning token: send what was held back
+                rest = self.reasoning.finish()
+                outputs.append(Output(rest.text, rest.tokens, reasoning=True))
+        if split < len(event.new_token_ids):
+            piece = self.text.add(event.new_token_ids[split:])
+            outputs.append(Output(piece.text, piece.tokens))
+        return outputs
 
     @staticmethod
     def _gap(previous_s: float | None, event: TokenEvent) -> float | None:

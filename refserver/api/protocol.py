@@ -10,11 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from refserver.api.errors import bad_request
+from refserver.api.tools import parse_tool_choice, parse_tools
+from refserver.behaviour import Tool, ToolChoice
 from refserver.chat_template import Message
 
-Kind = Literal["chat", "completion"]
+Kind = Literal["chat", "completion", "responses", "messages"]
 _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _INT64_END = 2**63
+_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})  # chat's, and the Responses API's
 
 
 @dataclass(slots=True)
@@ -34,6 +37,9 @@ class GenerationRequest:
     stream: bool = False
     include_usage: bool = False
     continuous_usage_stats: bool = False
+    tools: list[Tool] = field(default_factory=list)
+    tool_choice: ToolChoice = "auto"
+    max_tokens_param: str = "max_tokens"  # the field's name in this API, for errors
 
 
 def _is_int(value: object) -> bool:
@@ -107,6 +113,30 @@ def _messages(body: dict[str, Any]) -> list[Message]:
     return messages
 
 
+def read_int(body: dict[str, Any], name: str, *, minimum: int | None = None) -> int | None:
+    """An optional integer field, validated as every endpoint validates them."""
+    return _int(body, name, minimum=minimum)
+
+
+def read_bool(body: dict[str, Any], name: str) -> bool | None:
+    return _bool(body, name)
+
+
+def read_stop_list(body: dict[str, Any], name: str) -> list[str]:
+    """A list of stop strings under another name (the Messages API's `stop_sequences`)."""
+    value = body.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(s, str) and s for s in value):
+        raise bad_request(f"'{name}' must be a list of non-empty strings", param=name)
+    return list(value)
+
+
+def content_text(content: object, param: str) -> str:
+    """Text of a content field: a string, null, or a list of text parts (`type` text, input_text, output_text)."""
+    return _content_text(content, param)
+
+
 def parse_messages(body: dict[str, Any]) -> list[Message]:
     """A body's chat `messages`, validated as the chat endpoint validates them (a 400 APIError otherwise)."""
     return _messages(body)
@@ -121,7 +151,7 @@ def _content_text(content: object, param: str) -> str:
     if isinstance(content, list):
         texts: list[str] = []
         for part in content:
-            if not (isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)):
+            if not (isinstance(part, dict) and part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str)):
                 raise bad_request(f"{param}: only text parts are supported", param=param)
             texts.append(part["text"])
         return "".join(texts)
@@ -161,6 +191,8 @@ def parse_request(body: object, kind: Kind) -> GenerationRequest:
     request = GenerationRequest(kind=kind)
     if kind == "chat":
         request.messages = _messages(body)
+        request.tools = parse_tools(body, "chat")
+        request.tool_choice = parse_tool_choice(body, "chat", request.tools)
     else:
         request.prompt = _prompt(body)
     model = body.get("model")
@@ -169,6 +201,15 @@ def parse_request(body: object, kind: Kind) -> GenerationRequest:
     request.model = model
     max_tokens = _int(body, "max_completion_tokens", minimum=1)
     request.max_tokens = max_tokens if max_tokens is not None else _int(body, "max_tokens", minimum=1)
+    read_sampling(body, request)
+    request.stop = _stop(body)
+    request.stream = bool(_bool(body, "stream"))
+    _stream_options(body, request)
+    return request
+
+
+def read_sampling(body: dict[str, Any], request: GenerationRequest) -> None:
+    """The sampling fields every API shares: temperature, top_p, top_k, seed, ignore_eos, min_tokens."""
     temperature = _float(body, "temperature", low=0.0, high=2.0)
     request.temperature = 1.0 if temperature is None else temperature
     top_p = _float(body, "top_p", low=0.0, high=1.0, low_open=True)
@@ -176,14 +217,10 @@ def parse_request(body: object, kind: Kind) -> GenerationRequest:
     top_k = _int(body, "top_k", minimum=-1)
     request.top_k = 0 if top_k is None or top_k == -1 else top_k
     request.seed = _int(body, "seed")
-    request.stop = _stop(body)
     request.ignore_eos = bool(_bool(body, "ignore_eos"))
     request.min_tokens = _int(body, "min_tokens", minimum=0) or 0
     if request.max_tokens is not None and request.min_tokens > request.max_tokens:
         raise bad_request("'min_tokens' must not exceed 'max_tokens'", param="min_tokens")
-    request.stream = bool(_bool(body, "stream"))
-    _stream_options(body, request)
-    return request
 
 
 def _stream_options(body: dict[str, Any], request: GenerationRequest) -> None:

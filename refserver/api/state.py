@@ -16,6 +16,7 @@ from starlette.requests import Request
 from refserver.api.body import read_body
 from refserver.api.errors import bad_request, unauthorized
 from refserver.api.protocol import GenerationRequest
+from refserver.behaviour import Behaviour
 from refserver.chat_template import ChatTemplate
 from refserver.engine.types import AsyncEngine, SamplingParams
 from refserver.faults import FaultConfig, FaultInjector
@@ -33,6 +34,7 @@ class AppConfig:
     max_tokens_limit: int | None = None  # refuse larger max_tokens; None = only the context limits
     faults: FaultConfig = field(default_factory=FaultConfig)
     tokenize_endpoint: bool = True  # POST /tokenize (vLLM's shape): lets clients size prompts exactly
+    behaviour: Behaviour = field(default_factory=Behaviour)  # reasoning and tool calls (refserver.behaviour)
 
 
 def served_names(config: AppConfig) -> tuple[str, ...]:
@@ -57,8 +59,10 @@ class ServerState:
             return
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer":  # the Messages API's clients send the key as x-api-key
+            token = request.headers.get("x-api-key", "")
         expected = self.config.api_key.encode()
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected):
+        if not hmac.compare_digest(token.strip().encode(), expected):
             raise unauthorized()
 
     async def read_json(self, request: Request) -> object:
@@ -69,7 +73,7 @@ class ServerState:
             raise bad_request(f"the request body is not valid JSON: {exc}", code="invalid_json") from None
 
     def prompt_ids(self, req: GenerationRequest) -> list[int]:
-        if req.kind == "chat":
+        if req.kind != "completion":
             assert req.messages is not None
             try:
                 text = self.template.render(req.messages)
@@ -98,14 +102,15 @@ class ServerState:
         max_tokens = room if req.max_tokens is None else req.max_tokens
         if max_tokens > room:
             raise bad_request(
-                f"max_tokens={max_tokens} plus the prompt's {prompt_len} tokens exceeds the context of "
+                f"{req.max_tokens_param}={max_tokens} plus the prompt's {prompt_len} tokens exceeds the context of "
                 f"{self.config.max_model_len} tokens",
-                param="max_tokens",
+                param=req.max_tokens_param,
                 code="context_length_exceeded",
             )
         cap = self.config.max_tokens_limit
         if cap is not None and max_tokens > cap:
-            raise bad_request(f"max_tokens={max_tokens} exceeds this server's limit of {cap}", param="max_tokens")
+            name = req.max_tokens_param
+            raise bad_request(f"{name}={max_tokens} exceeds this server's limit of {cap}", param=name)
         return SamplingParams(
             max_tokens=max_tokens,
             temperature=req.temperature,

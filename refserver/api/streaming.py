@@ -23,6 +23,8 @@ from refserver.api.errors import APIError
 from refserver.api.generate import Generation
 from refserver.api.protocol import GenerationRequest
 from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings, usage
+from refserver.api.turn import CallStart, Delta, Finish, turn_events
+from refserver.behaviour import TurnPlan
 from refserver.faults import FaultConfig, FaultKind
 
 
@@ -40,12 +42,21 @@ MALFORMED_EVENT = b'data: {"id": "broken", "choices": [\n\n'
 _LINE_BREAKS_IN_JSON = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
 
 
-def sse_event(payload: dict[str, Any]) -> bytes:
+def _json(payload: dict[str, Any]) -> bytes:
     data = orjson.dumps(payload)
     for raw, escaped in _LINE_BREAKS_IN_JSON:
         if raw in data:
             data = data.replace(raw, escaped)
-    return b"data: " + data + b"\n\n"
+    return data
+
+
+def sse_event(payload: dict[str, Any]) -> bytes:
+    return b"data: " + _json(payload) + b"\n\n"
+
+
+def named_event(name: str, payload: dict[str, Any]) -> bytes:
+    """An event with an `event:` line, as the Responses and Messages APIs send every event."""
+    return b"event: " + name.encode() + b"\ndata: " + _json(payload) + b"\n\n"
 
 
 class ChunkBuilder:
@@ -56,6 +67,7 @@ class ChunkBuilder:
         self.chat = request.kind == "chat"
         self.times = times
         self.sent_tokens = 0
+        self.reasons = False  # usage carries completion_tokens_details.reasoning_tokens
         self.base: dict[str, Any] = {
             "id": request_id,
             "object": "chat.completion.chunk" if self.chat else "text_completion",
@@ -90,8 +102,9 @@ class ChunkBuilder:
             num_prompt_tokens=self.times.num_prompt_tokens,
             num_cached_tokens=self.times.num_cached_tokens,
             num_output_tokens=completion_tokens,
+            num_reasoning_tokens=min(completion_tokens, self.times.num_reasoning_tokens),
         )
-        return usage(running)
+        return usage(running, reasoning=self.reasons)
 
     def role(self) -> dict[str, Any]:
         return self._chunk([self._choice(None, None, role=True)], 0)
@@ -99,61 +112,100 @@ class ChunkBuilder:
     def content(self, text: str, tokens: int) -> dict[str, Any]:
         return self._chunk([self._choice(text, None)], tokens)
 
+    def event(self, event: Delta | CallStart) -> dict[str, Any]:
+        """The chunk of a reasoning or text piece, a tool call's start, or a piece of its arguments."""
+        if isinstance(event, CallStart):
+            function = {"name": event.call.tool.name, "arguments": ""}
+            call = {"index": 0, "id": event.call.call_id, "type": "function", "function": function}
+            return self._delta({"tool_calls": [call]}, 0)
+        if event.channel == "text" or not self.chat:
+            return self.content(event.text, event.tokens)
+        if event.channel == "reasoning":
+            return self._delta({"reasoning_content": event.text}, event.tokens)
+        return self._delta({"tool_calls": [{"index": 0, "function": {"arguments": event.text}}]}, event.tokens)
+
+    def _delta(self, delta: dict[str, Any], tokens: int) -> dict[str, Any]:
+        return self._chunk([{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}], tokens)
+
     def finish(self, reason: str, tokens: int) -> dict[str, Any]:
         return self._chunk([self._choice(None, reason)], tokens, final=True)
 
     def usage_only(self) -> dict[str, Any]:
-        chunk: dict[str, Any] = {**self.base, "choices": [], "usage": usage(self.times)}
+        chunk: dict[str, Any] = {**self.base, "choices": [], "usage": usage(self.times, reasoning=self.reasons)}
         chunk["goodput"] = chunk_goodput(self.times, time.perf_counter(), 0)
         return chunk
 
 
+class FaultPacer:
+    """The mid-stream faults and delays of one stream, whichever API writes it: the delay before each content
+    event (so its server time includes it), and the fault struck after `after_chunks` content events."""
+
+    def __init__(self, generation: Generation, faults: FaultConfig, fault: FaultKind) -> None:
+        self.generation = generation
+        self.faults = faults
+        self.fault = fault
+        self.content_events = 0
+
+    async def before_content(self, tokens: int) -> None:
+        first_delay = self.faults.first_token_delay_s if self.content_events == 0 else 0.0
+        delay = first_delay + self.faults.token_delay_s * tokens
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    async def after_content(self) -> bytes | Drop | None:
+        self.content_events += 1
+        return await self.strike()
+
+    async def strike(self) -> bytes | Drop | None:
+        """What to send now, if the fault is due: DROP (cut the connection), a malformed event, or nothing
+        (after a stall)."""
+        if self.content_events != self.faults.after_chunks:
+            return None
+        if self.fault == "disconnect":
+            self.generation.cancel()
+            return DROP
+        if self.fault == "stall":
+            await asyncio.sleep(self.faults.stall_s)
+        elif self.fault == "malformed":
+            return MALFORMED_EVENT
+        return None
+
+
 async def stream_events(
-    generation: Generation, builder: ChunkBuilder, faults: FaultConfig, fault: FaultKind
+    generation: Generation, builder: ChunkBuilder, faults: FaultConfig, fault: FaultKind, plan: TurnPlan | None = None
 ) -> AsyncIterator[bytes | Drop]:
-    """The SSE byte events of one request (`DROP` to cut the connection as a fault)."""
-    content_chunks = 0
-
-    async def strike() -> AsyncIterator[bytes | Drop]:
-        if content_chunks != faults.after_chunks:
-            return
-        if fault == "disconnect":
-            generation.cancel()
-            yield DROP
-        elif fault == "stall":
-            await asyncio.sleep(faults.stall_s)
-        elif fault == "malformed":
-            yield MALFORMED_EVENT
-
+    """The SSE byte events of one chat or completions request (`DROP` to cut the connection as a fault)."""
+    pacer = FaultPacer(generation, faults, fault)
     try:
         if builder.chat:
             yield sse_event(builder.role())
-        async for item in strike():
-            yield item
-            if isinstance(item, Drop):
+        struck = await pacer.strike()
+        if struck is not None:
+            yield struck
+            if isinstance(struck, Drop):
                 return
-        async with contextlib.aclosing(generation.outputs()) as outputs:
-            async for output in outputs:
-                tokens = output.tokens
-                if output.text:
-                    first_delay = faults.first_token_delay_s if content_chunks == 0 else 0.0
-                    delay = first_delay + faults.token_delay_s * output.tokens
-                    if delay > 0:
-                        await asyncio.sleep(delay)
-                    yield sse_event(builder.content(output.text, output.tokens))
-                    content_chunks += 1
-                    tokens = 0
-                    async for item in strike():
-                        yield item
-                        if isinstance(item, Drop):
-                            return
-                if output.finish_reason is not None:
-                    yield sse_event(builder.finish(output.finish_reason, tokens))
+        async with contextlib.aclosing(turn_events(generation, plan or TurnPlan())) as events:
+            async for event in events:
+                if isinstance(event, Finish):
+                    yield sse_event(builder.finish(chat_finish_reason(event), event.tokens))
+                    continue
+                if isinstance(event, Delta):
+                    await pacer.before_content(event.tokens)
+                yield sse_event(builder.event(event))
+                struck = await pacer.after_content()
+                if struck is not None:
+                    yield struck
+                    if isinstance(struck, Drop):
+                        return
         if builder.request.include_usage:
             yield sse_event(builder.usage_only())
     except APIError as error:
         yield sse_event(error.body())
     yield DONE
+
+
+def chat_finish_reason(finish: Finish) -> str:
+    return "tool_calls" if finish.tool_call else finish.reason
 
 
 class SSEResponse:

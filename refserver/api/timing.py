@@ -27,6 +27,7 @@ class RequestTimes:
     num_prompt_tokens: int = 0
     num_cached_tokens: int = 0
     num_output_tokens: int = 0
+    num_reasoning_tokens: int = 0  # of the output tokens, those streamed as reasoning
 
     def update(self, event: TokenEvent) -> None:
         self.scheduled_s = event.scheduled_s
@@ -101,11 +102,15 @@ def llama_timings(times: RequestTimes) -> dict[str, Any]:
     }
 
 
-def usage(times: RequestTimes) -> dict[str, Any]:
-    """OpenAI usage; `cached_tokens` is always present, also when 0 (else 0 reads as "not reported")."""
-    return {
+def usage(times: RequestTimes, *, reasoning: bool = False) -> dict[str, Any]:
+    """OpenAI usage; `cached_tokens` is always present, also when 0 (else 0 reads as "not reported");
+    `completion_tokens_details.reasoning_tokens` when the server reasons (`--reasoning-tokens`)."""
+    fields: dict[str, Any] = {
         "prompt_tokens": times.num_prompt_tokens,
         "completion_tokens": times.num_output_tokens,
         "total_tokens": times.num_prompt_tokens + times.num_output_tokens,
         "prompt_tokens_details": {"cached_tokens": times.num_cached_tokens},
     }
+    if reasoning:
+        fields["completion_tokens_details"] = {"reasoning_tokens": times.num_reasoning_tokens}
+    return fields
