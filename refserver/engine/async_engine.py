@@ -3,8 +3,9 @@
 The event loop only touches a small lock-protected inbox (adds, aborts) and per-request asyncio
 queues; the engine thread drains the inbox at the top of every step and hands each step's events back
 with one `loop.call_soon_threadsafe` call. Queue-full is decided on the caller's side from the count of
-never-scheduled waiting requests the thread published after its last step plus the inbox, an upper
-bound of the true count, so an accepted request is never refused later.
+never-scheduled waiting requests the thread published after its last step, plus those it has taken from
+the inbox since, plus the inbox: an upper bound of the true count, so an accepted request is never
+refused later.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class AsyncLLMEngine:
         self._aborts: list[str] = []
         self._stopping = False
         self._published_new_waiting = 0
+        self._drained = 0  # requests taken from the inbox, not yet in the published count
         self._stats = engine.stats()
         self._queues: dict[str, asyncio.Queue[TokenEvent]] = {}  # touched on the event loop only
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -80,7 +82,8 @@ class AsyncLLMEngine:
         self.engine.validate(prompt_token_ids, params)
         queue: asyncio.Queue[TokenEvent] = asyncio.Queue()
         with self._cond:
-            if self._published_new_waiting + len(self._adds) >= self.engine.config.max_waiting:
+            queued = self._published_new_waiting + self._drained + len(self._adds)
+            if queued >= self.engine.config.max_waiting:
                 raise QueueFullError(f"waiting queue is full ({self.engine.config.max_waiting} requests)")
             self._adds.append((request_id, list(prompt_token_ids), params, time.perf_counter()))
             self._cond.notify()
@@ -116,6 +119,8 @@ class AsyncLLMEngine:
                     return
                 adds, self._adds = self._adds, []
                 aborts, self._aborts = self._aborts, []
+                # Out of the inbox but not yet in the published count: still counted until the next publication.
+                self._drained = len(adds)
             events: list[RequestEvent] = []
             for rid, prompt, params, arrival in adds:
                 try:
@@ -134,6 +139,7 @@ class AsyncLLMEngine:
                 events.extend(engine.abort_all("error"))
             with self._cond:
                 self._published_new_waiting = engine.scheduler.num_new_waiting
+                self._drained = 0
                 self._stats = engine.stats()
             if events and self._loop is not None:
                 try:

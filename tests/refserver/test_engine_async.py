@@ -145,3 +145,37 @@ async def test_a_failing_step_ends_requests_with_error_and_the_engine_recovers()
         assert engine.stats().num_free_blocks == 16
     finally:
         await engine.stop()
+
+
+async def test_a_request_taken_from_the_inbox_still_counts_against_the_waiting_limit() -> None:
+    """Between the engine thread draining the inbox and publishing its next count, the drained requests are
+    in neither figure the caller reads: a second caller must still be refused there, at once (429), not
+    accepted and then failed in the thread (an error answer, a 500)."""
+    import threading
+
+    from refserver.engine.types import QueueFullError
+
+    engine = build_engine(EngineConfig(device="cpu", num_blocks=64, max_num_seqs=1, max_waiting=1))
+    inner = engine.engine
+    entered, release = threading.Event(), threading.Event()
+    add = inner.add_request
+
+    def held_add(*args: Any, **kwargs: Any) -> None:  # the thread has drained the inbox, not yet added
+        entered.set()
+        release.wait(10)
+        add(*args, **kwargs)
+
+    inner.add_request = held_add  # type: ignore[method-assign]
+    await engine.start()
+    try:
+        params = SamplingParams(max_tokens=2, temperature=0.0, ignore_eos=True)
+        first = engine.generate("a", [1, 2, 3], params)
+        assert await asyncio.to_thread(entered.wait, 10)
+        with pytest.raises(QueueFullError):
+            engine.generate("b", [1, 2, 3], params)
+        release.set()
+        events = [event async for event in first]
+        assert events[-1].finish_reason == "length"
+    finally:
+        release.set()
+        await engine.stop()
