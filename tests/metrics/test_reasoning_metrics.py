@@ -1,0 +1,206 @@
+"""Reasoning and tool-call figures (docs/metrics.md#reasoning-and-tool-calls), against values worked out
+by hand from three records:
+
+    r0  sent 0 ms; reasons from 10 ms, answers at 110 ms; N = 40, R = 30 (usage); finish stop
+    r1  sent 100 ms; answers at 150 ms, no reasoning; N = 10, R = 0 (usage); finish stop
+    r2  sent 205 ms (intended 200); reasons from 215 ms; first tool-call delta 515 ms, call complete
+        600 ms; N = 50, R = 20 (counted); one tool call; finish tool_calls
+
+TTFO = 110, 50, 310 ms; reasoning time = 100, -, 300 ms; answer tokens = 10, 10, 30; TTFT = 10, 50, 10 ms.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from metrics.gate.evaluate import RunView, evaluate
+from metrics.gate.thresholds import parse_threshold
+from metrics.latency import answer
+from metrics.records.frame import frame_from_jsonl, frame_from_records
+from metrics.records.frame_arrow import frame_from_table, read_records_table
+from metrics.records.record import RequestRecord
+from metrics.slo import parse_slo
+from metrics.summary.build import SummaryConfig, summarize
+from metrics.summary.run_samples import RunSamples
+from tests.metrics._frames import assert_same_frame
+from tests.metrics._records import MS, rec
+
+
+def _records() -> list[RequestRecord]:
+    return [
+        rec(0, a=0, d=0, chunks=[10, 60, 110, 130], n=40, closed=135, reasoning_ns=10 * MS, answer_ns=110 * MS,
+            reasoning_tokens=30, reasoning_tokens_source="usage", finish_reason="stop"),
+        rec(1, a=100, d=100, chunks=[150, 170], n=10, closed=175, answer_ns=150 * MS, reasoning_tokens=0,
+            reasoning_tokens_source="usage", finish_reason="stop"),
+        rec(2, a=200, d=205, chunks=[215, 300, 515, 600], n=50, closed=605, reasoning_ns=215 * MS,
+            answer_ns=515 * MS, tool_call_ns=515 * MS, tool_call_done_ns=600 * MS, tool_calls=1,
+            reasoning_tokens=20, reasoning_tokens_source="tokenizer", finish_reason="tool_calls"),
+    ]
+
+
+def _summary(records: list[RequestRecord], *slo: str) -> dict[str, Any]:
+    return summarize(records, SummaryConfig(slo=parse_slo(list(slo))), {})
+
+
+def test_per_request_figures_by_hand() -> None:
+    frame = frame_from_records(_records())
+    np.testing.assert_allclose(answer.ttfo_s(frame), [0.110, 0.050, 0.310])
+    np.testing.assert_allclose(answer.reasoning_time_s(frame), [0.100, np.nan, 0.300])
+    np.testing.assert_array_equal(answer.reasoning_tokens(frame), [30, 0, 20])
+    np.testing.assert_array_equal(answer.answer_tokens(frame), [10, 10, 30])
+    np.testing.assert_array_equal(answer.tool_calls(frame), [0, 0, 1])
+    np.testing.assert_allclose(answer.tool_call_s(frame), [np.nan, np.nan, 0.310])
+    np.testing.assert_allclose(answer.tool_call_done_s(frame), [np.nan, np.nan, 0.395])
+    assert answer.reasoned(frame).tolist() == [True, False, True]
+    assert answer.ended_in_tool_call(frame).tolist() == [False, False, True]
+
+
+def test_ttfo_of_a_request_without_the_stamp() -> None:
+    """No answer stamp: c_1 when nothing was reasoning; none when it reasoned and never answered."""
+    frame = frame_from_records([
+        rec(0, d=0, chunks=[40, 50]),  # an older record, or an API without reasoning: TTFO = TTFT
+        rec(1, d=0, chunks=[40, 50], reasoning_ns=40 * MS),  # reasoned to the end (length): no answer
+        rec(2, d=None, chunks=[]),
+    ])
+    np.testing.assert_allclose(answer.ttfo_s(frame), [0.040, np.nan, np.nan])
+
+
+def test_unknown_reasoning_count_gives_no_answer_token_sample() -> None:
+    frame = frame_from_records([rec(0, d=0, chunks=[5], n=7, reasoning_ns=5 * MS)])
+    assert np.isnan(answer.reasoning_tokens(frame)[0]) and np.isnan(answer.answer_tokens(frame)[0])
+
+
+def test_summary_blocks_and_sections() -> None:
+    s = _summary(_records())
+    ttfo = s["latency"]["ttfo_s"]
+    assert ttfo["count"] == 3 and ttfo["p50"] == pytest.approx(0.110) and ttfo["min"] == pytest.approx(0.050)
+    assert ttfo["mean"] == pytest.approx((0.110 + 0.050 + 0.310) / 3) and ttfo["max"] == pytest.approx(0.310)
+    assert s["latency"]["ttft_s"]["max"] == pytest.approx(0.050)  # TTFT keeps its meaning: first output
+    think = s["latency"]["reasoning_time_s"]
+    assert think["count"] == 2 and think["mean"] == pytest.approx(0.200) and think["p50"] == pytest.approx(0.200)
+    assert s["latency"]["tool_call_s"]["count"] == 1 and s["latency"]["tool_call_s"]["max"] == pytest.approx(0.310)
+    assert s["latency"]["tool_call_done_s"]["max"] == pytest.approx(0.395)
+    r = s["reasoning"]
+    assert (r["requests"], r["reasoned"], r["reasoning_tokens_known"]) == (3, 2, 3)
+    assert (r["reasoning_tokens_total"], r["answer_tokens_total"]) == (50, 50)
+    assert r["reasoning_tokens_source"] == {"tokenizer": 1, "usage": 2}
+    assert r["reasoning_tokens"]["p50"] == 20 and r["reasoning_tokens"]["mean"] == pytest.approx(50 / 3)
+    assert r["answer_tokens"]["p50"] == 10 and r["answer_tokens"]["max"] == 30
+    t = s["tool_calls"]
+    assert (t["requests"], t["calls"], t["ended_in_tool_call"]) == (1, 1, 1)
+    assert t["calls_per_request"]["count"] == 3 and t["calls_per_request"]["mean"] == pytest.approx(1 / 3)
+
+
+def test_buckets_carry_the_figures() -> None:
+    s = _summary(_records())
+    out = {b["label"]: b for b in s["buckets"] if b["dimension"] == "output_tokens"}
+    assert set(out) == {"0-64"}
+    assert out["0-64"]["latency"]["ttfo_s"]["count"] == 3
+    assert out["0-64"]["reasoning"]["reasoning_tokens"]["max"] == 30
+    assert out["0-64"]["tool_calls"]["calls_per_request"]["mean"] == pytest.approx(1 / 3)
+
+
+def test_ttfo_slo_judges_the_first_answer_not_the_first_thought() -> None:
+    assert _summary(_records(), "ttft=120ms")["goodput"]["good"] == 3  # TTFT 10, 50, 10 ms
+    s = _summary(_records(), "ttfo=120ms")  # TTFO 110, 50, 310 ms
+    assert s["goodput"]["good"] == 2 and s["goodput"]["attainment"] == pytest.approx(2 / 3)
+    assert s["goodput"]["slo"]["ttfo_s"] == pytest.approx(0.120)
+    assert _summary(_records(), "ttfo=110ms")["goodput"]["good"] == 2  # inclusive bound
+    assert _summary(_records(), "ttfo=109ms")["goodput"]["good"] == 1
+
+
+def test_ttfo_slo_and_a_request_that_never_answered() -> None:
+    records = [rec(0, d=0, chunks=[10, 20], reasoning_ns=10 * MS, finish_reason="length")]
+    assert _summary(records, "ttft=1s")["goodput"]["good"] == 1
+    assert _summary(records, "ttfo=1s")["goodput"]["good"] == 0
+
+
+def test_ttfo_slo_on_a_run_without_reasoning_judges_ttft() -> None:
+    plain = [rec(i, a=100 * i, d=100 * i, chunks=[100 * i + 30 + 10 * i]) for i in range(3)]  # 30, 40, 50 ms
+    s = _summary(plain, "ttfo=40ms")
+    assert s["goodput"]["good"] == 2 and s["latency"]["ttfo_s"]["max"] == pytest.approx(0.050)
+    assert "reasoning" in s  # asked for: shown, with nothing reasoned
+    assert s["reasoning"]["reasoned"] == 0 and s["tool_calls"]["calls"] == 0
+
+
+def _value(records: list[RequestRecord], text: str) -> float | None:
+    frame = frame_from_records(records)
+    config = SummaryConfig()
+    view = RunView(summarize(frame, config, {}), records=lambda: RunSamples(frame, config))
+    verdict = evaluate([parse_threshold(text)], view)[0]
+    return verdict.value
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("ttfo:p(50) < 1s", 0.110),
+    ("ttfo:max < 1s", 0.310),
+    ("ttfo:p(75) < 1s", 0.210),  # not in summary.json: from the records, linear between 110 and 310 ms
+    ("reasoning_time:avg < 1s", 0.200),
+    ("reasoning_tokens:max <= 4000", 30),
+    ("reasoning_tokens:med <= 4000", 20),
+    ("answer_tokens:avg > 0", 50 / 3),
+    ("tool_calls:max < 2", 1),
+    ("tool_call_done:max < 1s", 0.395),
+    ("ttfo{output_bucket:0-64}:p(50) < 1s", 0.110),
+])
+def test_thresholds(text: str, expected: float) -> None:
+    assert _value(_records(), text) == pytest.approx(expected)
+
+
+def test_thresholds_pass_and_fail_as_written() -> None:
+    frame = frame_from_records(_records())
+    view = RunView(summarize(frame, SummaryConfig(), {}))
+    verdicts = evaluate([parse_threshold("ttfo:p(99) < 300ms"), parse_threshold("reasoning_tokens:max <= 30")], view)
+    assert [v.passed for v in verdicts] == [False, True]
+    assert verdicts[1].line() == "PASS reasoning_tokens:max <= 30  measured 30, limit 30"
+
+
+def test_a_run_without_reasoning_still_answers_a_ttfo_threshold_from_its_records() -> None:
+    plain = [rec(i, a=100 * i, d=100 * i, chunks=[100 * i + 30 + 10 * i]) for i in range(3)]
+    assert _value(plain, "ttfo:max < 1s") == pytest.approx(0.050)
+    assert _value(plain, "tool_calls:max < 1") == 0
+    assert _value(plain, "reasoning_tokens:max < 1 | nodata=pass") is None  # unknown, never zero
+
+
+def test_token_limits_take_no_unit() -> None:
+    with pytest.raises(ValueError, match="unit"):
+        parse_threshold("reasoning_tokens:p(99) < 4s")
+
+
+def test_absent_when_no_request_reasoned_or_called_a_tool() -> None:
+    """A plain run reads exactly as before, answer stamps or not (the client stamps every answer)."""
+    plain = [rec(i, a=100 * i, d=100 * i, chunks=[100 * i + 30, 100 * i + 40], closed=100 * i + 45,
+                 session=i // 2, turn=i % 2 + 1, finish_reason="stop") for i in range(4)]
+    stamped = [rec(i, a=100 * i, d=100 * i, chunks=[100 * i + 30, 100 * i + 40], closed=100 * i + 45,
+                   session=i // 2, turn=i % 2 + 1, finish_reason="stop", answer_ns=(100 * i + 30) * MS,
+                   reasoning_tokens=0, reasoning_tokens_source="usage") for i in range(4)]
+    before, after = _summary(plain), _summary(stamped)
+    assert after == before
+    assert "reasoning" not in after and "tool_calls" not in after and "ttfo_s" not in after["latency"]
+    assert "ttfo_s" not in after["goodput"]["slo"]
+    assert all("reasoning" not in b for b in after["buckets"])
+
+
+def test_a_tool_turn_is_its_own_turn_bucket() -> None:
+    records = [
+        rec(0, a=0, d=0, chunks=[10], session=0, turn=1, finish_reason="tool_calls", tool_calls=1,
+            answer_ns=10 * MS, tool_call_ns=10 * MS),
+        rec(1, a=100, d=100, chunks=[110], session=0, turn=2, finish_reason="tool_use"),  # Messages' name
+        rec(2, a=200, d=200, chunks=[210], session=0, turn=3, finish_reason="stop"),
+        rec(3, a=300, d=300, chunks=[310], session=1, turn=1, finish_reason="stop"),
+    ]
+    turn = {b["label"]: b["measured"] for b in _summary(records)["buckets"] if b["dimension"] == "turn"}
+    assert turn == {"1": 1, "3-4": 1, "tool": 2}
+
+
+def test_every_reader_builds_the_same_columns(tmp_path: Path) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b"".join(r.to_json() for r in _records()))
+    built = frame_from_records(_records())
+    assert_same_frame(frame_from_jsonl(path), built)
+    assert_same_frame(frame_from_table(read_records_table(path)), built)
+    assert built.reasoning_source == ["usage", "usage", "tokenizer"]
