@@ -1,13 +1,5 @@
 """Reasoning and tool-call figures (docs/metrics.md#reasoning-and-tool-calls), against values worked out
-by hand from three records:
-
-    r0  sent 0 ms; reasons from 10 ms, answers at 110 ms; N = 40, R = 30 (usage); finish stop
-    r1  sent 100 ms; answers at 150 ms, no reasoning; N = 10, R = 0 (usage); finish stop
-    r2  sent 205 ms (intended 200); reasons from 215 ms; first tool-call delta 515 ms, call complete
-        600 ms; N = 50, R = 20 (counted); one tool call; finish tool_calls
-
-TTFO = 110, 50, 310 ms; reasoning time = 100, -, 300 ms; answer tokens = 10, 10, 30; TTFT = 10, 50, 10 ms.
-"""
+by hand from the three records of tests.metrics._reasoning (their derivation is written there)."""
 
 from __future__ import annotations
 
@@ -27,19 +19,8 @@ from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig, summarize
 from metrics.summary.run_samples import RunSamples
 from tests.metrics._frames import assert_same_frame
+from tests.metrics._reasoning import reasoning_records
 from tests.metrics._records import MS, rec
-
-
-def _records() -> list[RequestRecord]:
-    return [
-        rec(0, a=0, d=0, chunks=[10, 60, 110, 130], n=40, closed=135, reasoning_ns=10 * MS, answer_ns=110 * MS,
-            reasoning_tokens=30, reasoning_tokens_source="usage", finish_reason="stop"),
-        rec(1, a=100, d=100, chunks=[150, 170], n=10, closed=175, answer_ns=150 * MS, reasoning_tokens=0,
-            reasoning_tokens_source="usage", finish_reason="stop"),
-        rec(2, a=200, d=205, chunks=[215, 300, 515, 600], n=50, closed=605, reasoning_ns=215 * MS,
-            answer_ns=515 * MS, tool_call_ns=515 * MS, tool_call_done_ns=600 * MS, tool_calls=1,
-            reasoning_tokens=20, reasoning_tokens_source="tokenizer", finish_reason="tool_calls"),
-    ]
 
 
 def _summary(records: list[RequestRecord], *slo: str) -> dict[str, Any]:
@@ -47,7 +28,7 @@ def _summary(records: list[RequestRecord], *slo: str) -> dict[str, Any]:
 
 
 def test_per_request_figures_by_hand() -> None:
-    frame = frame_from_records(_records())
+    frame = frame_from_records(reasoning_records())
     np.testing.assert_allclose(answer.ttfo_s(frame), [0.110, 0.050, 0.310])
     np.testing.assert_allclose(answer.reasoning_time_s(frame), [0.100, np.nan, 0.300])
     np.testing.assert_array_equal(answer.reasoning_tokens(frame), [30, 0, 20])
@@ -75,7 +56,7 @@ def test_unknown_reasoning_count_gives_no_answer_token_sample() -> None:
 
 
 def test_summary_blocks_and_sections() -> None:
-    s = _summary(_records())
+    s = _summary(reasoning_records())
     ttfo = s["latency"]["ttfo_s"]
     assert ttfo["count"] == 3 and ttfo["p50"] == pytest.approx(0.110) and ttfo["min"] == pytest.approx(0.050)
     assert ttfo["mean"] == pytest.approx((0.110 + 0.050 + 0.310) / 3) and ttfo["max"] == pytest.approx(0.310)
@@ -96,7 +77,7 @@ def test_summary_blocks_and_sections() -> None:
 
 
 def test_buckets_carry_the_figures() -> None:
-    s = _summary(_records())
+    s = _summary(reasoning_records())
     out = {b["label"]: b for b in s["buckets"] if b["dimension"] == "output_tokens"}
     assert set(out) == {"0-64"}
     assert out["0-64"]["latency"]["ttfo_s"]["count"] == 3
@@ -105,12 +86,12 @@ def test_buckets_carry_the_figures() -> None:
 
 
 def test_ttfo_slo_judges_the_first_answer_not_the_first_thought() -> None:
-    assert _summary(_records(), "ttft=120ms")["goodput"]["good"] == 3  # TTFT 10, 50, 10 ms
-    s = _summary(_records(), "ttfo=120ms")  # TTFO 110, 50, 310 ms
+    assert _summary(reasoning_records(), "ttft=120ms")["goodput"]["good"] == 3  # TTFT 10, 50, 10 ms
+    s = _summary(reasoning_records(), "ttfo=120ms")  # TTFO 110, 50, 310 ms
     assert s["goodput"]["good"] == 2 and s["goodput"]["attainment"] == pytest.approx(2 / 3)
     assert s["goodput"]["slo"]["ttfo_s"] == pytest.approx(0.120)
-    assert _summary(_records(), "ttfo=110ms")["goodput"]["good"] == 2  # inclusive bound
-    assert _summary(_records(), "ttfo=109ms")["goodput"]["good"] == 1
+    assert _summary(reasoning_records(), "ttfo=110ms")["goodput"]["good"] == 2  # inclusive bound
+    assert _summary(reasoning_records(), "ttfo=109ms")["goodput"]["good"] == 1
 
 
 def test_ttfo_slo_and_a_request_that_never_answered() -> None:
@@ -148,18 +129,18 @@ def _value(records: list[RequestRecord], text: str) -> float | None:
     ("ttfo{output_bucket:0-64}:p(50) < 1s", 0.110),
 ])
 def test_thresholds(text: str, expected: float) -> None:
-    assert _value(_records(), text) == pytest.approx(expected)
+    assert _value(reasoning_records(), text) == pytest.approx(expected)
 
 
 def test_thresholds_pass_and_fail_as_written() -> None:
-    frame = frame_from_records(_records())
+    frame = frame_from_records(reasoning_records())
     view = RunView(summarize(frame, SummaryConfig(), {}))
     verdicts = evaluate([parse_threshold("ttfo:p(99) < 300ms"), parse_threshold("reasoning_tokens:max <= 30")], view)
     assert [v.passed for v in verdicts] == [False, True]
     assert verdicts[1].line() == "PASS reasoning_tokens:max <= 30  measured 30, limit 30"
 
 
-def test_a_run_without_reasoning_still_answers_a_ttfo_threshold_from_its_records() -> None:
+def test_a_run_without_reasoning_still_answers_a_ttfo_threshold_from_itsreasoning_records() -> None:
     plain = [rec(i, a=100 * i, d=100 * i, chunks=[100 * i + 30 + 10 * i]) for i in range(3)]
     assert _value(plain, "ttfo:max < 1s") == pytest.approx(0.050)
     assert _value(plain, "tool_calls:max < 1") == 0
@@ -199,8 +180,8 @@ def test_a_tool_turn_is_its_own_turn_bucket() -> None:
 
 def test_every_reader_builds_the_same_columns(tmp_path: Path) -> None:
     path = tmp_path / "records.jsonl"
-    path.write_bytes(b"".join(r.to_json() for r in _records()))
-    built = frame_from_records(_records())
+    path.write_bytes(b"".join(r.to_json() for r in reasoning_records()))
+    built = frame_from_records(reasoning_records())
     assert_same_frame(frame_from_jsonl(path), built)
     assert_same_frame(frame_from_table(read_records_table(path)), built)
     assert built.reasoning_source == ["usage", "usage", "tokenizer"]
