@@ -1,0 +1,29 @@
+"""The console's reasoning and tool-call lines, with values worked out by hand (tests.metrics._reasoning):
+TTFO 50, 110, 310 ms → p50 110.0, p99 110 + 0.98 × 200 = 306.0; TTFT 10, 10, 50 ms → p99 10 + 0.98 × 40
+= 49.2; reasoning time 100, 300 ms → p50 200.0, p99 298.0."""
+
+from __future__ import annotations
+
+from exporters.console import format_summary
+from metrics.summary.build import SummaryConfig, summarize
+from tests.metrics._reasoning import reasoning_records
+from tests.metrics._records import MS, rec
+
+
+def test_reasoning_and_tool_call_lines() -> None:
+    lines = format_summary(summarize(reasoning_records(), SummaryConfig(), {})).splitlines()
+    assert ("reasoning: 2 of 3 reasoned; p50/p99 ms: TTFO 110.0/306.0 (TTFT 10.0/49.2), "
+            "reasoning time 200.0/298.0") in lines
+    assert "  tokens: reasoning 50, answer 50; per request p50/p99: reasoning 20/30, answer 10/30" in lines
+    assert "  reasoning tokens counted by: tokenizer 1, usage 2" in lines
+    assert ("tool calls: 1 by 1 of 3 requests; p50/p99 ms: first delta 310.0/310.0, "
+            "complete call 395.0/395.0") in lines
+
+
+def test_a_run_without_reasoning_prints_what_it_did() -> None:
+    plain = [rec(i, a=100 * i, d=100 * i, chunks=[100 * i + 30, 100 * i + 45]) for i in range(3)]
+    stamped = [rec(i, a=100 * i, d=100 * i, chunks=[100 * i + 30, 100 * i + 45], answer_ns=(100 * i + 30) * MS)
+               for i in range(3)]
+    text = format_summary(summarize(stamped, SummaryConfig(), {}))
+    assert text == format_summary(summarize(plain, SummaryConfig(), {}))
+    assert "reasoning" not in text and "tool calls" not in text and "TTFO" not in text
