@@ -27,16 +27,22 @@ def answer_lines(summary: dict[str, Any]) -> list[str]:
         return []
     latency = summary.get("latency", {})
     sources = reasoning.get("reasoning_tokens_source") or {}
-    counted = ", ".join(f"{name} {n}" for name, n in sources.items()) or "nobody (unknown)"
-    requests = reasoning.get("requests", 0)
+    requests, known = reasoning.get("requests", 0), reasoning.get("reasoning_tokens_known", 0)
+    if known:
+        tokens = [
+            f"  reasoning tokens: {reasoning.get('reasoning_tokens_total')} in the {known} requests with a count"
+            f" ({', '.join(f'{name} {n}' for name, n in sources.items())}); answer tokens:"
+            f" {reasoning.get('answer_tokens_total')}",
+            f"  per request p50/p99: reasoning tokens {_tokens(reasoning.get('reasoning_tokens'))},"
+            f" answer tokens {_tokens(reasoning.get('answer_tokens'))}",
+        ]
+    else:
+        tokens = ["  tokens: no request has a reasoning count (the server reported none and none was counted)"]
     return [
         f"reasoning: {reasoning.get('reasoned', 0)} of {requests} reasoned; p50/p99 ms: TTFO"
         f" {_ms(latency.get('ttfo_s'))} (TTFT {_ms(latency.get('ttft_s'))}),"
         f" reasoning time {_ms(latency.get('reasoning_time_s'))}",
-        f"  tokens: reasoning {reasoning.get('reasoning_tokens_total', 0)}, answer"
-        f" {reasoning.get('answer_tokens_total', 0)}; per request p50/p99: reasoning"
-        f" {_tokens(reasoning.get('reasoning_tokens'))}, answer {_tokens(reasoning.get('answer_tokens'))}",
-        f"  reasoning tokens counted by: {counted}",
+        *tokens,
         f"tool calls: {tools.get('calls', 0)} by {tools.get('requests', 0)} of {requests} requests; p50/p99 ms:"
         f" first delta {_ms(latency.get('tool_call_s'))}, complete call {_ms(latency.get('tool_call_done_s'))}",
     ]

@@ -82,8 +82,8 @@ def answer_sections(frame: RequestFrame, sampled: BoolArray, own: dict[str, Rows
             "requests": int(sampled.sum()),
             "reasoned": int((answer.reasoned(frame) & sampled).sum()),
             "reasoning_tokens_known": int(known.sum()),
-            "reasoning_tokens_total": int(reasoning[known].sum()),
-            "answer_tokens_total": int(np.nansum(answers)),
+            "reasoning_tokens_total": int(reasoning[known].sum()) if known.any() else None,  # unknown is not 0
+            "answer_tokens_total": int(np.nansum(answers)) if known.any() else None,
             "reasoning_tokens_source": dict(sorted(sources.items())),
             **_section_blocks(own, "reasoning", 0, 0),
         },
