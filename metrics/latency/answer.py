@@ -87,4 +87,6 @@ def shows_answer_figures(frame: RequestFrame) -> bool:
     outputs are exactly what they were before these figures existed."""
     if frame.n == 0 or frame.answer_ns.shape[0] != frame.n:
         return False
-    return bool(reasoned(frame).any() or ended_in_tool_call(frame).any() or (~np.isnan(frame.tool_call_ns)).any())
+    if reasoned(frame).any() or (frame.tool_calls > 0).any() or (~np.isnan(frame.tool_call_ns)).any():
+        return True
+    return not TOOL_FINISH_REASONS.isdisjoint(frame.finish_reason)  # no per-request array: the common case
