@@ -185,3 +185,19 @@ def test_every_reader_builds_the_same_columns(tmp_path: Path) -> None:
     assert_same_frame(frame_from_jsonl(path), built)
     assert_same_frame(frame_from_table(read_records_table(path)), built)
     assert built.reasoning_source == ["usage", "usage", "tokenizer"]
+
+
+def test_a_threshold_reads_the_tool_turn_bucket() -> None:
+    from metrics.gate.thresholds import check_labels
+
+    records = [
+        rec(0, a=0, d=0, chunks=[40], session=0, turn=1, finish_reason="tool_calls", tool_calls=1,
+            answer_ns=40 * MS, tool_call_ns=40 * MS, tool_call_done_ns=45 * MS),  # TTFO 40 ms
+        rec(1, a=100, d=100, chunks=[110], session=0, turn=2, finish_reason="stop"),  # TTFO 10 ms
+    ]
+    threshold = parse_threshold("ttfo{turn:tool}:max < 1s")
+    check_labels([threshold], prompt_edges=(0, 128), output_edges=(0, 64))
+    frame = frame_from_records(records)
+    view = RunView(summarize(frame, SummaryConfig(), {}), records=lambda: RunSamples(frame, SummaryConfig()))
+    assert evaluate([threshold], view)[0].value == pytest.approx(0.040)
+    assert evaluate([parse_threshold("ttfo{turn:2}:max < 1s")], view)[0].value == pytest.approx(0.010)
