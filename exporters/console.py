@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from exporters.answer_notes import answer_lines
 from exporters.burst_note import burst_warning
 from exporters.console_notes import (
     content_warning,
@@ -111,6 +112,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     out += failure_lines(summary)
     out += cache_lines(tokens, run)
     out += estimate_notes(tokens)
+    out += answer_lines(summary)
     tpot_mark = {"tpot_s": out_mark}  # TPOT divides by N: marked like the token rates when N is estimated
     header = ["bucket", "n", "failed", *(f"{tpot_mark.get(key, '')}{name}" for key, name in _COLUMNS), "SLO ok"]
     rows = [header, _row("all", {"measured": window.get("measured"), "failed": req.get("failed")},

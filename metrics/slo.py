@@ -5,6 +5,7 @@ every SLO that was given (any subset; bounds are inclusive):
 
     TTFT ≤ ttft_s    TPOT ≤ tpot_s (only when N ≥ 2)    E2E ≤ e2e_s
     max ITL ≤ itl_max_s (only with ≥ 2 chunks)    fluidity index ≥ fluidity_min
+    TTFO ≤ ttfo_s (time to the first answer token or tool call; a request that never answered misses it)
 
 A TPOT below metrics.latency.burst.BURST_TPOT_S (a burst-delivered stream) never meets a TPOT bound: it
 measures the delivery of output that was already made, not decoding.
@@ -12,7 +13,7 @@ measures the delivery of output that was already made, not decoding.
 Failed, timed-out and cancelled requests are never good and stay in the denominator of attainment.
 
 `parse_slo` reads the CLI form, one `key=value` per item (items may also be comma-separated):
-`ttft=500ms`, `tpot=50ms`, `e2e=10s`, `itl_max=200ms`, `fluidity=0.9`, and the fluidity deadlines
+`ttft=500ms`, `tpot=50ms`, `e2e=10s`, `itl_max=200ms`, `fluidity=0.9`, `ttfo=2s`, and the fluidity deadlines
 `fluidity_prefill=500ms`, `fluidity_decode=50ms` (D_p and D_d; when absent they default to the ttft and
 tpot SLOs). Durations take ms, us or s; a bare number is seconds.
 """
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # numpy stays out of the CLI's import path (`parse_slo` runs 
 # CLI key → SLO field; durations unless listed in _FRACTIONS.
 _KEYS: dict[str, str] = {
     "ttft": "ttft_s",
+    "ttfo": "ttfo_s",
     "tpot": "tpot_s",
     "e2e": "e2e_s",
     "itl_max": "itl_max_s",
@@ -58,6 +60,7 @@ class SLO:
     fluidity_min: float | None = None
     fluidity_prefill_deadline_s: float | None = None
     fluidity_decode_deadline_s: float | None = None
+    ttfo_s: float | None = None  # last: summary.json leaves it out when not set (slo_summary)
 
     def fluidity_deadlines(self) -> tuple[float, float] | None:
         """(D_p, D_d) when fluidity is asked for (a `fluidity` bound or an explicit deadline): the explicit
@@ -135,12 +138,19 @@ def good_requests(
     e2e_s: FloatArray,
     max_itl_s: FloatArray,
     fluidity: FloatArray,
+    ttfo_s: FloatArray | None = None,
 ) -> BoolArray:
-    """Which requests are good (see the module docstring); NaN metrics are 'not applicable'."""
+    """Which requests are good (see the module docstring); NaN metrics are 'not applicable', except TTFT
+    and TTFO: a request with no first (answer) token never meets their bound. `ttfo_s` is needed only
+    with a TTFO bound (metrics.latency.answer.ttfo_s)."""
     import numpy as np
     good = ok_with_content.copy()
     if slo.ttft_s is not None:
         good &= ttft_s <= slo.ttft_s
+    if slo.ttfo_s is not None:
+        if ttfo_s is None:
+            raise ValueError("a TTFO SLO needs the requests' TTFO")
+        good &= ttfo_s <= slo.ttfo_s
     if slo.e2e_s is not None:
         good &= e2e_s <= slo.e2e_s
     if slo.tpot_s is not None:
@@ -156,6 +166,8 @@ def good_requests(
 def slo_summary(slo: SLO) -> dict[str, Any]:
     """The `goodput.slo` entry: every bound, set or not, and the fluidity deadlines actually used."""
     out: dict[str, Any] = slo.to_dict()
+    if slo.ttfo_s is None:  # newer than the others: absent when not set, so older summaries read the same
+        del out["ttfo_s"]
     deadlines = slo.fluidity_deadlines()
     out["fluidity_deadlines_s"] = list(deadlines) if deadlines else None
     return out

@@ -80,6 +80,7 @@ def loadgen_dashboard() -> dict[str, Any]:
         target(f"{_rate('goodput_cached_prompt_tokens_total', LG)} / {_rate('goodput_prompt_tokens_total', LG)}",
                "cached / prompt tokens"),
     ], unit="percentunit")
+    _reasoning_row(lay)
     variables = [
         query_variable("job", "Job", "label_values(goodput_requests_total, job)"),
         query_variable("scenario", "Scenario", 'label_values(goodput_requests_total{job=~"$job"}, scenario)'),
@@ -90,6 +91,30 @@ def loadgen_dashboard() -> dict[str, Any]:
     return dashboard(uid="goodput-loadgen", title="goodput — load generator",
                      description="Client-side TTFT / ITL / TPOT / E2E, goodput and SLO attainment of goodput runs.",
                      tags=["goodput", "llm", "load-test"], variables=variables, layout=lay)
+
+
+def _reasoning_row(lay: Layout) -> None:
+    """Reasoning models and tool calls (docs/metrics.md#reasoning-and-tool-calls); empty panels for runs
+    where no request reasoned or called a tool (the families are not exported then)."""
+    lay.row("Reasoning and tool calls")
+    lay.timeseries("TTFO", quantile_targets("goodput_ttfo_seconds_bucket", LG), unit="s",
+                   description="Time to the first answer token or tool call, from the actual send: what a user waits "
+                               "for from a reasoning model (TTFT counts the first thinking token).")
+    lay.timeseries("Reasoning time", quantile_targets("goodput_reasoning_time_seconds_bucket", LG), unit="s",
+                   description="From the first reasoning token to the first answer token.")
+    lay.timeseries("Reasoning and answer tokens/s", [
+        target(_rate("goodput_reasoning_tokens_total", LG), "reasoning"),
+        target(_rate("goodput_answer_tokens_total", LG), "answer"),
+    ], unit="short", description="Output tokens spent thinking and answering (where the reasoning count is known).")
+    lay.timeseries("Reasoning tokens per request",
+                   quantile_targets("goodput_reasoning_tokens_per_request_bucket", LG, qs=(0.5, 0.99)), unit="short")
+    lay.timeseries("Tool calls/s", [target(_rate("goodput_tool_calls_total", LG), "tool calls")], unit="short")
+    lay.timeseries("Time to tool call", [
+        *(dict(t, legendFormat=f"first delta {t['legendFormat']}")
+          for t in quantile_targets("goodput_tool_call_seconds_bucket", LG, qs=(0.5, 0.99))),
+        *(dict(t, legendFormat=f"complete {t['legendFormat']}")
+          for t in quantile_targets("goodput_tool_call_done_seconds_bucket", LG, qs=(0.5, 0.99))),
+    ], unit="s", description="From the send to the first tool-call delta, and to the call's arguments complete.")
 
 
 def server_dashboard() -> dict[str, Any]:

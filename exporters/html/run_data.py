@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.latency import derive
+from metrics.latency import answer, derive
 from metrics.latency.fluidity import fluidity_index
 from metrics.latency.samples import Samples
 from metrics.records.frame import OK, RequestFrame
 from metrics.slo import good_requests
+from metrics.summary.answers import shown
 from metrics.summary.buckets import Dimension
 from metrics.summary.build import SummaryConfig, bucket_dimensions
 from metrics.summary.window import Window, measurement_window
@@ -81,10 +82,15 @@ def run_data(label: str, summary: dict[str, Any], run: dict[str, Any], frame: Re
     samples["itl_s"], samples["itl_token_s"] = itl, itl_token
     sampled = window.measured & (frame.status == OK)
     values.update(_slo_values(frame, config, sampled))
+    if shown(frame, config.slo):  # TTFO and reasoning time, as summary.json shows them
+        answers = {"ttfo_s": answer.ttfo_s(frame), "reasoning_time_s": answer.reasoning_time_s(frame)}
+        values.update(answers)
+        samples.update((name, Samples.per_request(v)) for name, v in answers.items())
     none = np.full(frame.n, np.nan)
     good = good_requests(config.slo, ok_with_content=(frame.status == OK) & (frame.chunk_count > 0),
                          ttft_s=values["ttft_s"], tpot_s=values["tpot_s"], e2e_s=values["e2e_s"],
-                         max_itl_s=values.get("max_itl_s", none), fluidity=values.get("fluidity", none))
+                         max_itl_s=values.get("max_itl_s", none), fluidity=values.get("fluidity", none),
+                         ttfo_s=values.get("ttfo_s"))
     return RunData(label=label, summary=summary, run=run, frame=frame, config=config, window=window, values=values,
                    samples=samples, good=good, dimensions=bucket_dimensions(frame, config),
                    server_series=server_series or [])

@@ -27,7 +27,7 @@ BLOCK_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 SLO_ITEMS: tuple[tuple[str, str, str], ...] = (  # SLO field, name, how the limit applies
     ("ttft_s", "TTFT", "≤"), ("tpot_s", "TPOT", "≤"), ("e2e_s", "E2E", "≤"), ("itl_max_s", "largest ITL", "≤"),
-    ("fluidity_min", "fluidity index", "≥"),
+    ("fluidity_min", "fluidity index", "≥"), ("ttfo_s", "TTFO", "≤"),
 )
 
 
@@ -136,7 +136,7 @@ def slo_table(data: RunData) -> Table:
 def _meets(data: RunData, alone: SLO, ok_content: Any, nan: Any) -> Any:
     return good_requests(alone, ok_with_content=ok_content, ttft_s=data.values["ttft_s"], tpot_s=data.values["tpot_s"],
                          e2e_s=data.values["e2e_s"], max_itl_s=data.values.get("max_itl_s", nan),
-                         fluidity=data.values.get("fluidity", nan))
+                         fluidity=data.values.get("fluidity", nan), ttfo_s=data.values.get("ttfo_s", nan))
 
 
 def thresholds_table(verdicts: Sequence[Verdict], unjudged: Sequence[tuple[str, str]] = ()) -> Table:

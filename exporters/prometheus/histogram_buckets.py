@@ -21,6 +21,10 @@ LAG_LADDER_S: tuple[float, ...] = (
     5.0, 10.0, 30.0, 60.0,
 )  # fmt: skip
 
+# Tokens per request (reasoning tokens): powers of two from 16 to 64k; tool calls per request, from 0.
+TOKEN_LADDER: tuple[float, ...] = tuple(float(2**e) for e in range(4, 17))
+CALLS_LADDER: tuple[float, ...] = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 8.0, 16.0, 32.0)
+
 
 def with_thresholds(ladder: Iterable[float], thresholds: Iterable[float | None]) -> tuple[float, ...]:
     """The ladder plus every given threshold as an exact boundary, ascending, without duplicates.

@@ -15,6 +15,7 @@ Families (base units; `_total` counters; labels bounded: prompt bucket, cache-hi
     goodput_{prompt,cached_prompt,output}_tokens_total               ok measured requests
     goodput_requests_dispatched_total, goodput_in_flight_requests, goodput_offered_rate_requests_per_second
     goodput_slo_threshold_seconds{slo}, goodput_run_info{run_id,model,load}
+    reasoning and tool calls (TTFO, ...): exporters.prometheus.answer_instruments, when a request has them
 
 The request counters add up like summary.json's `requests`: `sent="true"` / `"false"` splits
 goodput_requests_total into requests whose bytes were written and requests that failed or were
@@ -34,9 +35,10 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from exporters.prometheus.answer_instruments import AnswerInstruments
 from exporters.prometheus.histogram_buckets import lag_buckets, latency_buckets
 from exporters.prometheus.instruments import BatchCounter, BatchHistogram, LabelValues
-from metrics.latency import derive
+from metrics.latency import answer, derive
 from metrics.latency.fluidity import fluidity_index
 from metrics.latency.samples import Samples
 from metrics.records.frame import OK, RequestFrame, frame_from_records
@@ -95,7 +97,7 @@ class LiveConfig:
 
     def slo_thresholds(self) -> dict[str, float]:
         named = {"ttft": self.slo.ttft_s, "tpot": self.slo.tpot_s, "e2e": self.slo.e2e_s,
-                 "itl_max": self.slo.itl_max_s}
+                 "itl_max": self.slo.itl_max_s, "ttfo": self.slo.ttfo_s}
         return {k: v for k, v in named.items() if v is not None}
 
 
@@ -110,7 +112,8 @@ class RunMetrics(Collector):
         self._lock = threading.Lock()  # the instruments: folding and rendering
         self._pending: list[RequestRecord] = []
         slo = config.slo
-        lat = latency_buckets([slo.ttft_s, slo.tpot_s, slo.e2e_s, slo.itl_max_s, *(slo.fluidity_deadlines() or ())])
+        lat = latency_buckets([slo.ttft_s, slo.tpot_s, slo.e2e_s, slo.itl_max_s, *(slo.fluidity_deadlines() or ()),
+                               slo.ttfo_s])
         self.histograms = {
             name: BatchHistogram(f"goodput_{name}_seconds", doc, BUCKET_LABELS,
                                  lag_buckets([config.lag_threshold_s]) if name == "dispatch_lag" else lat)
@@ -127,6 +130,7 @@ class RunMetrics(Collector):
             for kind, doc in (("prompt", "Prompt tokens"), ("cached_prompt", "Prompt tokens served from the "
                               "prefix cache (server-reported)"), ("output", "Output tokens"))
         }
+        self.answers = AnswerInstruments(lat, BUCKET_LABELS, shown=slo.ttfo_s is not None)
         self._prompt_labels = range_labels(tuple(config.prompt_bucket_edges))
         self.registry = CollectorRegistry()
         self.registry.register(self)
@@ -189,8 +193,9 @@ class RunMetrics(Collector):
         max_itl = derive.max_itl_s(gaps, frame.n)
         deadlines = cfg.slo.fluidity_deadlines()
         fluid = fluidity_index(frame, *deadlines, sampled) if deadlines else np.full(frame.n, np.nan)
+        ttfo = answer.ttfo_s(frame)
         good = good_requests(cfg.slo, ok_with_content=(frame.status == OK) & (frame.chunk_count > 0), ttft_s=ttft,
-                             tpot_s=tpot, e2e_s=e2e, max_itl_s=max_itl, fluidity=fluid) & measured
+                             tpot_s=tpot, e2e_s=e2e, max_itl_s=max_itl, fluidity=fluid, ttfo_s=ttfo) & measured
         self.evaluated.inc_batch(b_ids[measured], np.ones(int(measured.sum())), b_labels)
         for key in b_labels:  # a zero good-count series per label set, so attainment is 0, not absent
             self.good.ensure(key)
@@ -202,6 +207,7 @@ class RunMetrics(Collector):
                        "e2e": e2e, "dispatch_lag": derive.dispatch_lag_s(frame)}
         for name, values in per_request.items():
             self.histograms[name].observe_batch(b_ids[sampled], values[sampled], b_labels)
+        self.answers.fold(frame, sampled, ttfo, b_ids, b_labels)
         if gap_samples is not None:
             del gaps
             sample_ids = np.where(sampled, b_ids, len(b_labels))  # not sampled: not observed
@@ -243,7 +249,8 @@ class RunMetrics(Collector):
         self.flush()
         with self._lock:
             instruments: list[BatchHistogram | BatchCounter] = [
-                *self.histograms.values(), self.requests, self.evaluated, self.good, *self.tokens.values()]
+                *self.histograms.values(), self.requests, self.evaluated, self.good, *self.tokens.values(),
+                *self.answers.instruments()]
             out = [inst.family() for inst in instruments]
         yield from out
         yield from self._gauges()

@@ -54,7 +54,7 @@ def report(
     run_dir: Annotated[Path, typer.Argument(help="A run's output directory (holds records.jsonl), or a sweep's or capacity search's (sweep.json, capacity.json).")],
     html_path: Annotated[Path | None, typer.Argument(
         metavar="[PATH]", show_default=False, help="With --html: where to write the HTML report (default DIR/report.html; DIR/sweep.html or DIR/capacity.html for a sweep or a capacity search).")] = None,
-    slo: Annotated[list[str] | None, typer.Option(help="Replace the run's SLOs: ttft=500ms, tpot=50ms, e2e=10s, itl_max=1s.")] = None,
+    slo: Annotated[list[str] | None, typer.Option(help="Replace the run's SLOs: ttft=500ms, ttfo=2s, tpot=50ms, e2e=10s, itl_max=1s.")] = None,
     quiet: Annotated[bool, typer.Option(help="Write the files without printing the summary.")] = False,
     textfile: Annotated[bool | None, typer.Option("--textfile/--no-textfile", help="Rebuild metrics.prom (default: when it is missing, as after a kill, or when --slo changes the SLOs).")] = None,
     allow_damaged: Annotated[bool, typer.Option("--allow-damaged", help="Exit 0 even when lines of records.jsonl that are not records were skipped (they are still counted and listed).")] = False,

@@ -112,7 +112,7 @@ def run(
     timeout_between_chunks: Annotated[str, typer.Option(help="Longest silence inside a stream.", rich_help_panel=TIMEOUTS)] = "2m",
     timeout_total: Annotated[str, typer.Option(help="Longest whole request.", rich_help_panel=TIMEOUTS)] = "30m",
     max_connections: Annotated[int, typer.Option(help="Connection pool size (requests beyond it queue in the client, visible as dispatch lag).", rich_help_panel=REQUEST)] = 10_000,
-    slo: Annotated[list[str] | None, typer.Option(help="SLO for goodput: ttft=500ms, tpot=50ms, e2e=10s, itl_max=1s (repeat).", rich_help_panel=SLO_GATE)] = None,
+    slo: Annotated[list[str] | None, typer.Option(help="SLO for goodput: ttft=500ms, ttfo=2s, tpot=50ms, e2e=10s, itl_max=1s (repeat).", rich_help_panel=SLO_GATE)] = None,
     stall_threshold: Annotated[str, typer.Option(help="An inter-chunk gap above this is a stall.", rich_help_panel=METRICS)] = "1s",
     lag_threshold: Annotated[str, typer.Option(help="Flag the client as saturated when dispatch lag p99 exceeds this.", rich_help_panel=METRICS)] = "10ms",
     prompt_buckets: Annotated[str | None, typer.Option(help="Prompt-token bucket edges, e.g. 0,128,512,2048,8192,32768.", rich_help_panel=METRICS)] = None,

@@ -261,7 +261,8 @@ def _length(dist: LengthDist) -> str:
 
 def _slo_items(slo: SLO) -> list[str]:
     names = {"ttft_s": "ttft", "tpot_s": "tpot", "e2e_s": "e2e", "itl_max_s": "itl_max", "fluidity_min": "fluidity",
-             "fluidity_prefill_deadline_s": "fluidity_prefill", "fluidity_decode_deadline_s": "fluidity_decode"}
+             "fluidity_prefill_deadline_s": "fluidity_prefill", "fluidity_decode_deadline_s": "fluidity_decode",
+             "ttfo_s": "ttfo"}
     out = []
     for name, value in slo.to_dict().items():
         if value is not None:

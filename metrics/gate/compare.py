@@ -39,7 +39,7 @@ from metrics.gate.compare_rule import (
     practical_floor,
     run_spread_half_width,
 )
-from metrics.gate.thresholds import LATENCY_METRICS, Query, parse_threshold
+from metrics.gate.thresholds import Query, parse_threshold
 from metrics.summary.run_samples import RunSamples, Selection, latency_stat, query_percentiles
 
 FloatArray = npt.NDArray[np.float64]
@@ -89,14 +89,14 @@ def parse_stat(text: str) -> Query:
 
 
 def higher_is_worse(query: Query) -> bool:
-    if query.metric in LATENCY_METRICS:
+    if query.latency_key is not None:
         return query.metric != "fluidity"
     return query.metric == "errors"
 
 
 def bootstrappable(query: Query) -> bool:
     """Per-request statistics; min and max are not (a bootstrap cannot see past the sample's extremes)."""
-    if query.metric in LATENCY_METRICS:
+    if query.latency_key is not None:
         return query.agg not in ("min", "max", "count")
     return (query.metric, query.agg) in {("goodput", "attainment"), ("errors", "rate")}
 
@@ -122,8 +122,8 @@ def resample_stat(run: RunSamples, query: Query, sel: Selection, resamples: int,
         return out
     local = np.full(run.frame.n, -1, dtype=np.int64)
     local[units] = np.arange(m)
-    if query.metric in LATENCY_METRICS:
-        samples = run.samples[LATENCY_METRICS[query.metric]]
+    if query.latency_key is not None:
+        samples = run.samples[query.latency_key]
         keep = sel.sampled[samples.owner]
         values = samples.values[keep]  # already ascending
         owner = local[samples.owner[keep]]
@@ -178,8 +178,8 @@ def weighted_stat(sorted_values: FloatArray, weights: IntArray, query: Query) ->
 
 def _point(run: RunSamples, query: Query, sel: Selection) -> tuple[float | None, int]:
     """The statistic over the selection and the number of samples behind it."""
-    if query.metric in LATENCY_METRICS:
-        stats = run.latency_stats(LATENCY_METRICS[query.metric], sel, query_percentiles(query))
+    if query.latency_key is not None:
+        stats = run.latency_stats(query.latency_key, sel, query_percentiles(query))
         return latency_stat(stats, query), stats.count
     return run.value(query), int(sel.measured.sum())
 

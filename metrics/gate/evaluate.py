@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from metrics.gate.thresholds import CAPACITY_METRICS, LATENCY_METRICS, Kind, Query, Threshold, compare
+from metrics.gate.thresholds import ANSWER_METRICS, CAPACITY_METRICS, Kind, Query, Threshold, compare
 
 SUMMARY_PERCENTILES: dict[float, str] = {50.0: "p50", 90.0: "p90", 95.0: "p95", 99.0: "p99", 99.9: "p999"}
 
@@ -129,8 +129,12 @@ def summary_value(summary: dict[str, Any], query: Query) -> float | None:
     if scope is None:
         return None
     whole = scope is summary
-    if query.metric in LATENCY_METRICS:
-        block = scope.get("latency", {}).get(LATENCY_METRICS[query.metric]) or {}
+    if query.latency_key is not None:
+        holder = scope.get(query.section) or {}
+        if query.metric in ANSWER_METRICS and query.latency_key not in holder:  # a run without reasoning or
+            # tool calls: its requests still have a TTFO (and zero tool calls), which the records give
+            raise NeedsRecords(f"{query.metric} is in summary.json only when a request reasoned or called a tool")
+        block = holder.get(query.latency_key) or {}
         key = query.agg
         if query.percentile is not None:
             if query.percentile not in SUMMARY_PERCENTILES:

@@ -8,8 +8,9 @@ Grammar (spaces are free; the expression is the *pass* condition)::
     FILTER := KEY:LABEL     KEY = prompt_bucket | output_bucket | cache | turn | model | any workload tag key
                             (or tag:KEY:LABEL for a tag named like a bucket dimension)
 
-Examples: `ttft:p(99)<500ms`, `tpot:avg<40ms`, `goodput:attainment>=0.95`, `errors:rate<1%`,
-`throughput:output_tokens_per_s>1000`, `ttft{prompt_bucket:2k-8k,cache:none}:p(95)<2s`, `ttft{model:lora-a}:p(99)<1s`,
+Examples: `ttft:p(99)<500ms`, `tpot:avg<40ms`, `ttfo:p(95)<2s`, `reasoning_tokens:p(99)<4000`,
+`goodput:attainment>=0.95`, `errors:rate<1%`, `throughput:output_tokens_per_s>1000`,
+`ttft{prompt_bucket:2k-8k,cache:none}:p(95)<2s`, `ttft{model:lora-a}:p(99)<1s`,
 `ttft:p(99) < baseline * 1.10`, `goodput:attainment >= baseline - 0.02`.
 
 `capacity:*` thresholds (`capacity:rate >= 6`, `capacity:rate >= baseline * 0.95`) judge the result of a
@@ -54,6 +55,18 @@ LATENCY_METRICS: dict[str, str] = {
     "dispatch_lag": "dispatch_lag_s",
     "max_itl": "max_itl_s",
     "fluidity": "fluidity",
+}
+# Reasoning and tool-call metrics (docs/metrics.md#reasoning-and-tool-calls): threshold name → (summary
+# section, block key, kind). summary.json holds them only when some request reasoned or called a tool (or
+# with a TTFO SLO); otherwise they are computed from the records, where every request may still have a TTFO.
+ANSWER_METRICS: dict[str, tuple[str, str, Kind]] = {
+    "ttfo": ("latency", "ttfo_s", "duration"),
+    "reasoning_time": ("latency", "reasoning_time_s", "duration"),
+    "tool_call": ("latency", "tool_call_s", "duration"),
+    "tool_call_done": ("latency", "tool_call_done_s", "duration"),
+    "reasoning_tokens": ("reasoning", "reasoning_tokens", "count"),
+    "answer_tokens": ("reasoning", "answer_tokens", "count"),
+    "tool_calls": ("tool_calls", "calls_per_request", "count"),
 }
 BLOCK_AGGS: dict[str, str] = {"avg": "mean", "mean": "mean", "min": "min", "max": "max", "med": "p50",
                               "std": "std", "count": "count"}
@@ -106,7 +119,15 @@ class Query:
 
     @property
     def latency_key(self) -> str | None:
+        """The key of the metric's block (and of its per-request samples), for the block metrics."""
+        if self.metric in ANSWER_METRICS:
+            return ANSWER_METRICS[self.metric][1]
         return LATENCY_METRICS.get(self.metric)
+
+    @property
+    def section(self) -> str:
+        """The summary.json section (and bucket section) holding the block of a block metric."""
+        return ANSWER_METRICS[self.metric][0] if self.metric in ANSWER_METRICS else "latency"
 
     @property
     def of_capacity(self) -> bool:
@@ -207,8 +228,9 @@ def _parse_option(text: str, option: str) -> bool:
 
 def _parse_query(text: str, metric: str, agg: str, filters: str | None) -> Query:
     parsed_filters = _parse_filters(text, filters) if filters is not None else ()
-    if metric in LATENCY_METRICS:
-        kind: Kind = "fraction" if metric == "fluidity" else "duration"
+    if metric in LATENCY_METRICS or metric in ANSWER_METRICS:
+        kind: Kind = ANSWER_METRICS[metric][2] if metric in ANSWER_METRICS else (
+            "fraction" if metric == "fluidity" else "duration")
         if agg.startswith("p("):
             pct = _parse_percentile(text, agg[2:-1])
             return Query(metric, "p", pct, parsed_filters, kind)
@@ -238,7 +260,7 @@ def _parse_query(text: str, metric: str, agg: str, filters: str | None) -> Query
         if parsed_filters:
             raise ThresholdError(f"invalid threshold {text!r}: {metric} is measured over the whole search, not per bucket")
         return Query(metric, agg, None, (), caps[agg])
-    known = [*LATENCY_METRICS, *REQUEST_METRICS, *CAPACITY_METRICS]
+    known = [*LATENCY_METRICS, *ANSWER_METRICS, *REQUEST_METRICS, *CAPACITY_METRICS]
     raise ThresholdError(f"invalid threshold {text!r}: unknown metric {metric!r}; expected one of {', '.join(known)}")
 
 

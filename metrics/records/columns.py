@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from metrics.records.answer_columns import answer_fields
+
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -71,6 +73,14 @@ class RequestFrame:
     finish_reason: list[str | None] = field(default_factory=list)
     output_target: FloatArray = field(default_factory=lambda: np.zeros(0))
     model: list[str | None] = field(default_factory=list)  # the model each request named (None: not recorded)
+    # Reasoning and tool calls (metrics.records.answer_columns): stamps in ns as float64, NaN where absent.
+    reasoning_ns: FloatArray = field(default_factory=lambda: np.zeros(0))
+    answer_ns: FloatArray = field(default_factory=lambda: np.zeros(0))
+    tool_call_ns: FloatArray = field(default_factory=lambda: np.zeros(0))
+    tool_call_done_ns: FloatArray = field(default_factory=lambda: np.zeros(0))
+    reasoning_tokens: FloatArray = field(default_factory=lambda: np.zeros(0))  # NaN: unknown
+    reasoning_source: list[str | None] = field(default_factory=list)
+    tool_calls: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def n(self) -> int:
@@ -86,7 +96,7 @@ _ROW = (
     "ids", "intended_ns", "sent_ns", "closed_ns", "status", "error_kind", "output_tokens", "output_estimated",
     "prompt_tokens", "prompt_estimated", "prompt_target", "cached_tokens", "token_source", "tokens_known",
     "has_server", "k", "phases", "tags", "session", "turn", "error_message", "http_status", "finish_reason",
-    "output_target", "model",
+    "output_target", "model", "answer",
 )
 
 
@@ -130,6 +140,7 @@ class Columns:
         finish_reason: str | None = None,
         output_target: int | None = None,
         model: str | None = None,
+        answer: tuple[Any, ...] | None = None,  # metrics.records.answer_columns.answer_row
     ) -> None:
         code = STATUS_CODES.get(status)
         if code is None:
@@ -160,7 +171,7 @@ class Columns:
             rid, intended_ns, sent_ns, closed_ns, code, error_kind, output_tokens, output_estimated,
             prompt_tokens, prompt_estimated, prompt_target, cached_tokens, token_source,
             chunk_tokens is not None, stamped, k, phases, tags, session, turn, error_message, http_status,
-            finish_reason, output_target, model,
+            finish_reason, output_target, model, answer,
         ))
 
     def _grow(self, needed: int) -> None:
@@ -209,6 +220,7 @@ class Columns:
             finish_reason=c["finish_reason"],
             output_target=_floats(c["output_target"]),
             model=c["model"],
+            **answer_fields(c["answer"]),
         )
 
 

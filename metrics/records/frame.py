@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from metrics.records.answer_columns import answer_row
 from metrics.records.columns import (
     CANCELLED,
     ERROR,
@@ -43,6 +44,7 @@ def frame_from_records(records: Iterable[RequestRecord]) -> RequestFrame:
                 cached_tokens=r.cached_tokens, server_chunk_s=r.server_chunk_s, server=r.server, tags=r.tags,
                 session=r.session, turn=r.turn, error_message=r.error_message, http_status=r.http_status,
                 finish_reason=r.finish_reason, output_target=r.output_tokens_target, model=r.model,
+                answer=answer_row(r),
             )
         return cols.build()
 

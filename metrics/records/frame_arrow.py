@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.records import arrow_columns as columns
+from metrics.records.answer_columns import STAMPS
 from metrics.records.arrow_check import check_decoded, damaged_rows
 from metrics.records.frame import SERVER_PHASES, STATUS_CODES, RequestFrame, check_chunk_order
 from metrics.records.line_index import LineIndex, index_lines
@@ -221,6 +222,9 @@ def frame_from_table(table: Any) -> RequestFrame:
         error_message=table.column("error_message").to_pylist(), http_status=table.column("http_status").to_pylist(),
         finish_reason=table.column("finish_reason").to_pylist(), output_target=_floats(table, "output_tokens_target"),
         model=table.column("model").to_pylist() if "model" in names else [None] * table.num_rows,
+        **{name: _floats(table, name) for name in STAMPS}, reasoning_tokens=_floats(table, "reasoning_tokens"),
+        reasoning_source=table.column("reasoning_tokens_source").to_pylist(),
+        tool_calls=_ints(table, "tool_calls", 0)[0],
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from metrics.records.answer_columns import answer_row_of_line
 from metrics.records.columns import Columns, RequestFrame, gc_paused
 from metrics.records.record_check import NOT_JSON, InputReport, decode, duplicate_id, is_blank, record_problem
 
@@ -35,6 +36,7 @@ def _add(cols: Columns, d: dict[str, Any]) -> None:
         session=d.get("session"), turn=d.get("turn"), error_message=d.get("error_message"),
         http_status=d.get("http_status"), finish_reason=d.get("finish_reason"),
         output_target=d.get("output_tokens_target"), model=d.get("model"),
+        answer=answer_row_of_line(d),
     )
 
 

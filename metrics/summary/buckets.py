@@ -6,8 +6,9 @@
 - `cache`: `none` (C = 0), `partial`, `full` (C/P ≥ full_ratio, default 0.9), `unknown` (the server
   did not report C — absent is not zero, unless the caller says so because the server, like vLLM, omits
   the field when it is 0).
-- `turn`: a conversation turn's number (`--turns`): `1`, `2`, `3-4`, `5-8`, `9+`; a request that is no
-  turn is `unknown`. Only runs with turns have this dimension.
+- `turn`: a conversation turn's number (`--turns`): `1`, `2`, `3-4`, `5-8`, `9+`; a turn that ended in a
+  tool call (an agent loop's step) is `tool` whatever its number; a request that is no turn is `unknown`.
+  Only runs with turns have this dimension.
 - `model`: the model each request named (a `--model` mix, a dataset's or trace's rows); a record that
   names none is `unknown`. Only runs where more than one model ran have this dimension.
 - `tag:<key>`: one dimension per workload tag key (scenario, tenant, ...); a request without the key
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from metrics.latency.answer import ended_in_tool_call
 from metrics.records.frame import RequestFrame
 from metrics.units import token_label
 
@@ -36,7 +38,8 @@ NO_TAG = "(none)"
 CACHE_CLASSES: tuple[str, ...] = ("none", "partial", "full", UNKNOWN)
 # Turn buckets: turn t falls in the last edge <= t (doubling widths: later turns are rarer).
 TURN_EDGES: tuple[int, ...] = (1, 2, 3, 5, 9)
-TURN_LABELS: tuple[str, ...] = ("1", "2", "3-4", "5-8", "9+", UNKNOWN)
+TOOL_TURN = "tool"  # a turn whose answer was a tool call (metrics.latency.answer.ended_in_tool_call)
+TURN_LABELS: tuple[str, ...] = ("1", "2", "3-4", "5-8", "9+", TOOL_TURN, UNKNOWN)
 
 
 @dataclass(slots=True)
@@ -116,9 +119,12 @@ def turn_codes(turns: FloatArray) -> IntArray:
 
 def turn_dimensions(frame: RequestFrame) -> list[Dimension]:
     """The `turn` dimension when some request is a conversation turn; none otherwise."""
-    if not (~np.isnan(frame.turn)).any():
+    is_turn = ~np.isnan(frame.turn)
+    if not is_turn.any():
         return []
-    return [Dimension("turn", list(TURN_LABELS), turn_codes(frame.turn))]
+    codes = turn_codes(frame.turn)
+    codes[is_turn & ended_in_tool_call(frame)] = TURN_LABELS.index(TOOL_TURN)
+    return [Dimension("turn", list(TURN_LABELS), codes)]
 
 
 def model_dimensions(frame: RequestFrame) -> list[Dimension]:

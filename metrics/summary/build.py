@@ -36,6 +36,7 @@ from metrics.latency.stats import PERCENTILE_METHOD
 from metrics.records.frame import CANCELLED, ERROR, OK, RequestFrame, frame_from_records
 from metrics.records.record import RequestRecord
 from metrics.slo import SLO, good_requests, slo_summary
+from metrics.summary.answers import add_bucket_blocks, answer_sections, answer_values, shown, split_blocks
 from metrics.summary.buckets import (
     DEFAULT_OUTPUT_EDGES,
     DEFAULT_PROMPT_EDGES,
@@ -117,7 +118,9 @@ def _gap_samples(gaps: derive.Gaps) -> tuple[Samples, Samples]:
         return itl, per_token.result()
 
 
-def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: BoolArray) -> PerRequest:
+def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: BoolArray,
+                       answers: bool | None = None) -> PerRequest:
+    """`answers`: derive the reasoning and tool-call figures (metrics.summary.answers); None: when shown."""
     gaps = derive.chunk_gaps(frame)
     ttft = derive.ttft_s(frame)
     tpot = derive.tpot_s(frame)
@@ -141,10 +144,12 @@ def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: Bool
         "max_itl_s": Samples.per_request(max_itl),
         "fluidity": Samples.per_request(fluid),
     }
+    answer = answer_values(frame) if (shown(frame, config.slo) if answers is None else answers) else {}
+    samples.update((name, Samples.per_request(values)) for name, values in answer.items())
     ok_with_content = (frame.status == OK) & (frame.chunk_count > 0)
     good = good_requests(
         config.slo, ok_with_content=ok_with_content, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
-        max_itl_s=max_itl, fluidity=fluid,
+        max_itl_s=max_itl, fluidity=fluid, ttfo_s=answer.get("ttfo_s"),
     )
     return PerRequest(samples, ttft, good, count, total)
 
@@ -264,6 +269,7 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
     per = derive_per_request(frame, config, sampled)
     dims = bucket_dimensions(frame, config)
     blocks = _blocks(per, sampled, dims)
+    own = split_blocks(blocks)  # the reasoning and tool-call counts: sections of their own
     latency = {name: dict(rows[0][0]) for name, rows in blocks.items()}
     saturation = _saturation(frame, window, config.lag_threshold_s)
     stalled = sampled & (per.stall_count > 0)
@@ -291,7 +297,9 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
         "tokens": tokens_section(frame, sampled),
         "burst_delivered": burst_section(derive.tpot_s(frame), sampled),
         "goodput": {"slo": slo_summary(config.slo), **_goodput(good, measured, window.duration_s)},
-        "buckets": _buckets(frame, per, window, dims, blocks),
+        "buckets": add_bucket_blocks(_buckets(frame, per, window, dims, blocks), [(d.name, d.labels) for d in dims],
+                                     own),
         "server": server_section(frame, sampled, per.ttft),
+        **answer_sections(frame, sampled, own),
         **sessions_section(frame, window.measured),
     }, per

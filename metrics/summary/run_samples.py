@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.gate.thresholds import LATENCY_METRICS, Query
+from metrics.gate.thresholds import Query
 from metrics.latency.aggregate import Stats, selection_stats
 from metrics.latency.samples import Samples
 from metrics.records.frame import ERROR, OK, RequestFrame
@@ -44,7 +44,7 @@ class RunSamples:
         )
         self.ok = frame.status == OK
         self.failed = frame.status == ERROR
-        per = derive_per_request(frame, config, self.window.measured & self.ok)
+        per = derive_per_request(frame, config, self.window.measured & self.ok, answers=True)
         self.samples: dict[str, Samples] = per.samples
         self.good: BoolArray = per.good
         self.dimensions = {d.name: d for d in bucket_dimensions(frame, config)}
@@ -66,8 +66,8 @@ class RunSamples:
 
     def value(self, query: Query) -> float | None:
         sel = self.select(query.filters)
-        if query.metric in LATENCY_METRICS:
-            return latency_stat(self.latency_stats(LATENCY_METRICS[query.metric], sel, query_percentiles(query)), query)
+        if query.latency_key is not None:
+            return latency_stat(self.latency_stats(query.latency_key, sel, query_percentiles(query)), query)
         measured = int(sel.measured.sum())
         if query.metric == "throughput":
             return _float(throughput(self.frame, self.window).get(query.agg))

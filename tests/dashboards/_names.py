@@ -16,6 +16,7 @@ from metrics.slo import parse_slo
 from refserver.engine.types import EngineStats
 from refserver.server_metrics import ServerMetrics
 from tests.exporters._records import random_records
+from tests.metrics._reasoning import reasoning_records
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARDS = REPO / "dashboards"
@@ -94,7 +95,7 @@ def exported_names() -> set[str]:
     """Sample names (with _bucket, _total, ...) of a goodput run's registry and the reference server's."""
     metrics = RunMetrics(LiveConfig(run_id="x", slo=parse_slo(["ttft=1s"]), offered_rps=1.0),
                          state=type("S", (), {"sent": 1, "in_flight": 0})())
-    for r in random_records(20, error_every=4):
+    for r in [*random_records(20, error_every=4), *reasoning_records()]:  # and the reasoning families
         metrics.observe(r)
     stats = EngineStats(num_running=0, num_waiting=0, kv_usage=0.0, num_free_blocks=1, num_total_blocks=1,
                         prefix_queries_tokens=0, prefix_hit_tokens=0, num_preemptions=0)

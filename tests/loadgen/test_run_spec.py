@@ -37,7 +37,7 @@ turn_counts = st.one_of(
     st.tuples(st.floats(1, 50), st.floats(0, 1)).map(lambda ms: f"lognormal:{ms[0]!r}:{ms[1]!r}"),
 )
 rates = st.floats(0.01, 5000, allow_nan=False)
-slo_items = st.lists(st.sampled_from(["ttft=500ms", "tpot=50ms", "e2e=10s", "itl_max=1s"]), unique=True)
+slo_items = st.lists(st.sampled_from(["ttft=500ms", "tpot=50ms", "e2e=10s", "itl_max=1s", "ttfo=2s"]), unique=True)
 threshold_items = st.lists(st.one_of(
     st.sampled_from(["ttft:p(99)<800ms", "goodput:attainment>=0.9", "errors:rate<0.01", "ttft{cache:full}:p(95)<200ms",
                      "e2e:max<30s | nodata=pass"]),

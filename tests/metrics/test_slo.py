@@ -140,7 +140,7 @@ def test_the_value_is_everything_after_the_first_equals_sign() -> None:
 def test_error_messages_are_whole_sentences() -> None:
     with pytest.raises(ValueError) as info:
         parse_slo(["speed=1s"])
-    assert str(info.value) == ("unknown SLO key 'speed' in 'speed=1s': expected one of ttft, tpot, e2e, itl_max, "
+    assert str(info.value) == ("unknown SLO key 'speed' in 'speed=1s': expected one of ttft, ttfo, tpot, e2e, itl_max, "
                                "max_itl, fluidity, fluidity_prefill, fluidity_prefill_deadline, fluidity_decode, "
                                "fluidity_decode_deadline")
     with pytest.raises(ValueError) as info:
