@@ -129,6 +129,7 @@ class StreamingClient:
             prompt_tokens_target=item.prompt_tokens_target,
             output_tokens_target=item.max_tokens,
             tags=dict(item.tags),
+            images=item.images, image_pixels=item.image_pixels, image_bytes=item.image_bytes,
         )
         chunks = ChunkAccumulator()
         failure: errors.RequestFailed | None = None

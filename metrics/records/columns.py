@@ -70,6 +70,7 @@ class RequestFrame:
     http_status: list[int | None] = field(default_factory=list)
     finish_reason: list[str | None] = field(default_factory=list)
     output_target: FloatArray = field(default_factory=lambda: np.zeros(0))
+    images: FloatArray = field(default_factory=lambda: np.zeros(0))  # image inputs per request (0: none)
 
     @property
     def n(self) -> int:
@@ -85,7 +86,7 @@ _ROW = (
     "ids", "intended_ns", "sent_ns", "closed_ns", "status", "error_kind", "output_tokens", "output_estimated",
     "prompt_tokens", "prompt_estimated", "prompt_target", "cached_tokens", "token_source", "tokens_known",
     "has_server", "k", "phases", "tags", "session", "turn", "error_message", "http_status", "finish_reason",
-    "output_target",
+    "output_target", "images",
 )
 
 
@@ -128,6 +129,7 @@ class Columns:
         http_status: int | None = None,
         finish_reason: str | None = None,
         output_target: int | None = None,
+        images: int | None = None,
     ) -> None:
         code = STATUS_CODES.get(status)
         if code is None:
@@ -158,7 +160,7 @@ class Columns:
             rid, intended_ns, sent_ns, closed_ns, code, error_kind, output_tokens, output_estimated,
             prompt_tokens, prompt_estimated, prompt_target, cached_tokens, token_source,
             chunk_tokens is not None, stamped, k, phases, tags, session, turn, error_message, http_status,
-            finish_reason, output_target,
+            finish_reason, output_target, images,
         ))
 
     def _grow(self, needed: int) -> None:
@@ -206,6 +208,7 @@ class Columns:
             http_status=c["http_status"],
             finish_reason=c["finish_reason"],
             output_target=_floats(c["output_target"]),
+            images=np.nan_to_num(_floats(c["images"])),
         )
 
 

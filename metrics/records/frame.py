@@ -42,7 +42,7 @@ def frame_from_records(records: Iterable[RequestRecord]) -> RequestFrame:
                 prompt_estimated=r.prompt_tokens_estimated, prompt_target=r.prompt_tokens_target,
                 cached_tokens=r.cached_tokens, server_chunk_s=r.server_chunk_s, server=r.server, tags=r.tags,
                 session=r.session, turn=r.turn, error_message=r.error_message, http_status=r.http_status,
-                finish_reason=r.finish_reason, output_target=r.output_tokens_target,
+                finish_reason=r.finish_reason, output_target=r.output_tokens_target, images=r.images,
             )
         return cols.build()
 

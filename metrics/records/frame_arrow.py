@@ -220,6 +220,7 @@ def frame_from_table(table: Any) -> RequestFrame:
         tags=_tags(table.column("tags") if "tags" in names else None),
         error_message=table.column("error_message").to_pylist(), http_status=table.column("http_status").to_pylist(),
         finish_reason=table.column("finish_reason").to_pylist(), output_target=_floats(table, "output_tokens_target"),
+        images=np.nan_to_num(_floats(table, "images")),
     )
 
 

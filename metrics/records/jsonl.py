@@ -34,7 +34,7 @@ def _add(cols: Columns, d: dict[str, Any]) -> None:
         server_chunk_s=d.get("server_chunk_s"), server=d.get("server"), tags=d.get("tags"),
         session=d.get("session"), turn=d.get("turn"), error_message=d.get("error_message"),
         http_status=d.get("http_status"), finish_reason=d.get("finish_reason"),
-        output_target=d.get("output_tokens_target"),
+        output_target=d.get("output_tokens_target"), images=d.get("images"),
     )
 
 

@@ -8,6 +8,8 @@
   the field when it is 0).
 - `turn`: a conversation turn's number (`--turns`): `1`, `2`, `3-4`, `5-8`, `9+`; a request that is no
   turn is `unknown`. Only runs with turns have this dimension.
+- `images`: image inputs per request (`--images`, a dataset's images): `0`, `1`, `2`, `3-4`, `5-8`, `9+`.
+  Only runs where some request carried an image have this dimension.
 - `tag:<key>`: one dimension per workload tag key (scenario, tenant, ...); a request without the key
   is `"(none)"`.
 """
@@ -35,6 +37,9 @@ CACHE_CLASSES: tuple[str, ...] = ("none", "partial", "full", UNKNOWN)
 # Turn buckets: turn t falls in the last edge <= t (doubling widths: later turns are rarer).
 TURN_EDGES: tuple[int, ...] = (1, 2, 3, 5, 9)
 TURN_LABELS: tuple[str, ...] = ("1", "2", "3-4", "5-8", "9+", UNKNOWN)
+# Image buckets: a count n falls in the last edge <= n.
+IMAGE_EDGES: tuple[int, ...] = (0, 1, 2, 3, 5, 9)
+IMAGE_LABELS: tuple[str, ...] = ("0", "1", "2", "3-4", "5-8", "9+")
 
 
 @dataclass(slots=True)
@@ -117,6 +122,19 @@ def turn_dimensions(frame: RequestFrame) -> list[Dimension]:
     if not (~np.isnan(frame.turn)).any():
         return []
     return [Dimension("turn", list(TURN_LABELS), turn_codes(frame.turn))]
+
+
+def image_codes(images: FloatArray) -> IntArray:
+    """Index into IMAGE_LABELS per request (a count below 0 or unknown reads as 0)."""
+    counts = np.where(np.isnan(images) | (images < 0), 0.0, images)
+    return (np.searchsorted(np.asarray(IMAGE_EDGES, dtype=np.float64), counts, side="right") - 1).astype(np.int64)
+
+
+def image_dimensions(frame: RequestFrame) -> list[Dimension]:
+    """The `images` dimension when some request carried an image; none otherwise."""
+    if frame.images.shape[0] != frame.n or not (frame.images > 0).any():
+        return []
+    return [Dimension("images", list(IMAGE_LABELS), image_codes(frame.images))]
 
 
 def tag_dimensions(frame: RequestFrame) -> list[Dimension]:
