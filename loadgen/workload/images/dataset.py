@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.workload.images.synth import Picture, data_url
-from loadgen.workload.quoting import printable
+from loadgen.workload.quoting import printable, quoted
 
 IMAGE_PLACEHOLDER = "<image>"
 
@@ -52,7 +52,7 @@ class ImageFiles:
     def picture(self, ref: str, where: str) -> Picture:
         cached = self._cache.get(ref)
         if cached is None:
-            cached = self._cache[ref] = self._load(ref, f"{where}: image {printable(ref)}")
+            cached = self._cache[ref] = self._load(ref, f"{where}: image {quoted(ref)}")
         return cached
 
     def _load(self, ref: str, where: str) -> Picture:
