@@ -4,8 +4,8 @@ An image is a grid of seeded random colour blocks (at most 32 × 32 blocks, scal
 cheap to make and to encode, and as costly for a server's vision encoder as a photo of its size). Its
 identity (the request's index and the image's place in it, or its slot in `--image-pool`) is written into
 the first block values, so two requests never carry the same image by accident: PNG keeps them exactly,
-and JPEG's quantisation leaves blocks of one colour near their value. Images of fewer than 3 pixels have
-no room for it.
+and JPEG's quantisation leaves blocks of one colour near their value. A PNG of fewer than 8 pixels (a
+JPEG of fewer than 3) has room for only part of it.
 
 Encoding happens in Pillow's C code, which lets go of the GIL: `attach.ImageWorkload` builds images in a
 thread ahead of the schedule.
@@ -43,14 +43,26 @@ class Picture:
 
 
 def encode_image(width: int, height: int, fmt: str, rng: np.random.Generator, identity: int) -> bytes:
-    """The encoded bytes of one synthetic image."""
+    """The encoded bytes of one synthetic image.
+
+    A PNG is a palette image (one byte per pixel, which Pillow stores without per-row filtering: ~3x
+    faster to encode than RGB); its palette's red channel is the entry's index, so different block
+    values are different colours. A JPEG is an RGB image (JPEG has no palettes)."""
     from PIL import Image
 
-    grid = rng.integers(0, 256, size=(min(GRID, height), min(GRID, width), 3), dtype=np.uint8)
-    flat = grid.reshape(-1)
-    stamp = np.frombuffer(identity.to_bytes(8, "little"), dtype=np.uint8)[: flat.size]
-    flat[: stamp.size] = stamp
-    image = Image.fromarray(grid, "RGB").resize((width, height), Image.Resampling.NEAREST)
+    grid_w, grid_h = min(GRID, width), min(GRID, height)
+    channels = 1 if fmt == "png" else 3
+    grid = rng.integers(0, 256, size=grid_h * grid_w * channels, dtype=np.uint8)
+    stamp = np.frombuffer(identity.to_bytes(8, "little"), dtype=np.uint8)[: grid.size]
+    grid[: stamp.size] = stamp
+    if fmt == "png":
+        small = Image.frombytes("P", (grid_w, grid_h), grid.tobytes())
+        palette = rng.integers(0, 256, size=(256, 3), dtype=np.uint8)
+        palette[:, 0] = np.arange(256, dtype=np.uint8)
+        small.putpalette(palette.tobytes())
+    else:
+        small = Image.frombytes("RGB", (grid_w, grid_h), grid.tobytes())
+    image = small.resize((width, height), Image.Resampling.NEAREST)
     out = io.BytesIO()
     if fmt == "png":
         image.save(out, "PNG", compress_level=1)
