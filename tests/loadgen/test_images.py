@@ -172,3 +172,22 @@ def test_size_forms() -> None:
     assert parse_image_size("512X512:0.7,1024x1024:0.3").weights == (0.7, 0.3)
     uniform = parse_image_size("uniform:256x128:1024x512")
     assert uniform.uniform and uniform.values == ((256, 128), (1024, 512))
+
+
+def test_a_lost_request_is_accounted_without_making_its_images() -> None:
+    spec = WorkloadSpec(prompt_tokens=parse_length("8"), images=ImageSpec(count="2", size="16x16"))
+    workload: Any = build_workload(spec, seed=1, embedded=True)
+    made: list[int] = []
+    workload.maker = _Counting(workload.maker, made)
+    item = workload.text_item(500)
+    assert item.images == 0 and item.prompt_tokens_target == 8 and made == []
+    assert workload.item(501).images == 2 and 501 in made
+
+
+class _Counting:
+    def __init__(self, maker: ImageMaker, made: list[int]) -> None:
+        self.maker, self.made, self.spec = maker, made, maker.spec
+
+    def pictures(self, index: int) -> list[Picture]:
+        self.made.append(index)
+        return self.maker.pictures(index)

@@ -73,3 +73,21 @@ def test_bad_image_options_are_usage_errors(tmp_path: Path, capsys: pytest.Captu
     assert code == 2
     assert message in err
     assert not (tmp_path / "r" / "records.jsonl").exists()
+
+
+def test_dataset_images_on_the_completions_endpoint_are_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (4, 4)).save(buffer, "PNG")
+    (tmp_path / "a.png").write_bytes(buffer.getvalue())
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"prompt": "look", "images": ["a.png"]}) + "\n" + json.dumps({"prompt": "hi"}) + "\n")
+    code = run_cli(["run", "--url", "http://127.0.0.1:9", "--endpoint", "completions", "--dataset", str(data),
+                    "--output", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"{data}: 1 requests carry images, which need a chat endpoint" in err

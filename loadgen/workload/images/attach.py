@@ -77,6 +77,11 @@ class ImageWorkload:
         pictures = self._take(index)
         return add_pictures(self.inner.item(index), pictures)
 
+    def text_item(self, index: int) -> WorkItem:
+        """Request `index` without its images (what a lost request's record needs: tags and targets)."""
+        item: WorkItem = self.inner.item(index)
+        return item
+
     def _take(self, index: int) -> list[Picture]:
         step = index - self._last if self._last is not None and index > self._last else 1
         self._last = index

@@ -107,3 +107,17 @@ def _inspect(data: bytes, where: str) -> tuple[int, int, str]:
 def strip_placeholders(text: str) -> str:
     """A LLaVA-style prompt without its `<image>` placeholders (the images are sent as parts)."""
     return text.replace(IMAGE_PLACEHOLDER, "").strip() if IMAGE_PLACEHOLDER in text else text
+
+
+def check_endpoint(workload: Any, endpoint: str) -> None:
+    """ValueError when a dataset's rows carry images and the endpoint is completions (a text prompt: the
+    images would be left out without a word)."""
+    while not hasattr(workload, "entries") and hasattr(workload, "inner"):
+        workload = workload.inner
+    entries = getattr(workload, "entries", None)
+    if endpoint != "completions" or not entries:
+        return
+    rows = sum(1 for item in entries if item.images)
+    if rows:
+        raise ValueError(f"{printable(workload.path, 1000)}: {rows} requests carry images, which need a chat endpoint"
+                         " (a completions prompt is text only)")
