@@ -5,7 +5,7 @@ Grammar (spaces are free; the expression is the *pass* condition)::
     METRIC[{FILTER,...}]:AGG OP LIMIT [| nodata=pass]
 
     LIMIT  := NUMBER[UNIT] | baseline | baseline * NUMBER | baseline + NUMBER[UNIT] | baseline - NUMBER[UNIT]
-    FILTER := KEY:LABEL     KEY = prompt_bucket | output_bucket | cache | turn | any workload tag key
+    FILTER := KEY:LABEL     KEY = prompt_bucket | output_bucket | cache | turn | images | any workload tag key
                             (or tag:KEY:LABEL for a tag named like a bucket dimension)
 
 Examples: `ttft:p(99)<500ms`, `tpot:avg<40ms`, `goodput:attainment>=0.95`, `errors:rate<1%`,
@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from metrics.summary.buckets import CACHE_CLASSES, TURN_LABELS, range_labels
+from metrics.summary.buckets import CACHE_CLASSES, IMAGE_LABELS, TURN_LABELS, range_labels
 from metrics.units import parse_duration
 
 Kind = Literal["duration", "fraction", "rate", "count"]
@@ -78,6 +78,7 @@ FILTER_KEYS: dict[str, str] = {
     "output_bucket": "output_tokens", "output_tokens": "output_tokens", "output": "output_tokens",
     "cache": "cache",
     "turn": "turn",
+    "images": "images",
 }
 
 _EXPR = re.compile(
@@ -295,7 +296,7 @@ def check_labels(
                 "run; judge it with `goodput capacity --threshold` or `goodput gate CAPACITY_DIR`"
             )
     valid = {"prompt_tokens": range_labels(prompt_edges), "output_tokens": range_labels(output_edges),
-             "cache": list(CACHE_CLASSES), "turn": list(TURN_LABELS)}
+             "cache": list(CACHE_CLASSES), "turn": list(TURN_LABELS), "images": list(IMAGE_LABELS)}
     for t in thresholds:
         for dim, label in t.query.filters:
             if dim in valid and label not in valid[dim]:

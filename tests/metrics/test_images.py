@@ -65,3 +65,19 @@ def test_the_prompt_check_leaves_image_requests_out_and_says_so() -> None:
     text_only = summarize([_req(0, 0, prompt=101)], SummaryConfig(), {})["tokens"]
     assert "image_requests" not in text_only["prompt_accuracy"]
     assert not [n for n in estimate_notes(text_only) if "images" in n]
+
+
+def test_thresholds_filter_by_image_count_and_refuse_an_impossible_label() -> None:
+    import pytest
+
+    from metrics.gate.evaluate import summary_value
+    from metrics.gate.thresholds import ThresholdError, check_labels, parse_threshold
+
+    summary = summarize(RECORDS, SummaryConfig(), {})
+    t = parse_threshold("ttft{images:3-4}:p(50) < 100ms")
+    assert t.query.filters == (("images", "3-4"),)
+    check_labels([t], prompt_edges=(0, 128), output_edges=(0, 128))
+    assert summary_value(summary, t.query) == 0.09
+    assert summary_value(summary, parse_threshold("ttft{images:0}:p(50) < 100ms").query) == 0.01
+    with pytest.raises(ThresholdError, match="no images bucket '3'"):
+        check_labels([parse_threshold("ttft{images:3}:p(95) < 2s")], prompt_edges=(0, 128), output_edges=(0, 128))
