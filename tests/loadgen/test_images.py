@@ -191,3 +191,17 @@ class _Counting:
     def pictures(self, index: int) -> list[Picture]:
         self.made.append(index)
         return self.maker.pictures(index)
+
+
+def test_the_image_options_survive_print_config_and_run_json() -> None:
+    from loadgen.cli.run import run_defaults
+    from loadgen.spec.build import build_spec, spec_values
+    from loadgen.spec.run_spec import RunSpec
+
+    values = {**run_defaults(), "images": "0:0.5,2:0.5", "image_size": "uniform:64x48:128x96",
+              "image_format": "JPEG", "image_pool": 5}
+    spec = build_spec(values)[0]
+    assert spec.workload.images == ImageSpec(count="0:0.5,2:0.5", size="uniform:64x48:128x96", format="jpeg", pool=5)
+    assert build_spec({**run_defaults(), **spec_values(spec)})[0] == spec
+    assert RunSpec.from_json(spec.to_json()) == spec
+    assert RunSpec.from_json({"workload": {}}).workload.images == ImageSpec()  # a run.json from before images
