@@ -29,7 +29,7 @@ import numpy as np
 from loadgen.types import WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES, MAX_TOKENS, check_tokens
 from loadgen.workload.images.attach import add_pictures
-from loadgen.workload.images.dataset import ImageFiles, row_references, strip_placeholders
+from loadgen.workload.images.dataset import ImageFiles, resolve_parts, row_references, strip_placeholders
 from loadgen.workload.lengths import LengthDist
 from loadgen.workload.quoting import printable
 from loadgen.workload.seeds import item_rng
@@ -242,12 +242,14 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
             raise ValueError(f"{where}: needs 'messages' (a non-empty list of {{role, content}}) or 'prompt'")
         max_tokens = row_max_tokens(row.get("max_tokens"), where)
         merged = row_tags(row, where, tags)
+        messages, inline = resolve_parts(messages, files, where)
         text = _flatten(messages)
         count = counter(text)
         check_tokens(count, where, "the prompt's token count")
         item = WorkItem(messages=messages, prompt=text, max_tokens=max_tokens,
                         prompt_tokens_target=None, prompt_tokens_counted=count,
-                        template_tokens=template_tokens(counter, messages), tags=merged)
+                        template_tokens=template_tokens(counter, messages), tags=merged, images=len(inline),
+                        image_pixels=sum(p.pixels for p in inline), image_bytes=sum(p.nbytes for p in inline))
         items.append(add_pictures(item, files.pictures(row_references(row, where), where)))
     return items
 

@@ -118,3 +118,35 @@ def test_one_file_is_read_once_for_every_row_naming_it(tmp_path: Path) -> None:
     urls = {p["image_url"]["url"] for item in items for p in parts(item) if p["type"] == "image_url"}
     assert len(urls) == 1
     assert all(item.images == 2 and item.image_pixels == 50 for item in items)
+
+
+def test_conversations_refuse_rows_with_images_rather_than_drop_them(tmp_path: Path) -> None:
+    from loadgen.workload.conversations import load_jsonl_conversations, load_sharegpt_conversations
+
+    path = jsonl(tmp_path / "c.jsonl", [{"messages": [{"role": "user", "content": "a"}]},
+                                        {"messages": [{"role": "user", "content": "b"}], "images": ["x.png"]}])
+    with pytest.raises(ValueError, match=r"c.jsonl:2: images in conversations \(--turns\) are not supported"):
+        load_jsonl_conversations(path, COUNTER, {})
+    sharegpt = tmp_path / "s.json"
+    sharegpt.write_text(json.dumps([{"image": "x.png", "conversations": [{"from": "human", "value": "<image> hi"}]}]))
+    with pytest.raises(ValueError, match=r"s.json: conversation 1: images in conversations"):
+        load_sharegpt_conversations(str(sharegpt), COUNTER, {})
+
+
+def test_image_parts_already_in_a_rows_messages_are_resolved_and_counted(tmp_path: Path) -> None:
+    data = png(tmp_path / "p.png", (6, 7))
+    messages = [{"role": "user", "content": [{"type": "text", "text": "compare"},
+                                             {"type": "image_url", "image_url": {"url": "p.png", "detail": "low"}},
+                                             {"type": "image_url", "image_url": "https://example.test/q.png"}]}]
+    path = jsonl(tmp_path / "d.jsonl", [{"messages": messages}, {"messages": [
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "../p.png"}}]}]}])
+    with pytest.raises(ValueError, match=r"d.jsonl:2: image '../p.png': the path leads out"):
+        load_jsonl(path, COUNTER, {})
+    path = jsonl(tmp_path / "d.jsonl", [{"messages": messages}])
+    (item,) = load_jsonl(path, COUNTER, {})
+    content = parts(item)
+    assert content[1] == {"type": "image_url", "image_url": {
+        "url": "data:image/png;base64," + base64.b64encode(data).decode(), "detail": "low"}}
+    assert content[2] == {"type": "image_url", "image_url": {"url": "https://example.test/q.png"}}
+    assert (item.images, item.image_pixels, item.image_bytes) == (2, 42, len(data))
+    assert item.prompt == "compare" and item.prompt_tokens_counted == 1  # the text parts only

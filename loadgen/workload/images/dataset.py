@@ -1,5 +1,5 @@
-"""Images a dataset's rows carry: a JSONL row's `images` (a list) or `image` (one, or a list), and a
-ShareGPT entry's `image` (LLaVA-style data: the human turn's `<image>` placeholders are removed from the
+"""Images a dataset's rows carry: a JSONL row's `images` (a list) or `image` (one, or a list), the
+`image_url` content parts of its messages (OpenAI's form), and a ShareGPT entry's `image` (LLaVA-style data: the human turn's `<image>` placeholders are removed from the
 text; the images go after it).
 
 Each reference is one of:
@@ -37,6 +37,33 @@ def row_references(row: dict[str, Any], where: str) -> list[str]:
     if not isinstance(refs, list) or not all(isinstance(r, str) and r.strip() for r in refs):
         raise ValueError(f"{where}: 'images' must be a list of paths or URLs (or 'image' one of them)")
     return [r.strip() for r in refs]
+
+
+def resolve_parts(messages: list[dict[str, Any]], files: ImageFiles, where: str
+                  ) -> tuple[list[dict[str, Any]], list[Picture]]:
+    """A row's messages with the URL of each `image_url` content part it already holds resolved as a
+    reference (a path becomes a data URL), and the images they carry."""
+    pictures: list[Picture] = []
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, list):
+            out.append(message)
+            continue
+        parts = []
+        for part in content:
+            if not (isinstance(part, dict) and part.get("type") == "image_url"):
+                parts.append(part)
+                continue
+            value = part.get("image_url")
+            url = value.get("url") if isinstance(value, dict) else value
+            if not isinstance(url, str) or not url.strip():
+                raise ValueError(f"{where}: an image_url part needs image_url.url, a path or URL")
+            picture = files.picture(url.strip(), where)
+            pictures.append(picture)
+            parts.append({**part, "image_url": {**(value if isinstance(value, dict) else {}), "url": picture.url}})
+        out.append({**message, "content": parts})
+    return out, pictures
 
 
 class ImageFiles:
