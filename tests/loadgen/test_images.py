@@ -205,3 +205,16 @@ def test_the_image_options_survive_print_config_and_run_json() -> None:
     assert build_spec({**run_defaults(), **spec_values(spec)})[0] == spec
     assert RunSpec.from_json(spec.to_json()) == spec
     assert RunSpec.from_json({"workload": {}}).workload.images == ImageSpec()  # a run.json from before images
+
+
+def test_a_worker_process_gets_the_workload_pickled_and_makes_the_same_images() -> None:
+    import pickle
+
+    spec = WorkloadSpec(prompt_tokens=parse_length("8"), images=ImageSpec(count="1:1,3:1", size="12x12", pool=0))
+    workload: Any = build_workload(spec, seed=4, embedded=True)
+    clone = pickle.loads(pickle.dumps(workload))  # what loadgen.workers sends each worker process
+    clone.prime([5, 9, 13])  # a worker's first requests (loadgen.workers.core)
+    for i in (5, 9, 13, 2):
+        assert clone.item(i) == workload.item(i)
+    clone.close()
+    workload.close()

@@ -13,6 +13,7 @@ in place.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -63,15 +64,34 @@ class ImageWorkload:
     def __init__(self, inner: Any, maker: ImageMaker) -> None:
         self.inner = inner  # loadgen.workload.sources.Workload
         self.maker = maker
+        self._start()
+        self.prime(range(PREFETCH))  # the first requests' images are made while the run starts
+
+    def _start(self) -> None:
         self._pending: dict[int, Future[list[Picture]]] = {}
         self._last: int | None = None
         self._lock = threading.Lock()
-        # Pillow's import and its first encode load its plugins (~0.1 s): done now, not on the way to a send;
-        # and the first requests' images are made while the run starts.
-        maker.warm()
-        self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="goodput-images")
-        for index in range(PREFETCH):
-            self._pending[index] = self._executor.submit(maker.pictures, index)
+        # Pillow's import and its first encode load its plugins (~0.1 s): done now, not on the way to a send.
+        self.maker.warm()
+        self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=THREADS,
+                                                                       thread_name_prefix="goodput-images")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A worker process gets the workload pickled: the threads and what they hold stay here."""
+        return {"inner": self.inner, "maker": self.maker}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.inner, self.maker = state["inner"], state["maker"]
+        self._start()  # a worker primes its own first requests (`prime`): they are not 0, 1, 2, ...
+
+    def prime(self, indices: Iterable[int]) -> None:
+        """Start making these requests' images now (the first ones a dispatcher will ask for)."""
+        with self._lock:
+            if self._executor is None:
+                return
+            for index in indices:
+                if index not in self._pending:
+                    self._pending[index] = self._executor.submit(self.maker.pictures, index)
 
     def item(self, index: int) -> WorkItem:
         pictures = self._take(index)
