@@ -94,6 +94,17 @@ def prompt_warning(tokens: dict[str, Any], run: dict[str, Any]) -> str | None:
             f" {accuracy.get('count', '?')} requests (server-counted{mean_text}); {prompt_cause(run)}")
 
 
+def image_note(tokens: dict[str, Any]) -> str | None:
+    """Requests with images: their prompt tokens hold the server's image tokens, which the client does not
+    estimate, so they are left out of the prompt-length check."""
+    imaged = _int(tokens.get("image_requests"))
+    if not imaged:
+        return None
+    estimated = " (and a client-counted ~ prompt holds no image tokens)" if _int(tokens.get("prompt_estimated")) else ""
+    return (f"note: {imaged} of {tokens.get('requests', '?')} requests carried images: their prompt tokens are the"
+            f" server's count, image tokens included{estimated}; the prompt-length check leaves them out")
+
+
 def _basis_text(basis: Any) -> str | None:
     if isinstance(basis, str) and basis:
         return basis
@@ -119,6 +130,7 @@ def estimate_notes(tokens: dict[str, Any]) -> list[str]:
     if prompt_est:
         notes.append(f"note: ~ prompt tokens are the client's count for {prompt_est} of {requests} requests"
                      " (no usage from the server)")
+    notes += filter(None, [image_note(tokens)])
     basis = tokens.get("itl_token_basis")
     if isinstance(basis, str) and basis != "reported":
         how = _ITL_BASIS.get(basis, f"basis: {basis}")

@@ -130,6 +130,7 @@ class StreamingClient:
             output_tokens_target=item.max_tokens,
             tags=dict(item.tags),
             model=item.model or self.config.model,
+            images=item.images, image_pixels=item.image_pixels, image_bytes=item.image_bytes,
         )
         chunks = ChunkAccumulator()
         failure: errors.RequestFailed | None = None

@@ -304,7 +304,8 @@ class Runner:
             record = RequestRecord(id=request_id, intended_ns=intended_ns, sent_ns=None, status="cancelled",
                                    error_kind="client_cancelled", error_message="cancelled before a record was made",
                                    tags=dict(item.tags), prompt_tokens_target=item.prompt_tokens_target,
-                                   output_tokens_target=item.max_tokens, model=item.model)
+                                   output_tokens_target=item.max_tokens, model=item.model, images=item.images,
+                                   image_pixels=item.image_pixels, image_bytes=item.image_bytes)
         finally:
             st.in_flight -= 1
         record.session, record.turn = session, turn

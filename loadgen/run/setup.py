@@ -24,6 +24,7 @@ from loadgen.spec.sections import LoadSpec, RooflineSpec
 from loadgen.types import ClientConfig
 from loadgen.workload.arrivals import Arrival
 from loadgen.workload.build import AnyWorkload, build_workload, is_sessions
+from loadgen.workload.images.dataset import check_endpoint
 from loadgen.workload.models import ModelMix, parse_models
 from loadgen.workload.schedule import Schedule, run_schedule
 from loadgen.workload.text import TokenCounter
@@ -94,6 +95,7 @@ def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
     workload = build_workload(w, seed=spec.load.seed, embedded=spec.target.embedded, trace=trace,
                               rows=schedule.rows if schedule is not None else None,
                               models=parse_models(spec.target.model) if spec.target.model else None)
+    check_endpoint(workload, spec.target.endpoint)
     roofline = roofline_settings(spec.metrics.roofline) if spec.metrics.roofline is not None else None
     return RunSetup(spec=spec, secrets=secrets, workload=workload, gate=_gate_plan(spec),
                     schedule_end_s=schedule_end_s(spec.load, schedule, sessions=is_sessions(workload)),

@@ -32,6 +32,7 @@ from loadgen.spec.sections import (
 )
 from loadgen.types import Timeouts
 from loadgen.workload.arrivals import parse_arrival
+from loadgen.workload.images.spec import ImageSpec
 from loadgen.workload.lengths import LengthDist, parse_length, plain_number
 from loadgen.workload.think import parse_think_time
 from metrics.gate.thresholds import Threshold, parse_threshold
@@ -67,7 +68,7 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                                   turns=parse_length(str(v["turns"])) if v["turns"] is not None else None,
                                   think_time=parse_think_time(str(v["think_time"])),
                                   trace=v["trace"] and str(v["trace"]), trace_format=v["trace_format"],
-                                  cache_bust=v["cache_bust"]),
+                                  cache_bust=v["cache_bust"], images=_images(v)),
             load=_load(v),
             scale=ScaleSpec(workers=_workers(v["workers"]), ray=v["ray"] or None, ray_placement=v["ray_placement"],
                             on_worker_failure=v["on_worker_failure"]),
@@ -205,6 +206,11 @@ def _extra_body(text: str | None) -> str | None:
     return json.dumps(extra, separators=(",", ":"), ensure_ascii=False) if extra else None
 
 
+def _images(v: Mapping[str, Any]) -> ImageSpec:
+    return ImageSpec(count=str(v["images"]).strip(), size=str(v["image_size"]).strip(),
+                     format=str(v["image_format"]).strip().lower(), pool=v["image_pool"])
+
+
 def _weights(text: str | None) -> tuple[float, ...] | None:
     if not text:
         return None
@@ -286,6 +292,8 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "tag": [f"{k}={val}" for k, val in w.tags], "tokenizer": w.tokenizer, "prompt_sizing": w.prompt_sizing,
         "turns": _length(w.turns) if w.turns is not None else None, "think_time": str(w.think_time),
         "trace": w.trace, "trace_format": w.trace_format, "cache_bust": w.cache_bust,
+        "images": w.images.count, "image_size": w.images.size, "image_format": w.images.format,
+        "image_pool": w.images.pool,
         "arrival": a.kind, "rate": a.rate if (a.open_loop and a.kind != "trace") or a.rate else None,
         "rate_end": a.rate_end if a.kind == "ramp" else None, "burstiness": a.burstiness,
         "concurrency": a.concurrency if not a.open_loop else None,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from loadgen.spec.fail_limit import DEFAULT_MAX_FAILED, parse_fail_limit
 from loadgen.workload.arrivals import Arrival
+from loadgen.workload.images.spec import ImageSpec
 from loadgen.workload.lengths import LengthDist, plain_number
 from loadgen.workload.models import parse_models
 from loadgen.workload.think import ThinkTime
@@ -119,6 +120,7 @@ class WorkloadSpec:
     trace: str | None = None  # a trace file replayed at its own timestamps
     trace_format: str = "auto"
     cache_bust: bool = False  # a unique prefix on every request
+    images: ImageSpec = field(default_factory=ImageSpec)  # synthetic images on every request (--images)
 
     def __post_init__(self) -> None:
         _require(self.dataset_format in DATASET_FORMATS,
@@ -144,6 +146,8 @@ class WorkloadSpec:
         _require(self.turns is not None or self.think_time == ThinkTime(),
                  "--think-time separates the turns of a conversation: it needs --turns")
         _require(self.trace is not None or self.trace_format == "auto", "--trace-format needs --trace FILE")
+        _require(self.turns is None or not self.images.enabled,
+                 "--images applies to single requests and traces, not to --turns conversations")
         _require(self.tokenizer == "auto" or self.prompt_sizing in ("auto", "counter"),
                  f"--prompt-sizing {self.prompt_sizing} sizes prompts with the server; --tokenizer sizes them locally: "
                  "give one")

@@ -156,6 +156,8 @@ class WorkerCore:
         self.sessions = is_sessions(task.workload)
         self.started: deque[int] = deque()  # appended on the event loop, taken from another thread
         workload: Any = task.workload
+        if hasattr(workload, "prime"):  # images of its first requests, made while it waits for the anchor
+            workload.prime(share.ids[:8].tolist() if share.ids is not None else map(share.global_id, range(8)))
         if not share.open_loop:
             workload = (_ClosedLoopSessions(workload, share, self.started) if self.sessions
                         else _ClosedLoopItems(workload, share))

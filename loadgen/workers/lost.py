@@ -122,7 +122,8 @@ class Ledger:
         return out
 
     def _request(self, i: int, intended_ns: int, workload: Any) -> RequestRecord:
-        item = workload.item(i)
+        # Its tags and targets only: a workload with images gives them without making the images.
+        item = workload.text_item(i) if hasattr(workload, "text_item") else workload.item(i)
         return lost_record(rid=i, intended_ns=intended_ns, worker=self.share.worker, reason=self._message(),
                            tags=item.tags, prompt_tokens_target=item.prompt_tokens_target,
                            output_tokens_target=item.max_tokens)

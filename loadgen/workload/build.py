@@ -11,6 +11,8 @@ from loadgen.spec.sections import WorkloadSpec
 from loadgen.workload.bust import BustedWorkload, CacheBuster
 from loadgen.workload.conversations import load_jsonl_conversations, load_sharegpt_conversations
 from loadgen.workload.counters import make_counter
+from loadgen.workload.images.attach import ImageWorkload
+from loadgen.workload.images.synth import ImageMaker
 from loadgen.workload.models import MixedSessions, MixedWorkload, ModelMix
 from loadgen.workload.sessions import DatasetSessions, SessionWorkload, SyntheticSessions
 from loadgen.workload.sources import DatasetWorkload, SyntheticWorkload, Workload, load_jsonl, load_sharegpt
@@ -47,6 +49,9 @@ def build_workload(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: To
         return workload
     if is_sessions(workload):
         return MixedSessions(workload, models, seed)
+    if isinstance(workload, ImageWorkload):  # the mix inside: the image maker's prefetch and lost-request paths stay
+        workload.inner = MixedWorkload(workload.inner, models, seed)
+        return workload
     return MixedWorkload(workload, models, seed)
 
 
@@ -59,7 +64,7 @@ def _build(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: TokenCount
     if spec.trace is not None:
         if trace is None or rows is None:
             raise ValueError("a trace workload needs the trace and its schedule")
-        return _busted(TraceWorkload(trace, rows, seed, counter, tags), buster)
+        return _imaged(_busted(TraceWorkload(trace, rows, seed, counter, tags), buster), spec, seed)
     if spec.turns is not None:
         if spec.dataset is not None:
             fmt = dataset_format(spec)
@@ -70,8 +75,8 @@ def _build(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: TokenCount
     if spec.dataset is not None:
         fmt = dataset_format(spec)
         items = (load_jsonl if fmt == "jsonl" else load_sharegpt)(spec.dataset, counter, tags)
-        return _busted(DatasetWorkload(fmt, spec.dataset, items, seed, spec.output_tokens), buster)
-    return _busted(_synthetic(spec, seed, counter, tags), buster)
+        return _imaged(_busted(DatasetWorkload(fmt, spec.dataset, items, seed, spec.output_tokens), buster), spec, seed)
+    return _imaged(_busted(_synthetic(spec, seed, counter, tags), buster), spec, seed)
 
 
 def _synthetic(spec: WorkloadSpec, seed: int, counter: TokenCounter, tags: dict[str, str]) -> SyntheticWorkload:
@@ -79,6 +84,11 @@ def _synthetic(spec: WorkloadSpec, seed: int, counter: TokenCounter, tags: dict[
                              prefix_groups=spec.prefix_groups, prefix_tokens=spec.prefix_tokens,
                              prefix_weights=list(spec.prefix_weights) if spec.prefix_weights is not None else None,
                              tags=tags)
+
+
+def _imaged(workload: Workload, spec: WorkloadSpec, seed: int) -> Workload:
+    """Synthetic images on every request (`--images`)."""
+    return ImageWorkload(workload, ImageMaker(spec.images, seed)) if spec.images.enabled else workload
 
 
 def _busted(workload: Workload, buster: CacheBuster | None) -> Workload:

@@ -8,7 +8,8 @@
   `{"messages": [...], "max_tokens"?: n, "tags"?: {...}}` with several user messages: each user message
   closes a turn (with the system or tool messages before it), and the assistant message after it gives
   that turn's `max_tokens` (the line's `max_tokens` serves a last turn no answer follows).
-The file's assistant messages are never sent: the answers the server streams take their place.
+The file's assistant messages are never sent: the answers the server streams take their place. A row
+that names images (`images`, `image`) is refused: conversations are sent as text.
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from __future__ import annotations
 from typing import Any
 
 from loadgen.workload.bounds import MAX_TOKENS
+from loadgen.workload.images.dataset import row_references
 from loadgen.workload.models import row_model
-from loadgen.workload.quoting import quoted
+from loadgen.workload.quoting import printable, quoted
 from loadgen.workload.sessions import Session, Turn
 from loadgen.workload.sources import (
     jsonl_rows,
     row_max_tokens,
     row_messages,
     row_tags,
-    sharegpt_conversations,
+    sharegpt_entries,
 )
 from loadgen.workload.text import Counter
 
@@ -43,7 +45,8 @@ def _turn(messages: list[dict[str, Any]], max_tokens: int | None, counter: Count
 
 def load_sharegpt_conversations(path: str, counter: Counter, tags: dict[str, str]) -> list[Session]:
     out: list[Session] = []
-    for entries in sharegpt_conversations(path):
+    for number, (entries, entry) in enumerate(sharegpt_entries(path), 1):
+        _no_images(entry, f"{printable(path, 1000)}: conversation {number}")
         turns: list[Turn] = []
         pending: list[dict[str, Any]] = []
         for e in entries:
@@ -62,6 +65,13 @@ def load_sharegpt_conversations(path: str, counter: Counter, tags: dict[str, str
     return out
 
 
+def _no_images(row: dict[str, Any], where: str) -> None:
+    """Conversations are sent as text: a row's images would be left out without a word."""
+    if row_references(row, where):
+        raise ValueError(f"{where}: images in conversations (--turns) are not supported; without --turns each "
+                         "prompt is sent with its images")
+
+
 def _messages(value: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(value, list) or not value or not all(isinstance(m, dict) and "role" in m for m in value):
         raise ValueError(f"{where}: needs 'messages' (a non-empty list of {{role, content}})")
@@ -75,6 +85,7 @@ def _max_tokens(value: Any, where: str) -> int | None:
 def load_jsonl_conversations(path: str, counter: Counter, tags: dict[str, str]) -> list[Session]:
     out: list[Session] = []
     for where, row in jsonl_rows(path):
+        _no_images(row, where)
         merged = row_tags(row, where, tags)
         if "turns" in row:
             turns = _listed_turns(row["turns"], where, counter)

@@ -5,8 +5,10 @@ and any number of requests can be drawn without building them all up front.
   length (`loadgen.workload.text`), optionally a shared-prefix mode: G groups, each with a common system prompt of
   L tokens, the group drawn with given weights (exercises prefix caching; the group becomes a tag).
 - jsonl: one chat request per line: `{"messages": [...], "max_tokens"?: int, "tags"?: {str: str},
-  "model"?: str}` (or `"prompt": str`).
-- sharegpt: ShareGPT JSON: the first human turn is the prompt, the answer's length the target output.
+  "model"?: str}` (or `"prompt": str`), optionally with `"images": [path or URL, ...]`
+  (loadgen.workload.images.dataset).
+- sharegpt: ShareGPT JSON: the first human turn is the prompt, the answer's length the target output
+  (an entry's `image`, LLaVA-style, goes with its prompt).
 Datasets are drawn in a seeded shuffled order, wrapping around when more requests are sent than it holds.
 A dataset's prompt has no target length (`prompt_tokens_target` None): it is what the file says, and only
 the run's count of it is kept (the prompt-length check of summary.json then has nothing to compare).
@@ -27,6 +29,8 @@ import numpy as np
 
 from loadgen.types import WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES, MAX_TOKENS, check_tokens
+from loadgen.workload.images.attach import add_pictures
+from loadgen.workload.images.dataset import ImageFiles, resolve_parts, row_references, strip_placeholders
 from loadgen.workload.lengths import LengthDist
 from loadgen.workload.models import row_model
 from loadgen.workload.quoting import printable
@@ -41,7 +45,14 @@ class Workload(Protocol):
 
 
 def _flatten(messages: list[dict[str, Any]]) -> str:
-    return "\n".join(str(m.get("content", "")) for m in messages)
+    return "\n".join(_text(m.get("content", "")) for m in messages)
+
+
+def _text(content: Any) -> str:
+    """A message's text: its content, or the text parts of a list of content parts (images have none)."""
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content)
 
 
 def template_tokens(counter: Counter, messages: list[dict[str, Any]]) -> int | None:
@@ -139,7 +150,8 @@ class DatasetWorkload:
         return WorkItem(messages=base.messages, prompt=base.prompt, max_tokens=max_tokens,
                         min_tokens=base.min_tokens, prompt_tokens_target=base.prompt_tokens_target,
                         prompt_tokens_counted=base.prompt_tokens_counted, template_tokens=base.template_tokens,
-                        tags=dict(base.tags), model=base.model)
+                        tags=dict(base.tags), model=base.model, images=base.images,
+                        image_pixels=base.image_pixels, image_bytes=base.image_bytes)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path, "requests_in_file": len(self.entries)}
@@ -200,6 +212,11 @@ def row_tags(row: dict[str, Any], where: str, tags: dict[str, str]) -> dict[str,
 def sharegpt_conversations(path: str) -> list[list[dict[str, Any]]]:
     """The `conversations` lists of a ShareGPT JSON file (entries that have none are left out); ValueError
     when the file is not ShareGPT data."""
+    return [turns for turns, _ in sharegpt_entries(path)]
+
+
+def sharegpt_entries(path: str) -> list[tuple[list[dict[str, Any]], dict[str, Any]]]:
+    """`sharegpt_conversations`, each with its whole entry (which may name an `image`)."""
     try:
         data = json.loads(read_dataset_text(path))
     except json.JSONDecodeError as exc:
@@ -212,12 +229,14 @@ def sharegpt_conversations(path: str) -> list[list[dict[str, Any]]]:
     for entry in data:
         turns = entry.get("conversations") if isinstance(entry, dict) else None
         if isinstance(turns, list):
-            out.append([t for t in turns if isinstance(t, dict)])
+            assert isinstance(entry, dict)
+            out.append(([t for t in turns if isinstance(t, dict)], entry))
     return out
 
 
 def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkItem]:
     items: list[WorkItem] = []
+    files = ImageFiles(path)
     for where, row in jsonl_rows(path):
         messages = row_messages(row)
         if not isinstance(messages, list) or not messages or not all(
@@ -225,19 +244,23 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
             raise ValueError(f"{where}: needs 'messages' (a non-empty list of {{role, content}}) or 'prompt'")
         max_tokens = row_max_tokens(row.get("max_tokens"), where)
         merged = row_tags(row, where, tags)
+        messages, inline = resolve_parts(messages, files, where)
         text = _flatten(messages)
         count = counter(text)
         check_tokens(count, where, "the prompt's token count")
-        items.append(WorkItem(messages=messages, prompt=text, max_tokens=max_tokens,
-                              prompt_tokens_target=None, prompt_tokens_counted=count,
-                              template_tokens=template_tokens(counter, messages),
-                              tags=merged, model=row_model(row.get("model"), where)))
+        item = WorkItem(messages=messages, prompt=text, max_tokens=max_tokens,
+                        prompt_tokens_target=None, prompt_tokens_counted=count,
+                        template_tokens=template_tokens(counter, messages), tags=merged,
+                        model=row_model(row.get("model"), where), images=len(inline),
+                        image_pixels=sum(p.pixels for p in inline), image_bytes=sum(p.nbytes for p in inline))
+        items.append(add_pictures(item, files.pictures(row_references(row, where), where)))
     return items
 
 
 def load_sharegpt(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkItem]:
     items: list[WorkItem] = []
-    for number, turns in enumerate(sharegpt_conversations(path), 1):
+    files = ImageFiles(path)
+    for number, (turns, entry) in enumerate(sharegpt_entries(path), 1):
         first = next((i for i, t in enumerate(turns) if t.get("from") == "human"), None)
         if first is None:
             continue
@@ -245,10 +268,14 @@ def load_sharegpt(path: str, counter: Counter, tags: dict[str, str]) -> list[Wor
         answer = next((t.get("value") for t in turns[first + 1:] if t.get("from") in ("gpt", "assistant")), None)
         if not isinstance(prompt, str) or not prompt or not isinstance(answer, str) or not answer:
             continue
+        where = f"{printable(path, 1000)}: conversation {number}"
+        refs = row_references(entry, where)
+        prompt = strip_placeholders(prompt) if refs else prompt
         messages = [{"role": "user", "content": prompt}]
         count = counter(prompt)
-        check_tokens(count, f"{printable(path, 1000)}: conversation {number}", "the prompt's token count")
-        items.append(WorkItem(messages=messages, prompt=prompt, max_tokens=min(MAX_TOKENS, max(1, counter(answer))),
-                              prompt_tokens_target=None, prompt_tokens_counted=count,
-                              template_tokens=template_tokens(counter, messages), tags=dict(tags)))
+        check_tokens(count, where, "the prompt's token count")
+        item = WorkItem(messages=messages, prompt=prompt, max_tokens=min(MAX_TOKENS, max(1, counter(answer))),
+                        prompt_tokens_target=None, prompt_tokens_counted=count,
+                        template_tokens=template_tokens(counter, messages), tags=dict(tags))
+        items.append(add_pictures(item, files.pictures(refs, where)))
     return items

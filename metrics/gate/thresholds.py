@@ -5,7 +5,8 @@ Grammar (spaces are free; the expression is the *pass* condition)::
     METRIC[{FILTER,...}]:AGG OP LIMIT [| nodata=pass]
 
     LIMIT  := NUMBER[UNIT] | baseline | baseline * NUMBER | baseline + NUMBER[UNIT] | baseline - NUMBER[UNIT]
-    FILTER := KEY:LABEL     KEY = prompt_bucket | output_bucket | cache | turn | model | any workload tag key
+    FILTER := KEY:LABEL     KEY = prompt_bucket | output_bucket | cache | turn | model | images
+                            | any workload tag key
                             (or tag:KEY:LABEL for a tag named like a bucket dimension)
 
 Examples: `ttft:p(99)<500ms`, `tpot:avg<40ms`, `ttfo:p(95)<2s`, `reasoning_tokens:p(99)<4000`,
@@ -35,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from metrics.summary.buckets import CACHE_CLASSES, TURN_LABELS, range_labels
+from metrics.summary.buckets import CACHE_CLASSES, IMAGE_LABELS, TURN_LABELS, range_labels
 from metrics.units import parse_duration
 
 Kind = Literal["duration", "fraction", "rate", "count"]
@@ -92,6 +93,7 @@ FILTER_KEYS: dict[str, str] = {
     "cache": "cache",
     "turn": "turn",
     "model": "model",
+    "images": "images",
 }
 
 _EXPR = re.compile(
@@ -318,7 +320,7 @@ def check_labels(
                 "run; judge it with `goodput capacity --threshold` or `goodput gate CAPACITY_DIR`"
             )
     valid = {"prompt_tokens": range_labels(prompt_edges), "output_tokens": range_labels(output_edges),
-             "cache": list(CACHE_CLASSES), "turn": list(TURN_LABELS)}
+             "cache": list(CACHE_CLASSES), "turn": list(TURN_LABELS), "images": list(IMAGE_LABELS)}
     for t in thresholds:
         for dim, label in t.query.filters:
             if dim in valid and label not in valid[dim]:

@@ -81,6 +81,7 @@ class RequestFrame:
     reasoning_tokens: FloatArray = field(default_factory=lambda: np.zeros(0))  # NaN: unknown
     reasoning_source: list[str | None] = field(default_factory=list)
     tool_calls: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    images: FloatArray = field(default_factory=lambda: np.zeros(0))  # image inputs per request (0: none)
 
     @property
     def n(self) -> int:
@@ -96,7 +97,7 @@ _ROW = (
     "ids", "intended_ns", "sent_ns", "closed_ns", "status", "error_kind", "output_tokens", "output_estimated",
     "prompt_tokens", "prompt_estimated", "prompt_target", "cached_tokens", "token_source", "tokens_known",
     "has_server", "k", "phases", "tags", "session", "turn", "error_message", "http_status", "finish_reason",
-    "output_target", "model", "answer",
+    "output_target", "model", "answer", "images",
 )
 
 
@@ -141,6 +142,7 @@ class Columns:
         output_target: int | None = None,
         model: str | None = None,
         answer: tuple[Any, ...] | None = None,  # metrics.records.answer_columns.answer_row
+        images: int | None = None,
     ) -> None:
         code = STATUS_CODES.get(status)
         if code is None:
@@ -171,7 +173,7 @@ class Columns:
             rid, intended_ns, sent_ns, closed_ns, code, error_kind, output_tokens, output_estimated,
             prompt_tokens, prompt_estimated, prompt_target, cached_tokens, token_source,
             chunk_tokens is not None, stamped, k, phases, tags, session, turn, error_message, http_status,
-            finish_reason, output_target, model, answer,
+            finish_reason, output_target, model, answer, images,
         ))
 
     def _grow(self, needed: int) -> None:
@@ -221,6 +223,7 @@ class Columns:
             output_target=_floats(c["output_target"]),
             model=c["model"],
             **answer_fields(c["answer"]),
+            images=np.nan_to_num(_floats(c["images"])),
         )
 
 

@@ -45,6 +45,7 @@ def frame_from_records(records: Iterable[RequestRecord]) -> RequestFrame:
                 session=r.session, turn=r.turn, error_message=r.error_message, http_status=r.http_status,
                 finish_reason=r.finish_reason, output_target=r.output_tokens_target, model=r.model,
                 answer=answer_row(r),
+                images=r.images,
             )
         return cols.build()
 

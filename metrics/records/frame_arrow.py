@@ -225,6 +225,7 @@ def frame_from_table(table: Any) -> RequestFrame:
         **{name: _floats(table, name) for name in STAMPS}, reasoning_tokens=_floats(table, "reasoning_tokens"),
         reasoning_source=table.column("reasoning_tokens_source").to_pylist(),
         tool_calls=_ints(table, "tool_calls", 0)[0],
+        images=np.nan_to_num(_floats(table, "images")),
     )
 
 

@@ -37,6 +37,7 @@ def _add(cols: Columns, d: dict[str, Any]) -> None:
         http_status=d.get("http_status"), finish_reason=d.get("finish_reason"),
         output_target=d.get("output_tokens_target"), model=d.get("model"),
         answer=answer_row_of_line(d),
+        images=d.get("images"),
     )
 
 

@@ -11,6 +11,8 @@
   Only runs with turns have this dimension.
 - `model`: the model each request named (a `--model` mix, a dataset's or trace's rows); a record that
   names none is `unknown`. Only runs where more than one model ran have this dimension.
+- `images`: image inputs per request (`--images`, a dataset's images): `0`, `1`, `2`, `3-4`, `5-8`, `9+`.
+  Only runs where some request carried an image have this dimension.
 - `tag:<key>`: one dimension per workload tag key (scenario, tenant, ...); a request without the key
   is `"(none)"`.
 """
@@ -40,6 +42,9 @@ CACHE_CLASSES: tuple[str, ...] = ("none", "partial", "full", UNKNOWN)
 TURN_EDGES: tuple[int, ...] = (1, 2, 3, 5, 9)
 TOOL_TURN = "tool"  # a turn whose answer was a tool call (metrics.latency.answer.ended_in_tool_call)
 TURN_LABELS: tuple[str, ...] = ("1", "2", "3-4", "5-8", "9+", TOOL_TURN, UNKNOWN)
+# Image buckets: a count n falls in the last edge <= n.
+IMAGE_EDGES: tuple[int, ...] = (0, 1, 2, 3, 5, 9)
+IMAGE_LABELS: tuple[str, ...] = ("0", "1", "2", "3-4", "5-8", "9+")
 
 
 @dataclass(slots=True)
@@ -136,6 +141,19 @@ def model_dimensions(frame: RequestFrame) -> list[Dimension]:
     index = {label: i for i, label in enumerate(labels)}
     codes = np.array([index[UNKNOWN if m is None else m] for m in frame.model], dtype=np.int64)
     return [Dimension("model", labels, codes)]
+
+
+def image_codes(images: FloatArray) -> IntArray:
+    """Index into IMAGE_LABELS per request (a count below 0 or unknown reads as 0)."""
+    counts = np.where(np.isnan(images) | (images < 0), 0.0, images)
+    return (np.searchsorted(np.asarray(IMAGE_EDGES, dtype=np.float64), counts, side="right") - 1).astype(np.int64)
+
+
+def image_dimensions(frame: RequestFrame) -> list[Dimension]:
+    """The `images` dimension when some request carried an image; none otherwise."""
+    if frame.images.shape[0] != frame.n or not (frame.images > 0).any():
+        return []
+    return [Dimension("images", list(IMAGE_LABELS), image_codes(frame.images))]
 
 
 def tag_dimensions(frame: RequestFrame) -> list[Dimension]:

@@ -43,6 +43,7 @@ from metrics.summary.buckets import (
     Dimension,
     cache_dimension,
     check_edges,
+    image_dimensions,
     model_dimensions,
     output_dimension,
     prompt_dimension,
@@ -156,13 +157,15 @@ def derive_per_request(frame: RequestFrame, config: SummaryConfig, sampled: Bool
 
 def bucket_dimensions(frame: RequestFrame, config: SummaryConfig) -> list[Dimension]:
     """The bucket dimensions of a run, in summary order: prompt tokens, cache class, output tokens, the
-    conversation turn (runs with turns only), the model (runs of several models only), tags."""
+    conversation turn (runs with turns only), the model (runs of several models only), images per request
+    (runs with images only), tags."""
     return [
         prompt_dimension(frame, config.prompt_bucket_edges),
         cache_dimension(frame, full_ratio=config.cache_full_ratio, absent_is_zero=config.absent_cache_is_zero),
         output_dimension(frame, config.output_bucket_edges),
         *turn_dimensions(frame),
         *model_dimensions(frame),
+        *image_dimensions(frame),
         *tag_dimensions(frame),
     ]
 

@@ -101,13 +101,26 @@ def prompt_accuracy(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
     prompts the workload sized entirely (single requests and first turns); a conversation's later turns,
     whose prompts hold the answers as streamed, are `later_turns`, compared with the prompt each sent (the
     history as the server counted it, plus the new message's target).
+    Requests that carried images are left out: the server's count holds the image tokens, which the
+    client neither sizes nor counts (`image_requests` says how many were left out).
     """
     use = include & ~np.isnan(frame.prompt_target) & ~np.isnan(frame.prompt_tokens) & ~frame.prompt_estimated
+    imaged = use & image_requests(frame)
+    use &= ~imaged
     later = use & (frame.turn > 1)  # NaN (a lone request) compares False
     out = _accuracy(frame, use & ~later)
     if later.any():
         out["later_turns"] = _accuracy(frame, later)
+    if imaged.any():
+        out["image_requests"] = int(imaged.sum())
     return out
+
+
+def image_requests(frame: RequestFrame) -> BoolArray:
+    """Which requests carried at least one image."""
+    if frame.images.shape[0] != frame.n:
+        return np.zeros(frame.n, dtype=np.bool_)
+    return np.asarray(frame.images > 0)
 
 
 def cache_share(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
@@ -133,6 +146,7 @@ def tokens_section(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
         "output_estimated": int(frame.output_estimated[include].sum()),
         "prompt_estimated": int((frame.prompt_estimated[include] & ~np.isnan(p)).sum()),
         "prompt_unknown": int(np.isnan(p).sum()),
+        "image_requests": int(image_requests(frame)[include].sum()),
         "cached_unknown": int(np.isnan(c).sum()),
         "token_source": dict(sorted(sources.items())),
         "output_estimate_basis": output_estimate_bases(frame, include),

@@ -24,6 +24,7 @@ _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})  # chat's, and th
 class GenerationRequest:
     kind: Kind
     messages: list[Message] | None = None  # chat
+    image_urls: list[str] = field(default_factory=list)  # chat: the image_url parts, in order (api/images.py)
     prompt: str | list[int] | None = None  # completion: text or token ids
     model: str | None = None
     max_tokens: int | None = None  # None: the rest of the context (vLLM's default)
@@ -95,7 +96,7 @@ def _stop(body: dict[str, Any]) -> list[str]:
     return list(items)
 
 
-def _messages(body: dict[str, Any]) -> list[Message]:
+def _messages(body: dict[str, Any], images: list[str] | None = None) -> list[Message]:
     raw = body.get("messages")
     if raw is None:
         raise bad_request("'messages' is required", param="messages", code="missing_required_parameter")
@@ -109,7 +110,7 @@ def _messages(body: dict[str, Any]) -> list[Message]:
         role = item.get("role")
         if role not in _CHAT_ROLES:
             raise bad_request(f"{param}.role must be one of {sorted(_CHAT_ROLES)}", param=f"{param}.role")
-        messages.append({"role": role, "content": _content_text(item.get("content"), f"{param}.content")})
+        messages.append({"role": role, "content": _content_text(item.get("content"), f"{param}.content", images)})
     return messages
 
 
@@ -142,8 +143,9 @@ def parse_messages(body: dict[str, Any]) -> list[Message]:
     return _messages(body)
 
 
-def _content_text(content: object, param: str) -> str:
-    """A message's content: a string, null (assistant tool calls), or a list of text parts."""
+def _content_text(content: object, param: str, images: list[str] | None = None) -> str:
+    """A message's content: a string, null (assistant tool calls), or a list of text and image_url parts
+    (each image's URL is added to `images`; the text is the text parts joined)."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -151,11 +153,28 @@ def _content_text(content: object, param: str) -> str:
     if isinstance(content, list):
         texts: list[str] = []
         for part in content:
+            url = _image_url(part, param)
+            if url is not None:
+                if images is not None:
+                    images.append(url)
+                continue
             if not (isinstance(part, dict) and part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str)):
-                raise bad_request(f"{param}: only text parts are supported", param=param)
+                raise bad_request(f"{param}: only text and image_url parts are supported", param=param)
             texts.append(part["text"])
         return "".join(texts)
-    raise bad_request(f"{param} must be a string or a list of text parts", param=param, code="invalid_type")
+    raise bad_request(f"{param} must be a string or a list of content parts", param=param, code="invalid_type")
+
+
+def _image_url(part: object, param: str) -> str | None:
+    """An `image_url` part's URL (`{"url": ...}` or, as some clients send it, the URL alone); None for
+    any other part."""
+    if not (isinstance(part, dict) and part.get("type") == "image_url"):
+        return None
+    value = part.get("image_url")
+    url = value.get("url") if isinstance(value, dict) else value
+    if not isinstance(url, str) or not url:
+        raise bad_request(f"{param}: an image_url part needs image_url.url, a non-empty string", param=param)
+    return url
 
 
 def _prompt(body: dict[str, Any]) -> str | list[int]:
@@ -190,7 +209,7 @@ def parse_request(body: object, kind: Kind) -> GenerationRequest:
     _unsupported(body)
     request = GenerationRequest(kind=kind)
     if kind == "chat":
-        request.messages = _messages(body)
+        request.messages = _messages(body, request.image_urls)
         request.tools = parse_tools(body, "chat")
         request.tool_choice = parse_tool_choice(body, "chat", request.tools)
     else:

@@ -15,6 +15,7 @@ from starlette.requests import Request
 
 from refserver.api.body import read_body
 from refserver.api.errors import bad_request, unauthorized
+from refserver.api.images import image_token_ids
 from refserver.api.protocol import GenerationRequest
 from refserver.behaviour import Behaviour
 from refserver.chat_template import ChatTemplate
@@ -80,6 +81,8 @@ class ServerState:
             except Exception as exc:  # a model's own template may reject a conversation (raise_exception)
                 raise bad_request(f"the chat template failed on these messages: {exc}", param="messages") from None
             ids = self.tokenizer.encode(text, add_bos=self.template.add_bos)
+            if req.image_urls:
+                ids = [*ids, *image_token_ids(req.image_urls, self.tokenizer.vocab_size)]
             param = "messages"
         elif isinstance(req.prompt, list):
             ids, param = req.prompt, "prompt"
