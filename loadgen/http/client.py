@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from loadgen.http import errors
+from loadgen.http.api import api_for
 from loadgen.http.body import StreamBody
 from loadgen.http.chunks import ChunkAccumulator
 from loadgen.http.deadlines import Watchdog
@@ -56,6 +57,7 @@ class StreamingClient:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.config = config
+        self._api = api_for(config.endpoint)  # its path, body, headers and stream decoder (loadgen.http.api)
         self.url = endpoint_url(config.base_url, config.endpoint)
         self._max_event_bytes = max_event_bytes
         self._max_response_bytes = max_response_bytes
@@ -65,10 +67,11 @@ class StreamingClient:
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
             "Accept-Encoding": "identity",  # a compressed event stream would be buffered by the server
+            **self._api.headers,
             **config.extra_headers,
         }
         if config.api_key:
-            headers["Authorization"] = f"Bearer {config.api_key}"
+            headers.update(self._api.auth(config.api_key))
         # Server text the records keep must not quote a credential the server was sent (loadgen.spec.redact).
         self._credentials = credential_parts([*(v for k, v in headers.items() if is_secret_header(k)), *config.redact])
         t = config.timeouts
@@ -130,12 +133,12 @@ class StreamingClient:
             output_tokens_target=item.max_tokens,
             tags=dict(item.tags),
         )
-        chunks = ChunkAccumulator()
+        chunks = self._api.decoder()
         failure: errors.RequestFailed | None = None
         task = asyncio.current_task()
         watchdog: Watchdog | None = None
         try:
-            body = encode_body(item, self.config)
+            body = encode_body(item, self.config, build=self._api.build)
         except (ValueError, TypeError) as exc:
             failure = errors.InvalidRequest(f"cannot build the request: {exc}")
             return self._finish(record, chunks, failure, anchor_ns, text_out)
@@ -166,10 +169,11 @@ class StreamingClient:
 
     def _prompt_count(self, item: WorkItem) -> int | None:
         """The client's count of the prompt it sends: the workload's count, plus the chat template's
-        estimated overhead on the chat endpoint; the target when the workload counted nothing."""
+        estimated overhead on an API that applies the chat template; the target when the workload counted
+        nothing."""
         if item.prompt_tokens_counted is None:
             return item.prompt_tokens_target
-        if self.config.endpoint == "chat" and item.template_tokens is not None:
+        if self._api.chat_template and item.template_tokens is not None:
             return item.prompt_tokens_counted + item.template_tokens
         return item.prompt_tokens_counted
 
