@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from loadgen.http.tools import chat_tool_choice
-from loadgen.types import ClientConfig, Endpoint, WorkItem
+from loadgen.types import ClientConfig, WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES
 
 
@@ -42,7 +42,7 @@ def needs_tls(url: str) -> bool:
     return urlsplit(url).scheme.lower() != "http"
 
 
-def endpoint_url(base_url: str, endpoint: Endpoint) -> str:
+def endpoint_url(base_url: str, endpoint: str) -> str:
     """`http://host:8000`, `.../v1`, `.../v1/` or `http://host/prefix[/v1]` → the endpoint's full URL."""
     parts = urlsplit(base_url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
