@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from loadgen.http.tools import chat_tool_choice
+from loadgen.http.tools import chat_tool_choice, tools_for
 from loadgen.types import ClientConfig, WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES
 
@@ -104,12 +104,13 @@ def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
         body["ignore_eos"] = True
     if config.temperature is not None:
         body["temperature"] = config.temperature
-    if item.tools:
+    tools, choice = tools_for(item, config)
+    if tools:
         if config.endpoint != "chat":
             raise ValueError(f"the {config.endpoint} API takes no tools")
-        body["tools"] = item.tools
-        if item.tool_choice is not None:
-            body["tool_choice"] = chat_tool_choice(item.tool_choice)
+        body["tools"] = tools
+        if choice is not None:
+            body["tool_choice"] = chat_tool_choice(choice)
     return merge_body(body, config.extra_body)
 
 

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from loadgen.types import ClientConfig, WorkItem
+
 CHOICES = ("auto", "required", "none")
 
 
@@ -100,3 +102,29 @@ def messages_tool_choice(choice: Any) -> dict[str, Any]:
     if name is not None:
         return {"type": "tool", "name": name}
     return {"type": {"required": "any"}.get(str(choice), str(choice))}
+
+
+def tool_options(tool_list: str | None, choice: str | None) -> dict[str, Any]:
+    """The client's run-wide `tools` / `tool_choice` from the spec's (checked) tool list text."""
+    if tool_list is None:
+        return {}
+    tools = json.loads(tool_list)
+    return {"tools": tools, "tool_choice": parse_tool_choice(choice, tools)}
+
+
+def tools_for(item: WorkItem, config: ClientConfig) -> tuple[list[dict[str, Any]] | None, Any]:
+    """The tools a request sends and its tool choice: the work item's own (a dataset row's), else the run's."""
+    if item.tools:
+        return item.tools, item.tool_choice
+    return config.tools, config.tool_choice
+
+
+def row_tools(row: dict[str, Any], where: str) -> tuple[list[dict[str, Any]] | None, Any]:
+    """A dataset row's own `tools` (checked) and `tool_choice`; (None, None) when it has none."""
+    if row.get("tools") is None:
+        return None, None
+    tools = check_tools(row["tools"], where)
+    choice = row.get("tool_choice")
+    if choice is not None and not isinstance(choice, str):
+        raise ValueError(f"{where}: 'tool_choice' must be auto, required, none or a tool's name")
+    return tools, parse_tool_choice(choice, tools)

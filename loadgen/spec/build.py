@@ -18,6 +18,7 @@ from loadgen.spec.secrets import Secrets, is_secret_header, split_server_args
 from loadgen.spec.sections import (
     DEFAULT_RATE,
     DEFAULT_REQUESTS,
+    ENDPOINTS,
     GateSpec,
     LoadSpec,
     MetricsSpec,
@@ -56,7 +57,7 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                                 usage=v["usage"], continuous_usage=v["continuous_usage"],
                                 extra_body=_extra_body(v["extra_body"]),
                                 headers=tuple(headers), secret_headers=tuple(n for n, _ in secret_headers),
-                                max_connections=v["max_connections"]),
+                                max_connections=v["max_connections"], **_tools(v)),
             workload=WorkloadSpec(dataset=v["dataset"] and str(v["dataset"]), dataset_format=v["dataset_format"],
                                   prompt_tokens=parse_length(str(v["prompt_tokens"])),
                                   output_tokens=parse_length(str(v["output_tokens"])),
@@ -99,6 +100,17 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                          headers=tuple(secret_headers), url=secret_url, server_args=tuple(secret_server_args))
 
 
+def _tools(v: Mapping[str, Any]) -> dict[str, Any]:
+    """`--tools FILE` read and checked (its list kept as canonical JSON), `--tool-choice` checked against it."""
+    if v["tools"] is None:
+        return {"tool_choice": v["tool_choice"]}
+    from loadgen.http.tools import parse_tool_choice, read_tools
+
+    tools = read_tools(str(v["tools"]))
+    parse_tool_choice(v["tool_choice"], tools)
+    return {"tools": str(v["tools"]), "tool_list": json.dumps(tools, sort_keys=True), "tool_choice": v["tool_choice"]}
+
+
 def _pushgateway(v: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
     """The Pushgateway URL without credentials, its user and its password (a secret)."""
     if v["pushgateway"] is None:
@@ -132,7 +144,7 @@ def _url(url: str | None, endpoint: str) -> tuple[str | None, str | None]:
         return None, None
     from loadgen.http.payload import endpoint_url, public_url
 
-    endpoint_url(url, "completions" if endpoint == "completions" else "chat")  # ValueError: a usage error
+    endpoint_url(url, endpoint if endpoint in ENDPOINTS else "chat")  # ValueError: a usage error
     shown = public_url(url)
     return (url, None) if shown == url else (shown, url)
 
@@ -296,7 +308,8 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "workers": "auto" if sc.workers is None else str(sc.workers), "ray": sc.ray,
         "ray_placement": sc.ray_placement, "on_worker_failure": sc.on_worker_failure,
         "ignore_eos": r.ignore_eos, "min_tokens": r.min_tokens, "temperature": r.temperature, "usage": r.usage,
-        "continuous_usage": r.continuous_usage, "extra_body": r.extra_body,
+        "continuous_usage": r.continuous_usage, "extra_body": r.extra_body, "tools": r.tools,
+        "tool_choice": r.tool_choice,
         "header": [f"{k}: {val}" for k, val in r.headers], "max_connections": r.max_connections,
         "slo": _slo_items(m.slo),
         "threshold": [(th.text, th in g.abort_thresholds) if th in g.abort_thresholds else th.text for th in g.thresholds],

@@ -89,6 +89,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("usage", REQUEST, "bool"),
     Option("continuous_usage", REQUEST, "bool"),
     Option("extra_body", REQUEST, "str"),
+    Option("tools", REQUEST, "path"),
+    Option("tool_choice", REQUEST, "str"),
     Option("header", REQUEST, "list", key="headers"),
     Option("max_connections", REQUEST, "int"),
     Option("slo", SLO_GATE, "list"),

@@ -61,6 +61,8 @@ class RunSpec:
                             "(--rate rescales the trace's mean rate)")
         if kind == "trace" and not trace:
             raise SpecError("--arrival trace needs --trace FILE")
+        if self.request.tool_list is not None and self.target.endpoint == "completions":
+            raise SpecError("--tools does not apply to --endpoint completions (that API takes no tools)")
         workers, arrival = self.scale.workers, self.load.arrival
         if workers is not None and workers > arrival.concurrency and not arrival.open_loop:
             raise SpecError(f"--workers {workers} cannot split --concurrency {arrival.concurrency}: each worker "

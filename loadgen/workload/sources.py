@@ -4,8 +4,8 @@ and any number of requests can be drawn without building them all up front.
 - synthetic: prompt and output token lengths from distributions (`loadgen.workload.lengths`), random text of that
   length (`loadgen.workload.text`), optionally a shared-prefix mode: G groups, each with a common system prompt of
   L tokens, the group drawn with given weights (exercises prefix caching; the group becomes a tag).
-- jsonl: one chat request per line: `{"messages": [...], "max_tokens"?: int, "tags"?: {str: str}}`
-  (or `"prompt": str`).
+- jsonl: one chat request per line: `{"messages": [...], "max_tokens"?: int, "tags"?: {str: str},
+  "tools"?: [...], "tool_choice"?: str}` (or `"prompt": str`).
 - sharegpt: ShareGPT JSON: the first human turn is the prompt, the answer's length the target output.
 Datasets are drawn in a seeded shuffled order, wrapping around when more requests are sent than it holds.
 A dataset's prompt has no target length (`prompt_tokens_target` None): it is what the file says, and only
@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from loadgen.http.tools import row_tools
 from loadgen.types import WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES, MAX_TOKENS, check_tokens
 from loadgen.workload.lengths import LengthDist
@@ -138,7 +139,7 @@ class DatasetWorkload:
         return WorkItem(messages=base.messages, prompt=base.prompt, max_tokens=max_tokens,
                         min_tokens=base.min_tokens, prompt_tokens_target=base.prompt_tokens_target,
                         prompt_tokens_counted=base.prompt_tokens_counted, template_tokens=base.template_tokens,
-                        tags=dict(base.tags))
+                        tags=dict(base.tags), tools=base.tools, tool_choice=base.tool_choice)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path, "requests_in_file": len(self.entries)}
@@ -224,13 +225,14 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
             raise ValueError(f"{where}: needs 'messages' (a non-empty list of {{role, content}}) or 'prompt'")
         max_tokens = row_max_tokens(row.get("max_tokens"), where)
         merged = row_tags(row, where, tags)
+        tools, tool_choice = row_tools(row, where)
         text = _flatten(messages)
         count = counter(text)
         check_tokens(count, where, "the prompt's token count")
         items.append(WorkItem(messages=messages, prompt=text, max_tokens=max_tokens,
                               prompt_tokens_target=None, prompt_tokens_counted=count,
                               template_tokens=template_tokens(counter, messages),
-                              tags=merged))
+                              tags=merged, tools=tools, tool_choice=tool_choice))
     return items
 
 

@@ -35,7 +35,7 @@ from loadgen.http.api.events import (
 )
 from loadgen.http.api.registry import Api
 from loadgen.http.payload import chat_messages, merge_body
-from loadgen.http.tools import messages_tool_choice, messages_tools
+from loadgen.http.tools import messages_tool_choice, messages_tools, tools_for
 from loadgen.types import ClientConfig, WorkItem
 
 VERSION = "2023-06-01"
@@ -104,10 +104,11 @@ def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
         body["ignore_eos"] = True
     if config.temperature is not None:
         body["temperature"] = config.temperature
-    if item.tools:
-        body["tools"] = messages_tools(item.tools)
-        if item.tool_choice is not None:
-            body["tool_choice"] = messages_tool_choice(item.tool_choice)
+    tools, choice = tools_for(item, config)
+    if tools:
+        body["tools"] = messages_tools(tools)
+        if choice is not None:
+            body["tool_choice"] = messages_tool_choice(choice)
     return merge_body(body, config.extra_body)
 
 

@@ -35,7 +35,7 @@ from loadgen.http.api.events import (
 )
 from loadgen.http.api.registry import Api
 from loadgen.http.payload import chat_messages, merge_body
-from loadgen.http.tools import responses_tool_choice, responses_tools
+from loadgen.http.tools import responses_tool_choice, responses_tools, tools_for
 from loadgen.types import ClientConfig, WorkItem
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
@@ -95,10 +95,11 @@ def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
         body["ignore_eos"] = True
     if config.temperature is not None:
         body["temperature"] = config.temperature
-    if item.tools:
-        body["tools"] = responses_tools(item.tools)
-        if item.tool_choice is not None:
-            body["tool_choice"] = responses_tool_choice(item.tool_choice)
+    tools, choice = tools_for(item, config)
+    if tools:
+        body["tools"] = responses_tools(tools)
+        if choice is not None:
+            body["tool_choice"] = responses_tool_choice(choice)
     return merge_body(body, config.extra_body)
 
 
