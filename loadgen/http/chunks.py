@@ -56,6 +56,7 @@ class ChunkAccumulator:
         "_pending_server",
         "_pending_usage",
         "_tool_index",
+        "calls",
         "chunk_ns",
         "done",
         "empty_at",
@@ -93,6 +94,7 @@ class ChunkAccumulator:
         self.tool_calls = 0  # tool calls begun
         self.tool_done_ns: int | None = None  # the first call's arguments complete
         self._tool_index: Any = None  # chat: the index of the call being streamed
+        self.calls: list[dict[str, Any]] = []  # the calls as streamed, in chat's form (a conversation's history)
 
     def cut_off(self) -> str | None:
         """Why a body that ended here (no terminal event) was cut off; None: it ended complete (chat: a
@@ -192,11 +194,14 @@ class ChunkAccumulator:
         self.tool_at.append(len(self.chunk_ns))
         for call in calls:
             index = call.get("index", 0)
+            function = call.get("function") or {}
             if index != self._tool_index:
                 if self.tool_calls and self.tool_done_ns is None:
                     self.tool_done_ns = t_ns
                 self._tool_index = index
                 self.tool_calls += 1
+                self.calls.append(tool_call(call.get("id"), function.get("name"), len(self.calls)))
+            self.calls[-1]["function"]["arguments"] += function.get("arguments") or ""
 
     def content_text(self) -> str:
         """The answer as streamed: the content chunks' text, without reasoning and tool calls."""
@@ -253,6 +258,12 @@ class ChunkAccumulator:
         if self.goodput_final and type(self.goodput_final.get("cached_tokens")) is int:
             return int(self.goodput_final["cached_tokens"])
         return None
+
+
+def tool_call(call_id: Any, name: Any, number: int) -> dict[str, Any]:
+    """A streamed tool call as a chat assistant message's `tool_calls` entry (arguments still empty)."""
+    return {"id": str(call_id or f"call_{number}"), "type": "function",
+            "function": {"name": str(name or ""), "arguments": ""}}
 
 
 def _empty_token_event(first: dict[str, Any], delta: Any) -> bool:

@@ -120,10 +120,11 @@ class StreamingClient:
 
     async def send(
         self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int,
-        text_out: list[str] | None = None,
+        text_out: list[str] | None = None, calls_out: list[dict[str, Any]] | None = None,
     ) -> RequestRecord:
         """Stream one request; always returns its one record (see the module docstring), never raises.
-        `text_out`, when given, receives the answer's streamed content text (a conversation's history)."""
+        `text_out`, when given, receives the answer's streamed content text (a conversation's history), and
+        `calls_out` the tool calls it made, in chat's form."""
         record = RequestRecord(
             id=request_id,
             intended_ns=intended_ns,
@@ -141,7 +142,7 @@ class StreamingClient:
             body = encode_body(item, self.config, build=self._api.build)
         except (ValueError, TypeError) as exc:
             failure = errors.InvalidRequest(f"cannot build the request: {exc}")
-            return self._finish(record, chunks, failure, anchor_ns, text_out)
+            return self._finish(record, chunks, failure, anchor_ns, text_out, calls_out)
         try:
             assert task is not None, "send() must run inside an asyncio task"
             watchdog = Watchdog(self.config.timeouts, task=task, start_ns=perf_counter_ns())
@@ -165,7 +166,7 @@ class StreamingClient:
         finally:
             if watchdog is not None:
                 watchdog.stop()
-        return self._finish(record, chunks, failure, anchor_ns, text_out)
+        return self._finish(record, chunks, failure, anchor_ns, text_out, calls_out)
 
     def _prompt_count(self, item: WorkItem) -> int | None:
         """The client's count of the prompt it sends: the workload's count, plus the chat template's
@@ -179,7 +180,7 @@ class StreamingClient:
 
     def _finish(
         self, record: RequestRecord, chunks: ChunkAccumulator, failure: errors.RequestFailed | None, anchor_ns: int,
-        text_out: list[str] | None = None,
+        text_out: list[str] | None = None, calls_out: list[dict[str, Any]] | None = None,
     ) -> RequestRecord:
         if record.closed_ns is None:
             record.closed_ns = perf_counter_ns() - anchor_ns
@@ -196,6 +197,8 @@ class StreamingClient:
                 record.http_status = failure.status_code
         if text_out is not None:
             text_out.append(chunks.content_text())
+        if calls_out is not None:
+            calls_out.extend(chunks.calls)
         return record
 
     async def _exchange(

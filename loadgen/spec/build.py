@@ -68,7 +68,7 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                                   turns=parse_length(str(v["turns"])) if v["turns"] is not None else None,
                                   think_time=parse_think_time(str(v["think_time"])),
                                   trace=v["trace"] and str(v["trace"]), trace_format=v["trace_format"],
-                                  cache_bust=v["cache_bust"]),
+                                  cache_bust=v["cache_bust"], **_agent(v)),
             load=_load(v),
             scale=ScaleSpec(workers=_workers(v["workers"]), ray=v["ray"] or None, ray_placement=v["ray_placement"],
                             on_worker_failure=v["on_worker_failure"]),
@@ -98,6 +98,19 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
         raise SpecError(str(exc)) from None
     return spec, Secrets(api_key=v["api_key"] or None, pushgateway_password=push_password or None,
                          headers=tuple(secret_headers), url=secret_url, server_args=tuple(secret_server_args))
+
+
+def _agent(v: Mapping[str, Any]) -> dict[str, Any]:
+    """The agent loop's options; their parsers' messages name the flags."""
+    try:
+        latency = parse_think_time(str(v["tool_latency"]))
+    except ValueError as exc:
+        raise SpecError(str(exc).replace("--think-time", "--tool-latency", 1)) from None
+    try:
+        tokens = parse_length(str(v["tool_result_tokens"]))
+    except ValueError as exc:
+        raise SpecError(f"--tool-result-tokens: {exc}") from None
+    return {"tool_latency": latency, "tool_result_tokens": tokens, "max_tool_turns": v["max_tool_turns"]}
 
 
 def _tools(v: Mapping[str, Any]) -> dict[str, Any]:
@@ -297,6 +310,8 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "tag": [f"{k}={val}" for k, val in w.tags], "tokenizer": w.tokenizer, "prompt_sizing": w.prompt_sizing,
         "turns": _length(w.turns) if w.turns is not None else None, "think_time": str(w.think_time),
         "trace": w.trace, "trace_format": w.trace_format, "cache_bust": w.cache_bust,
+        "tool_latency": str(w.tool_latency), "tool_result_tokens": _length(w.tool_result_tokens),
+        "max_tool_turns": w.max_tool_turns,
         "arrival": a.kind, "rate": a.rate if (a.open_loop and a.kind != "trace") or a.rate else None,
         "rate_end": a.rate_end if a.kind == "ramp" else None, "burstiness": a.burstiness,
         "concurrency": a.concurrency if not a.open_loop else None,

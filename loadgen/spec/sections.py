@@ -117,8 +117,13 @@ class WorkloadSpec:
     trace: str | None = None  # a trace file replayed at its own timestamps
     trace_format: str = "auto"
     cache_bust: bool = False  # a unique prefix on every request
+    # Conversations that call tools: the agent loop (loadgen.workload.agent).
+    tool_latency: ThinkTime = field(default_factory=ThinkTime)
+    tool_result_tokens: LengthDist = field(default_factory=lambda: LengthDist("fixed", 64.0))
+    max_tool_turns: int = 4
 
     def __post_init__(self) -> None:
+        _require(self.max_tool_turns >= 0, f"--max-tool-turns must be >= 0, got {self.max_tool_turns}")
         _require(self.dataset_format in DATASET_FORMATS,
                  f"unknown --dataset-format {self.dataset_format!r}; choose auto, jsonl or sharegpt")
         _require(self.prefix_groups >= 0 and self.prefix_tokens >= 0,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from loadgen.spec.sections import WorkloadSpec
+from loadgen.workload.agent import AgentLoop
 from loadgen.workload.bust import BustedWorkload, CacheBuster
 from loadgen.workload.conversations import load_jsonl_conversations, load_sharegpt_conversations
 from loadgen.workload.counters import make_counter
@@ -52,8 +53,9 @@ def build_workload(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: To
             fmt = dataset_format(spec)
             loader = load_jsonl_conversations if fmt == "jsonl" else load_sharegpt_conversations
             return DatasetSessions(fmt, spec.dataset, loader(spec.dataset, counter, tags), seed, spec.turns,
-                                   spec.think_time, spec.output_tokens, counter, buster=buster)
-        return SyntheticSessions(_synthetic(spec, seed, counter, tags), spec.turns, spec.think_time, buster=buster)
+                                   spec.think_time, spec.output_tokens, counter, buster=buster, agent=_agent(spec, seed))
+        return SyntheticSessions(_synthetic(spec, seed, counter, tags), spec.turns, spec.think_time, buster=buster,
+                                 agent=_agent(spec, seed))
     if spec.dataset is not None:
         fmt = dataset_format(spec)
         items = (load_jsonl if fmt == "jsonl" else load_sharegpt)(spec.dataset, counter, tags)
@@ -66,6 +68,13 @@ def _synthetic(spec: WorkloadSpec, seed: int, counter: TokenCounter, tags: dict[
                              prefix_groups=spec.prefix_groups, prefix_tokens=spec.prefix_tokens,
                              prefix_weights=list(spec.prefix_weights) if spec.prefix_weights is not None else None,
                              tags=tags)
+
+
+def _agent(spec: WorkloadSpec, seed: int) -> AgentLoop | None:
+    """The agent loop of a conversation workload (None: a tool call ends its turn)."""
+    if not spec.max_tool_turns:
+        return None
+    return AgentLoop(spec.tool_latency, spec.tool_result_tokens, spec.max_tool_turns, seed)
 
 
 def _busted(workload: Workload, buster: CacheBuster | None) -> Workload:

@@ -5,8 +5,8 @@ keeps (docs/metrics.md, content chunks and token accounting).
 An API's decoder maps the JSON of one event to a tuple of `(kind, value)` pairs, usually one or none:
 
 - `TEXT` answer text; `REASONING` thinking text (a reasoning or summary delta);
-- `TOOL_START` a tool call begins (its name: a content chunk, as chat's first tool-call delta is),
-  `TOOL_ARGS` a piece of its JSON arguments, `TOOL_DONE` its arguments are complete;
+- `TOOL_START` a tool call begins (value: its id and name; a content chunk, as chat's first tool-call
+  delta is), `TOOL_ARGS` a piece of its JSON arguments, `TOOL_DONE` its arguments are complete;
 - `USAGE` the token counts so far, in chat's shape (`prompt_tokens`, `completion_tokens`,
   `prompt_tokens_details.cached_tokens`, `completion_tokens_details.reasoning_tokens`): each one
   replaces the fields it names;
@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from loadgen.http.chunks import ChunkAccumulator, decode_error, error_text
+from loadgen.http.chunks import ChunkAccumulator, decode_error, error_text, tool_call
 from loadgen.http.errors import InvalidJSON, MidStreamError
 
 TEXT = "text"
@@ -90,8 +90,12 @@ class EventAccumulator(ChunkAccumulator):
             elif kind in (TOOL_START, TOOL_ARGS):
                 if kind == TOOL_START:
                     self.tool_calls += 1
+                    call_id, name = value
+                    self.calls.append(tool_call(call_id, name, len(self.calls)))
                 elif not value:
                     continue
+                elif self.calls:
+                    self.calls[-1]["function"]["arguments"] += str(value)
                 self.tool_at.append(len(self.chunk_ns))
                 self.chunk_ns.append(t_ns)
                 self.texts.append(None)

@@ -138,7 +138,7 @@ class MessagesDecoder:
             what = block.get("type")
             self.blocks[obj.get("index")] = what
             if what in ("tool_use", "server_tool_use"):
-                return ((TOOL_START, block.get("name")),)
+                return ((TOOL_START, (block.get("id"), block.get("name"))),)
             if what == "text" and block.get("text"):
                 return ((TEXT, block["text"]),)
             if what == "thinking" and block.get("thinking"):

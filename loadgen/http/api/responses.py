@@ -129,7 +129,8 @@ class ResponsesDecoder:
                 return ((TOOL_DONE, None),)
             self.called = True
             arguments = item.get("arguments")
-            return ((TOOL_START, item.get("name")), (TOOL_ARGS, arguments)) if arguments else ((TOOL_START, None),)
+            start = (TOOL_START, (item.get("call_id"), item.get("name")))
+            return (start, (TOOL_ARGS, arguments)) if arguments else (start,)
         if kind in TERMINAL:
             return self._terminal(kind, obj.get("response"))
         if kind == "error":
