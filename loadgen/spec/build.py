@@ -110,6 +110,8 @@ def _agent(v: Mapping[str, Any]) -> dict[str, Any]:
         tokens = parse_length(str(v["tool_result_tokens"]))
     except ValueError as exc:
         raise SpecError(f"--tool-result-tokens: {exc}") from None
+    if type(v["max_tool_turns"]) is not int:
+        raise SpecError(f"--max-tool-turns must be an integer, got {v['max_tool_turns']!r}")
     return {"tool_latency": latency, "tool_result_tokens": tokens, "max_tool_turns": v["max_tool_turns"]}
 
 
