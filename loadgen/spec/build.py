@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from loadgen.spec.agent_options import agent_values, tool_values
 from loadgen.spec.durations import format_duration, parse_duration_flag
 from loadgen.spec.fail_limit import parse_fail_limit
 from loadgen.spec.run_spec import RunSpec
@@ -57,7 +58,7 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                                 usage=v["usage"], continuous_usage=v["continuous_usage"],
                                 extra_body=_extra_body(v["extra_body"]),
                                 headers=tuple(headers), secret_headers=tuple(n for n, _ in secret_headers),
-                                max_connections=v["max_connections"], **_tools(v)),
+                                max_connections=v["max_connections"], **tool_values(v)),
             workload=WorkloadSpec(dataset=v["dataset"] and str(v["dataset"]), dataset_format=v["dataset_format"],
                                   prompt_tokens=parse_length(str(v["prompt_tokens"])),
                                   output_tokens=parse_length(str(v["output_tokens"])),
@@ -68,7 +69,7 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                                   turns=parse_length(str(v["turns"])) if v["turns"] is not None else None,
                                   think_time=parse_think_time(str(v["think_time"])),
                                   trace=v["trace"] and str(v["trace"]), trace_format=v["trace_format"],
-                                  cache_bust=v["cache_bust"], **_agent(v)),
+                                  cache_bust=v["cache_bust"], **agent_values(v)),
             load=_load(v),
             scale=ScaleSpec(workers=_workers(v["workers"]), ray=v["ray"] or None, ray_placement=v["ray_placement"],
                             on_worker_failure=v["on_worker_failure"]),
@@ -98,32 +99,6 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
         raise SpecError(str(exc)) from None
     return spec, Secrets(api_key=v["api_key"] or None, pushgateway_password=push_password or None,
                          headers=tuple(secret_headers), url=secret_url, server_args=tuple(secret_server_args))
-
-
-def _agent(v: Mapping[str, Any]) -> dict[str, Any]:
-    """The agent loop's options; their parsers' messages name the flags."""
-    try:
-        latency = parse_think_time(str(v["tool_latency"]))
-    except ValueError as exc:
-        raise SpecError(str(exc).replace("--think-time", "--tool-latency", 1)) from None
-    try:
-        tokens = parse_length(str(v["tool_result_tokens"]))
-    except ValueError as exc:
-        raise SpecError(f"--tool-result-tokens: {exc}") from None
-    if type(v["max_tool_turns"]) is not int:
-        raise SpecError(f"--max-tool-turns must be an integer, got {v['max_tool_turns']!r}")
-    return {"tool_latency": latency, "tool_result_tokens": tokens, "max_tool_turns": v["max_tool_turns"]}
-
-
-def _tools(v: Mapping[str, Any]) -> dict[str, Any]:
-    """`--tools FILE` read and checked (its list kept as canonical JSON), `--tool-choice` checked against it."""
-    if v["tools"] is None:
-        return {"tool_choice": v["tool_choice"]}
-    from loadgen.http.tools import parse_tool_choice, read_tools
-
-    tools = read_tools(str(v["tools"]))
-    parse_tool_choice(v["tool_choice"], tools)
-    return {"tools": str(v["tools"]), "tool_list": json.dumps(tools, sort_keys=True), "tool_choice": v["tool_choice"]}
 
 
 def _pushgateway(v: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:

@@ -140,3 +140,17 @@ async def test_the_body_asks_for_what_the_metrics_need() -> None:
                               "stream": True, "store": False, "max_output_tokens": 64, "min_tokens": 64,
                               "ignore_eos": True, "temperature": 0.0}
     assert request.headers["accept"] == "text/event-stream"
+
+
+async def test_the_reference_servers_per_chunk_stamps_are_read_on_any_api() -> None:
+    def stamped(event: dict[str, object], t: float, n: int) -> dict[str, object]:
+        return {**event, "goodput": {"t": t, "n": n}}
+
+    record, _ = await send("responses", stream(body(
+        r_created(), stamped(r_reasoning("ab"), 0.010, 2), stamped(r_text("c"), 0.012, 1),
+        stamped(r_text("de"), 0.015, 3),
+        {**r_end(usage=r_usage(5, 6)), "goodput": {"queue_s": 0.001, "prefill_s": 0.004}})))
+    assert record.token_source == "server" and record.chunk_tokens == [2, 1, 3]
+    assert record.server_chunk_s == [0.010, 0.012, 0.015]
+    assert record.server == {"queue_s": 0.001, "prefill_s": 0.004}
+    assert (record.reasoning_tokens, record.reasoning_tokens_source) == (2, "server")
