@@ -65,7 +65,7 @@ def run(
     url: Annotated[str | None, typer.Option(envvar="GOODPUT_URL", help="Server base URL (with or without /v1). Omit to start the bundled reference server on loopback.", rich_help_panel=TARGET)] = None,
     model: Annotated[str | None, typer.Option(help="Model name to request; default: the first of GET /v1/models.", rich_help_panel=TARGET)] = None,
     endpoint: Annotated[str, typer.Option(help="chat (/v1/chat/completions), completions (/v1/completions), responses (/v1/responses) or messages (/v1/messages, Anthropic's).", rich_help_panel=TARGET)] = "chat",
-    api_key: Annotated[str | None, typer.Option(envvar="OPENAI_API_KEY", help="API key (a bearer token; x-api-key for messages); never written anywhere.", show_default=False, rich_help_panel=TARGET)] = None,
+    api_key: Annotated[str | None, typer.Option(envvar="OPENAI_API_KEY", help="API key (a bearer token; for messages also x-api-key); never written anywhere.", show_default=False, rich_help_panel=TARGET)] = None,
     arrival: Annotated[str, typer.Option(help="constant | poisson | gamma | ramp | concurrency (closed loop: subject to coordinated omission).", rich_help_panel=LOAD)] = "poisson",
     rate: Annotated[float | None, typer.Option(help="Requests/s (default 4; start rate for ramp; optional cap for concurrency; new sessions/s with --turns; with --trace: the mean rate the trace is rescaled to).", rich_help_panel=LOAD)] = None,
     rate_end: Annotated[float | None, typer.Option(help="Ramp: requests/s at the end of --duration.", rich_help_panel=LOAD)] = None,

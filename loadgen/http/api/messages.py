@@ -4,7 +4,8 @@ Body: `system` apart from the turns, content blocks (`text`, `image` with a base
 and a url source otherwise, `tool_use` / `tool_result` for a tool call and its result), the required
 `max_tokens` (DEFAULT_MAX_TOKENS when the work item has none), tools as `{name, description,
 input_schema}`, and vLLM's `ignore_eos` / `min_tokens` extensions. Headers: `anthropic-version`, and the
-key as `x-api-key` (never written anywhere, like any secret header).
+key as `x-api-key` and as a bearer token (vLLM checks only the latter); never written anywhere, like any
+secret header.
 
 Stream: `message_start` carries the input usage (`input_tokens`, `cache_read_input_tokens`,
 `cache_creation_input_tokens`: the prompt is their sum, the cached part the cache reads);
@@ -194,7 +195,9 @@ def prompt_tokens(answer: dict[str, Any]) -> int | None:
 
 
 def x_api_key(api_key: str) -> dict[str, str]:
-    return {"x-api-key": api_key}
+    """The key as Anthropic's `x-api-key`, and as a bearer token too: vLLM's `--api-key` check reads only
+    `Authorization: Bearer`, on /v1/messages as on every /v1 path."""
+    return {"x-api-key": api_key, "Authorization": f"Bearer {api_key}"}
 
 
 API = Api("messages", "messages", request_body, decoder, probe_body, prompt_tokens,
