@@ -201,7 +201,10 @@ class ChunkAccumulator:
                 self._tool_index = index
                 self.tool_calls += 1
                 self.calls.append(tool_call(call.get("id"), function.get("name"), len(self.calls)))
-            self.calls[-1]["function"]["arguments"] += function.get("arguments") or ""
+            arguments = function.get("arguments")
+            if arguments:  # a string piece; a server that sends the object whole gets it as JSON text
+                self.calls[-1]["function"]["arguments"] += (
+                    arguments if type(arguments) is str else orjson.dumps(arguments).decode())
 
     def content_text(self) -> str:
         """The answer as streamed: the content chunks' text, without reasoning and tool calls."""

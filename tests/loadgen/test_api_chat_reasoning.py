@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadgen.types import WorkItem
-from tests.loadgen._api_streams import send
-from tests.servers.scripted import DONE, END, Send, chat_chunk, chunk, event, head, usage
+from loadgen.http.client import StreamingClient
+from loadgen.types import ClientConfig, WorkItem
+from tests.loadgen._api_streams import TIMEOUTS, send
+from tests.servers.scripted import DONE, END, ScriptedServer, Send, chat_chunk, chunk, event, head, usage
 
 GAP_S = 0.03
 
@@ -86,3 +87,16 @@ async def test_plain_answers_have_no_reasoning_or_tool_fields() -> None:
                                                        + chunk(DONE) + END)], item=WorkItem(prompt="x"))
     assert record.answer_ns == record.chunk_ns[0] and record.reasoning_ns is None
     assert record.reasoning_tokens is None and record.tool_calls == 0 and record.tool_call_done_ns is None
+
+
+async def test_arguments_sent_as_an_object_are_kept_as_json_text() -> None:
+    calls: list[dict[str, Any]] = []
+    whole = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}
+    actions = [Send(head()), Send(sse(chat_chunk(None, tool_calls=[whole]), chat_chunk(None, finish_reason="tool_calls"))
+                                  + chunk(DONE) + END)]
+    async with (ScriptedServer(lambda _r: actions) as server,
+                StreamingClient(ClientConfig(base_url=server.url, model="m", timeouts=TIMEOUTS)) as client):
+        record = await client.send(WorkItem(prompt="x"), request_id=1, intended_ns=0, anchor_ns=0, text_out=[],
+                                   calls_out=calls)
+    assert record.status == "ok" and record.tool_calls == 1
+    assert calls == [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x":1}'}}]
