@@ -85,6 +85,15 @@ def test_tool_choice_needs_a_known_tool(tmp_path: Path, capsys: pytest.CaptureFi
         ["--endpoint", "embeddings"], capsys)
 
 
+@pytest.mark.parametrize("endpoint", ["responses", "messages"])
+def test_chat_stream_options_are_refused_where_they_do_not_apply(endpoint: str,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert "--no-usage does not apply to --endpoint " + endpoint in _refused(
+        ["--endpoint", endpoint, "--no-usage"], capsys)
+    assert "--no-continuous-usage does not apply" in _refused(["--endpoint", endpoint, "--no-continuous-usage"], capsys)
+    assert _printed(["--endpoint", "completions", "--no-usage"], capsys)["usage"] is False
+
+
 def test_dataset_rows_carry_their_own_tools(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({"messages": [{"role": "user", "content": "find it"}], "tools": TOOLS,
