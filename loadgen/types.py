@@ -79,3 +79,6 @@ class ClientConfig:
     # Credentials the client does not send itself (the Pushgateway password, a URL's password): scrubbed from
     # server text it records, as the API key and secret header values are (loadgen.spec.redact).
     redact: tuple[str, ...] = field(default=(), repr=False)
+    # `--tools` / `--tool-choice`: sent with every request whose work item carries no tools of its own.
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: Any = None

@@ -55,7 +55,7 @@ class StreamBody:
 
     def end(self) -> None:
         """The body is complete (no `[DONE]` so far): the last, unterminated event counts, and a stream
-        that gave neither a finish_reason nor `[DONE]` was cut off."""
+        that gave neither a finish_reason nor `[DONE]` (another API: no terminal event) was cut off."""
         t = perf_counter_ns() - self._anchor_ns
         self._record.closed_ns = t
         try:
@@ -64,8 +64,9 @@ class StreamBody:
                     return
         except SSEError as exc:
             raise _sse_failure(exc) from None
-        if self.chunks.finish_reason is None:
-            raise errors.StreamCutOff("stream ended before a finish_reason or [DONE]")
+        why = self.chunks.cut_off()
+        if why is not None:
+            raise errors.StreamCutOff(why)
 
 
 def _sse_failure(exc: SSEError) -> errors.StreamFailed:

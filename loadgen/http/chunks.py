@@ -22,6 +22,7 @@ import orjson
 
 from loadgen.http.chunk_tokens import infer_chunk_tokens
 from loadgen.http.errors import InvalidJSON, InvalidUTF8, MidStreamError, bounded
+from loadgen.http.output_kinds import fill_output_kinds
 from loadgen.workload.text import TokenCounter
 from metrics.records.record import RequestRecord
 
@@ -29,7 +30,7 @@ _DONE = b"[DONE]"
 _GOODPUT_PER_CHUNK = frozenset({"t", "n"})
 
 
-def _decode_error(data: bytes, exc: Exception) -> InvalidJSON | InvalidUTF8:
+def decode_error(data: bytes, exc: Exception) -> InvalidJSON | InvalidUTF8:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as utf:
@@ -54,6 +55,8 @@ class ChunkAccumulator:
         "_last_completion",
         "_pending_server",
         "_pending_usage",
+        "_tool_index",
+        "calls",
         "chunk_ns",
         "done",
         "empty_at",
@@ -64,6 +67,9 @@ class ChunkAccumulator:
         "server_tokens",
         "texts",
         "timings",
+        "tool_at",
+        "tool_calls",
+        "tool_done_ns",
         "usage",
         "usage_tokens",
     )
@@ -84,6 +90,16 @@ class ChunkAccumulator:
         self.timings: dict[str, Any] | None = None
         self.finish_reason: str | None = None
         self.done = False
+        self.tool_at: list[int] = []  # content chunks that are tool-call deltas
+        self.tool_calls = 0  # tool calls begun
+        self.tool_done_ns: int | None = None  # the first call's arguments complete
+        self._tool_index: Any = None  # chat: the index of the call being streamed
+        self.calls: list[dict[str, Any]] = []  # the calls as streamed, in chat's form (a conversation's history)
+
+    def cut_off(self) -> str | None:
+        """Why a body that ended here (no terminal event) was cut off; None: it ended complete (chat: a
+        finish_reason arrived, and a clean close after it is a success)."""
+        return None if self.finish_reason is not None else "stream ended before a finish_reason or [DONE]"
 
     def feed(self, data: bytes, t_ns: int) -> bool:
         """One event's data read at `t_ns`. Returns True on `[DONE]`. Raises a StreamFailed leaf."""
@@ -93,7 +109,7 @@ class ChunkAccumulator:
         try:
             obj = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            raise _decode_error(data, exc) from None
+            raise decode_error(data, exc) from None
         if type(obj) is not dict:
             raise InvalidJSON(f"event data is not a JSON object: {data[:80]!r}")
         try:
@@ -117,17 +133,26 @@ class ChunkAccumulator:
             delta = first.get("delta")
             if delta is not None:
                 text = delta.get("content")
-                if not text:
+                if text:
+                    content = True
+                else:
                     text = delta.get("reasoning_content") or delta.get("reasoning")
                     if text:
                         self.reasoning_at.append(len(self.chunk_ns))
-                content = bool(text or delta.get("tool_calls"))
+                        content = True
+                    else:
+                        calls = delta.get("tool_calls")
+                        content = bool(calls)
+                        if content:
+                            self._tool_deltas(calls, t_ns)
             else:
                 text = first.get("text")
                 content = bool(text)
             reason = first.get("finish_reason")
             if reason is not None:
                 self.finish_reason = str(reason)
+                if self.tool_calls and self.tool_done_ns is None:
+                    self.tool_done_ns = t_ns
             if content:
                 self.chunk_ns.append(t_ns)
                 self.texts.append(text)
@@ -162,6 +187,24 @@ class ChunkAccumulator:
         timings = obj.get("timings")
         if type(timings) is dict and timings:
             self.timings = timings
+
+    def _tool_deltas(self, calls: list[dict[str, Any]], t_ns: int) -> None:
+        """Chat's `delta.tool_calls`: a call begins with a new `index`; the first is complete when the
+        next begins (or, in `_event`, when the finish_reason arrives)."""
+        self.tool_at.append(len(self.chunk_ns))
+        for call in calls:
+            index = call.get("index", 0)
+            function = call.get("function") or {}
+            if index != self._tool_index:
+                if self.tool_calls and self.tool_done_ns is None:
+                    self.tool_done_ns = t_ns
+                self._tool_index = index
+                self.tool_calls += 1
+                self.calls.append(tool_call(call.get("id"), function.get("name"), len(self.calls)))
+            arguments = function.get("arguments")
+            if arguments:  # a string piece; a server that sends the object whole gets it as JSON text
+                self.calls[-1]["function"]["arguments"] += (
+                    arguments if type(arguments) is str else orjson.dumps(arguments).decode())
 
     def content_text(self) -> str:
         """The answer as streamed: the content chunks' text, without reasoning and tool calls."""
@@ -207,6 +250,7 @@ class ChunkAccumulator:
         if self.timings:
             server["timings"] = self.timings
         record.server = server or None
+        fill_output_kinds(record, self.reasoning_at, self.tool_at, self.tool_calls, self.tool_done_ns, usage)
 
     def _cached(self, usage: dict[str, Any]) -> int | None:
         details = usage.get("prompt_tokens_details")
@@ -217,6 +261,12 @@ class ChunkAccumulator:
         if self.goodput_final and type(self.goodput_final.get("cached_tokens")) is int:
             return int(self.goodput_final["cached_tokens"])
         return None
+
+
+def tool_call(call_id: Any, name: Any, number: int) -> dict[str, Any]:
+    """A streamed tool call as a chat assistant message's `tool_calls` entry (arguments still empty)."""
+    return {"id": str(call_id or f"call_{number}"), "type": "function",
+            "function": {"name": str(name or ""), "arguments": ""}}
 
 
 def _empty_token_event(first: dict[str, Any], delta: Any) -> bool:

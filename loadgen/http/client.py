@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from loadgen.http import errors
+from loadgen.http.api import api_for
 from loadgen.http.body import StreamBody
 from loadgen.http.chunks import ChunkAccumulator
 from loadgen.http.deadlines import Watchdog
@@ -56,6 +57,7 @@ class StreamingClient:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.config = config
+        self._api = api_for(config.endpoint)  # its path, body, headers and stream decoder (loadgen.http.api)
         self.url = endpoint_url(config.base_url, config.endpoint)
         self._max_event_bytes = max_event_bytes
         self._max_response_bytes = max_response_bytes
@@ -65,10 +67,11 @@ class StreamingClient:
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
             "Accept-Encoding": "identity",  # a compressed event stream would be buffered by the server
+            **self._api.headers,
             **config.extra_headers,
         }
         if config.api_key:
-            headers["Authorization"] = f"Bearer {config.api_key}"
+            headers.update(self._api.auth(config.api_key))
         # Server text the records keep must not quote a credential the server was sent (loadgen.spec.redact).
         self._credentials = credential_parts([*(v for k, v in headers.items() if is_secret_header(k)), *config.redact])
         t = config.timeouts
@@ -117,10 +120,11 @@ class StreamingClient:
 
     async def send(
         self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int,
-        text_out: list[str] | None = None,
+        text_out: list[str] | None = None, calls_out: list[dict[str, Any]] | None = None,
     ) -> RequestRecord:
         """Stream one request; always returns its one record (see the module docstring), never raises.
-        `text_out`, when given, receives the answer's streamed content text (a conversation's history)."""
+        `text_out`, when given, receives the answer's streamed content text (a conversation's history), and
+        `calls_out` the tool calls it made, in chat's form."""
         record = RequestRecord(
             id=request_id,
             intended_ns=intended_ns,
@@ -132,15 +136,15 @@ class StreamingClient:
             model=item.model or self.config.model,
             images=item.images, image_pixels=item.image_pixels, image_bytes=item.image_bytes,
         )
-        chunks = ChunkAccumulator()
+        chunks = self._api.decoder()
         failure: errors.RequestFailed | None = None
         task = asyncio.current_task()
         watchdog: Watchdog | None = None
         try:
-            body = encode_body(item, self.config)
+            body = encode_body(item, self.config, build=self._api.build)
         except (ValueError, TypeError) as exc:
             failure = errors.InvalidRequest(f"cannot build the request: {exc}")
-            return self._finish(record, chunks, failure, anchor_ns, text_out)
+            return self._finish(record, chunks, failure, anchor_ns, text_out, calls_out)
         try:
             assert task is not None, "send() must run inside an asyncio task"
             watchdog = Watchdog(self.config.timeouts, task=task, start_ns=perf_counter_ns())
@@ -164,20 +168,21 @@ class StreamingClient:
         finally:
             if watchdog is not None:
                 watchdog.stop()
-        return self._finish(record, chunks, failure, anchor_ns, text_out)
+        return self._finish(record, chunks, failure, anchor_ns, text_out, calls_out)
 
     def _prompt_count(self, item: WorkItem) -> int | None:
         """The client's count of the prompt it sends: the workload's count, plus the chat template's
-        estimated overhead on the chat endpoint; the target when the workload counted nothing."""
+        estimated overhead on an API that applies the chat template; the target when the workload counted
+        nothing."""
         if item.prompt_tokens_counted is None:
             return item.prompt_tokens_target
-        if self.config.endpoint == "chat" and item.template_tokens is not None:
+        if self._api.chat_template and item.template_tokens is not None:
             return item.prompt_tokens_counted + item.template_tokens
         return item.prompt_tokens_counted
 
     def _finish(
         self, record: RequestRecord, chunks: ChunkAccumulator, failure: errors.RequestFailed | None, anchor_ns: int,
-        text_out: list[str] | None = None,
+        text_out: list[str] | None = None, calls_out: list[dict[str, Any]] | None = None,
     ) -> RequestRecord:
         if record.closed_ns is None:
             record.closed_ns = perf_counter_ns() - anchor_ns
@@ -194,6 +199,8 @@ class StreamingClient:
                 record.http_status = failure.status_code
         if text_out is not None:
             text_out.append(chunks.content_text())
+        if calls_out is not None:
+            calls_out.extend(chunks.calls)
         return record
 
     async def _exchange(

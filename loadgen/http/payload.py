@@ -1,4 +1,4 @@
-"""Request bodies and URLs for the OpenAI-compatible streaming endpoints.
+"""Request bodies of the chat and completions APIs, and URLs (`loadgen.http.api` holds every API's own).
 
 The body asks for everything the metrics need (docs/metrics.md, token accounting): `stream: true`, running usage
 (`stream_options.include_usage` + vLLM's `continuous_usage_stats`) so each chunk's token count is
@@ -10,15 +10,15 @@ MAX_BODY_BYTES is sent (loadgen.workload.bounds): such a request ends as `invali
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 
-from loadgen.types import ClientConfig, Endpoint, WorkItem
+from loadgen.http.tools import chat_tool_choice, tools_for
+from loadgen.types import ClientConfig, WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES
-
-_PATHS: dict[str, str] = {"chat": "chat/completions", "completions": "completions"}
 
 
 def public_url(url: str) -> str:
@@ -42,19 +42,20 @@ def needs_tls(url: str) -> bool:
     return urlsplit(url).scheme.lower() != "http"
 
 
-def endpoint_url(base_url: str, endpoint: Endpoint) -> str:
+def endpoint_url(base_url: str, endpoint: str) -> str:
     """`http://host:8000`, `.../v1`, `.../v1/` or `http://host/prefix[/v1]` → the endpoint's full URL."""
     parts = urlsplit(base_url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"base URL must look like http://host:port[/v1], got {base_url!r}")
     if parts.query or parts.fragment:
         raise ValueError(f"base URL must not carry a query or fragment, got {base_url!r}")
-    if endpoint not in _PATHS:
-        raise ValueError(f"unknown endpoint {endpoint!r}; expected one of {sorted(_PATHS)}")
+    from loadgen.http.api import api_for  # the registry imports this module
+
+    api = api_for(endpoint)  # ValueError for an unknown one
     path = parts.path.rstrip("/")
     if not path.endswith("/v1"):
         path += "/v1"
-    return f"{parts.scheme}://{parts.netloc}{path}/{_PATHS[endpoint]}"
+    return f"{parts.scheme}://{parts.netloc}{path}/{api.path}"
 
 
 def chat_messages(item: WorkItem) -> list[dict[str, Any]]:
@@ -103,6 +104,13 @@ def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
         body["ignore_eos"] = True
     if config.temperature is not None:
         body["temperature"] = config.temperature
+    tools, choice = tools_for(item, config)
+    if tools:
+        if config.endpoint != "chat":
+            raise ValueError(f"the {config.endpoint} API takes no tools")
+        body["tools"] = tools
+        if choice is not None:
+            body["tool_choice"] = chat_tool_choice(choice)
     return merge_body(body, config.extra_body)
 
 
@@ -118,14 +126,15 @@ def merge_body(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def encode_body(item: WorkItem, config: ClientConfig, *, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The request's JSON body; ValueError when it is over `limit` bytes. A prompt longer than the limit
-    (a long conversation's history) is refused before the body is encoded, and no body over the limit is
-    sent."""
+def encode_body(item: WorkItem, config: ClientConfig, *, limit: int = MAX_BODY_BYTES,
+                build: Callable[[WorkItem, ClientConfig], dict[str, Any]] = request_body) -> bytes:
+    """The request's JSON body (`build`: the API's body, chat's or completions' by default); ValueError when
+    it is over `limit` bytes. A prompt longer than the limit (a long conversation's history) is refused
+    before the body is encoded, and no body over the limit is sent."""
     chars = _text_chars(item)
     if chars > limit:
         raise ValueError(f"the prompt holds {chars:,} characters: the body would be over the {limit:,}-byte limit")
-    body = orjson.dumps(request_body(item, config))
+    body = orjson.dumps(build(item, config))
     if len(body) > limit:
         raise ValueError(f"the body is {len(body):,} bytes, over the {limit:,}-byte limit")
     return body

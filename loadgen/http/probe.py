@@ -4,8 +4,9 @@
   answers too: `{"model", "prompt", "add_special_tokens"}` or `{"model", "messages",
   "add_generation_prompt"}` → `{"count", "tokens", "max_model_len"}`) counts each word of the synthetic
   vocabulary at the start of a text and after a space, and the chat template's tokens.
-- `calibrate`: a few non-streamed requests with `max_tokens: 1` and prompts of known numbers of words;
-  their `usage.prompt_tokens` fit tokens ≈ overhead + tokens_per_word × words.
+- `calibrate`: a few non-streamed requests for one output token, in the run's API (`loadgen.http.api`), with
+  prompts of known numbers of words; the prompt tokens their usage reports fit tokens ≈ overhead +
+  tokens_per_word × words.
 Both raise ProbeFailed with a one-line reason when the server does not answer the way they need.
 """
 
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 import numpy as np
 
+from loadgen.http.api import Api, api_for
 from loadgen.http.payload import endpoint_url, needs_tls
 from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
 from loadgen.workload.text import WORDS, random_words
@@ -68,10 +70,12 @@ def tokenize_url(base_url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{root}/tokenize"
 
 
-def _auth(api_key: str | None, headers: dict[str, str]) -> dict[str, str]:
-    out = dict(headers)
+def _auth(api_key: str | None, headers: dict[str, str], api: Api | None = None) -> dict[str, str]:
+    """The probes' headers: the API's own (its version header, its way of sending the key), else a bearer
+    key (the tokenize endpoint is vLLM's own)."""
+    out = {**(api.headers if api is not None else {}), **headers}
     if api_key:
-        out["Authorization"] = f"Bearer {api_key}"
+        out.update(api.auth(api_key) if api is not None else {"Authorization": f"Bearer {api_key}"})
     return out
 
 
@@ -139,8 +143,12 @@ async def learn_table(base_url: str, model: str, *, chat: bool, api_key: str | N
 
 
 async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | None = None,
-                    headers: dict[str, str] | None = None, extra_body: dict[str, Any] | None = None) -> RatioCounter:
-    url = endpoint_url(base_url, "chat" if chat else "completions")
+                    headers: dict[str, str] | None = None, extra_body: dict[str, Any] | None = None,
+                    endpoint: str | None = None) -> RatioCounter:
+    """`endpoint`: the run's API (default: chat, or completions when `chat` is false)."""
+    api = api_for(endpoint or ("chat" if chat else "completions"))
+    chat = api.chat_template
+    url = endpoint_url(base_url, api.name)
     rng = np.random.default_rng(20_240_611)
     shapes = [(n, 1) for n in CALIBRATION_WORDS] + ([(n, 3) for n in CALIBRATION_TURNS] if chat else [])
     words: list[int] = []
@@ -148,19 +156,16 @@ async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | Non
     tokens: list[int] = []
     reasons: list[str] = []
     statuses: set[int | None] = set()  # of the refused probes (None: refused without an HTTP status)
-    async with httpx.AsyncClient(headers=_auth(api_key, headers or {}), timeout=PROBE_TIMEOUT_S,
+    async with httpx.AsyncClient(headers=_auth(api_key, headers or {}, api), timeout=PROBE_TIMEOUT_S,
                                  trust_env=False, verify=needs_tls(url)) as client:
         for n, messages in shapes:
             parts = [random_words(max(1, n // messages), rng) for _ in range(messages)]
-            body: dict[str, Any] = {"model": model, "max_tokens": 1, "stream": False, **(extra_body or {})}
-            body["stream"], body["max_tokens"] = False, 1
-            if chat:
-                roles = ("user", "assistant", "user")[:messages]
-                body["messages"] = [{"role": r, "content": p} for r, p in zip(roles, parts, strict=True)]
-            else:
-                body["prompt"] = parts[0]
+            roles = ("user", "assistant", "user")[:messages]
+            fixed = api.probe_body(model, [{"role": r, "content": p} for r, p in zip(roles, parts, strict=True)])
+            # The user's extra body may name the model; the prompt, the one token and no streaming stay.
+            body = {**fixed, **(extra_body or {}), **{k: v for k, v in fixed.items() if k != "model"}}
             try:
-                prompt_tokens = await _usage(client, url, body)
+                prompt_tokens = await _usage(client, url, body, api)
             except (ServerUnreachable, ServerSilent):
                 raise
             except ProbeFailed as exc:
@@ -180,7 +185,7 @@ async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | Non
     return RatioCounter(b, template, probes=len(tokens), rejected=tuple(reasons), longest_words=max(words))
 
 
-async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> int:
+async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any], api: Api) -> int:
     try:
         resp = await client.post(url, json=body)
     except httpx.HTTPError as exc:
@@ -190,12 +195,14 @@ async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> i
         raise ProbeAnswered(f"a probe request answered HTTP {resp.status_code}" + (f": {said}" if said else ""),
                             resp.status_code)
     try:
-        usage = resp.json().get("usage") or {}
-    except (ValueError, AttributeError):
-        raise ProbeFailed("a probe request answered no JSON object") from None
-    prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-    if type(prompt) is not int:
-        raise ProbeFailed("the server reports no usage.prompt_tokens")
+        answer = resp.json()
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        raise ProbeFailed("a probe request answered no JSON object")
+    prompt = api.probe_prompt_tokens(answer)
+    if prompt is None:
+        raise ProbeFailed(f"the server reports no prompt tokens in its usage ({api.name} API)")
     return prompt
 
 

@@ -1,5 +1,9 @@
 """One conversation of a run with `--turns`: its turns sent one after another, each with the whole history.
 
+A turn whose answer is a tool call is followed by an agent loop (loadgen.workload.agent), when the run has
+one: the tool's latency, then a request with the calls' results, up to `--max-tool-turns` such tool turns
+per planned turn, each its own record (tagged `turn_kind=tool`), numbered in the session's order.
+
 Turn 1 leaves at the session's intended time (the schedule's, or the moment a closed-loop slot came
 free). Turn k leaves `think_s` after turn k − 1's stream closed: that is its intended time, so its
 dispatch lag and TTFT-from-schedule are measured from it. Its prompt is the previous turn's prompt, the
@@ -23,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from loadgen.http.errors import SessionEnded
 from loadgen.types import WorkItem
+from loadgen.workload.agent import TOOL_TURN_TAGS, AgentLoop, assistant_turn
 from loadgen.workload.sessions import Session, Turn
 from metrics.records.record import RequestRecord
 
@@ -33,8 +38,10 @@ if TYPE_CHECKING:
 async def run_session(runner: Runner, index: int, session: Session, intended_ns: int) -> None:
     workload: Any = runner.workload
     counter, buster = workload.counter, workload.buster
+    agent: AgentLoop | None = getattr(workload, "agent", None)
     history: list[dict[str, Any]] = []
     history_target = history_counted = 0
+    sent = 0  # requests of this session so far: a record's turn number (tool turns count too)
     for number, turn in enumerate(session.turns, start=1):
         if number > 1:
             intended_ns += round(turn.think_s * 1e9)
@@ -43,25 +50,43 @@ async def run_session(runner: Runner, index: int, session: Session, intended_ns:
         messages = [*history, *turn.messages]
         target = history_target + turn.target if turn.target is not None else None
         counted = history_counted + (turn.counted or 0)
-        item = WorkItem(messages=messages, max_tokens=turn.max_tokens, prompt_tokens_target=target,
-                        prompt_tokens_counted=counted, template_tokens=counter.template_tokens(messages),
-                        tags=dict(session.tags), model=session.model)
-        if buster is not None:
-            item = buster.apply(item, f"{index}.{number}")
-        text: list[str] = []
-        record = await runner.one(item, next(runner.record_ids), intended_ns, session=index, turn=number,
-                                  text_out=text)
-        if record.status == "error":
-            _not_sent(runner, index, session, number, record)
-            return
-        if record.status != "ok" or runner.stopping:
-            return
-        answer = "".join(text)
-        answer_tokens = counter(answer)
-        history = [*messages, {"role": "assistant", "content": answer}]
-        history_target = sent_tokens(record, (target or 0) + answer_tokens)
-        history_counted = counted + answer_tokens
-        intended_ns = record.closed_ns if record.closed_ns is not None else intended_ns
+        tool_turns = 0
+        while True:
+            item = WorkItem(messages=messages, max_tokens=turn.max_tokens, prompt_tokens_target=target,
+                            prompt_tokens_counted=counted, template_tokens=counter.template_tokens(messages),
+                            tags={**session.tags, **TOOL_TURN_TAGS} if tool_turns else dict(session.tags),
+                            model=session.model)
+            if buster is not None:
+                item = buster.apply(item, f"{index}.{number}" + (f".{tool_turns}" if tool_turns else ""))
+            text: list[str] = []
+            calls: list[dict[str, Any]] | None = [] if agent is not None else None
+            sent += 1
+            record = await runner.one(item, next(runner.record_ids), intended_ns, session=index, turn=sent,
+                                      text_out=text, calls_out=calls)
+            if record.status == "error":
+                _not_sent(runner, index, session, number, record, sent + 1)
+                return
+            if record.status != "ok" or runner.stopping:
+                return
+            answer = "".join(text)
+            answer_tokens = counter(answer)
+            # Calls past the loop's bound are left out of the history: a call must be followed by its result.
+            more = agent is not None and bool(calls) and tool_turns < agent.max_tool_turns
+            history = [*messages, assistant_turn(answer, calls if more and calls else [])]
+            history_target = sent_tokens(record, (target or 0) + answer_tokens)
+            history_counted = counted + answer_tokens
+            intended_ns = record.closed_ns if record.closed_ns is not None else intended_ns
+            if agent is None or not more or not calls:
+                break
+            # An agent loop: the tool runs, then its results and the model's next turn.
+            tool_turns += 1
+            latency_s, results, result_tokens = agent.step(index, number, tool_turns, calls, counter)
+            intended_ns += round(latency_s * 1e9)
+            if not await runner.wait_until(runner.state.anchor_ns + intended_ns):
+                return
+            messages = [*history, *results]
+            target = history_target + result_tokens
+            counted = history_counted + result_tokens
 
 
 def sent_tokens(record: RequestRecord, fallback: int) -> int:
@@ -74,11 +99,15 @@ def sent_tokens(record: RequestRecord, fallback: int) -> int:
     return record.prompt_tokens + record.output_tokens
 
 
-def _not_sent(runner: Runner, index: int, session: Session, failed: int, record: RequestRecord) -> None:
-    """One never-sent record per turn after the failed one."""
+def _not_sent(runner: Runner, index: int, session: Session, failed: int, record: RequestRecord,
+              first_number: int | None = None) -> None:
+    """One never-sent record per planned turn after the failed one (numbered from `first_number`, after
+    any tool turns sent)."""
     at = record.closed_ns if record.closed_ns is not None else record.intended_ns
-    reason = SessionEnded(f"turn {failed} of session {index} failed ({record.error_kind}); this turn was never sent")
-    for number, turn in enumerate(session.turns[failed:], start=failed + 1):
+    reason = SessionEnded(f"turn {record.turn or failed} of session {index} failed ({record.error_kind}); "
+                          "this turn was never sent")
+    start = first_number if first_number is not None else failed + 1
+    for number, turn in enumerate(session.turns[failed:], start=start):
         unsent = _unsent(next(runner.record_ids), at, index, number, turn, session.tags, reason)
         unsent.model = record.model  # the session's model, as its failed turn named it
         runner.deliver(unsent)

@@ -51,6 +51,14 @@ class TextSender(Protocol):
                    text_out: list[str] | None = None) -> RequestRecord: ...
 
 
+class CallSender(Protocol):
+    """A sender that also hands back the tool calls an answer made (an agent loop's history)."""
+
+    async def send(self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int,
+                   text_out: list[str] | None = None, calls_out: list[dict[str, Any]] | None = None
+                   ) -> RequestRecord: ...
+
+
 RecordHook = Callable[[RequestRecord], None]
 
 PREPARE_AHEAD = 8  # open loop: requests built in one go, before the first of them is sent
@@ -287,8 +295,10 @@ class Runner:
         task.add_done_callback(self._tasks.discard)
 
     async def one(self, item: WorkItem, request_id: int, intended_ns: int, *, session: int | None = None,
-                  turn: int | None = None, text_out: list[str] | None = None) -> RequestRecord:
-        """Send one request and deliver its record; `text_out` receives the streamed answer's text."""
+                  turn: int | None = None, text_out: list[str] | None = None,
+                  calls_out: list[dict[str, Any]] | None = None) -> RequestRecord:
+        """Send one request and deliver its record; `text_out` receives the streamed answer's text and
+        `calls_out` (when given) its tool calls."""
         st = self.state
         st.sent += 1
         st.in_flight += 1
@@ -296,10 +306,14 @@ class Runner:
             if text_out is None:
                 record = await self.sender.send(item, request_id=request_id, intended_ns=intended_ns,
                                                 anchor_ns=st.anchor_ns)
-            else:
+            elif calls_out is None:
                 sender: TextSender = self.sender  # type: ignore[assignment]
                 record = await sender.send(item, request_id=request_id, intended_ns=intended_ns,
                                            anchor_ns=st.anchor_ns, text_out=text_out)
+            else:
+                caller: CallSender = self.sender  # type: ignore[assignment]
+                record = await caller.send(item, request_id=request_id, intended_ns=intended_ns,
+                                           anchor_ns=st.anchor_ns, text_out=text_out, calls_out=calls_out)
         except asyncio.CancelledError:
             record = RequestRecord(id=request_id, intended_ns=intended_ns, sent_ns=None, status="cancelled",
                                    error_kind="client_cancelled", error_message="cancelled before a record was made",

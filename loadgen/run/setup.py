@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from loadgen.http.tools import tool_options
 from loadgen.run.layout import summary_config_of
 from loadgen.run.prometheus import PromOptions
 from loadgen.run.runner import RunPlan
@@ -160,7 +161,7 @@ def client_config_of(spec: RunSpec, secrets: Secrets, *, base_url: str, model: s
                         ignore_eos=r.resolved_ignore_eos(spec.target.embedded), extra_body=extra,
                         extra_headers=headers, temperature=r.temperature,
                         token_counter=spec.workload.token_counter(spec.target.embedded),
-                        redact=secret_values(secrets))
+                        redact=secret_values(secrets), **tool_options(r.tool_list, r.tool_choice))
 
 
 def _gate_plan(spec: RunSpec) -> GatePlan | None:

@@ -22,6 +22,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from loadgen.http.api import api_for
 from loadgen.http.payload import public_url
 from loadgen.http.probe import (
     ProbeFailed,
@@ -62,7 +63,7 @@ def resolve_sizing(setup: RunSetup, client: ClientConfig) -> Sizing:
     if wanted == "counter" or (wanted == "auto" and (target.embedded or w.tokenizer != "auto")):
         return Sizing("counter", None, {"counter": local}, counter_line(local, embedded=target.embedded,
                                                                          tokenizer=w.tokenizer))
-    chat = client.endpoint == "chat"
+    chat = api_for(client.endpoint).chat_template  # the prompt is rendered with the model's chat template
     tokenize_error = calibrate_error = None
     deadline = time.monotonic() + SIZING_LIMIT_S
     silent: ServerSilent | None = None
@@ -84,7 +85,8 @@ def resolve_sizing(setup: RunSetup, client: ClientConfig) -> Sizing:
         if silent is not None and wanted == "auto":  # a server that did not answer is not asked again
             raise ServerSilent("not tried: the server did not answer the tokenize probe")
         ratio = _bounded(calibrate(client.base_url, client.model, chat=chat, api_key=client.api_key,
-                                   headers=client.extra_headers, extra_body=client.extra_body), deadline)
+                                   headers=client.extra_headers, extra_body=client.extra_body,
+                                   endpoint=client.endpoint), deadline)
         return _calibrated(ratio, tokenize_error)
     except ProbeFailed as exc:
         calibrate_error = str(exc)

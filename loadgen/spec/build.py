@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from loadgen.spec.agent_options import agent_values, tool_values
 from loadgen.spec.durations import format_duration, parse_duration_flag
 from loadgen.spec.fail_limit import parse_fail_limit
 from loadgen.spec.run_spec import RunSpec
@@ -18,6 +19,7 @@ from loadgen.spec.secrets import Secrets, is_secret_header, split_server_args
 from loadgen.spec.sections import (
     DEFAULT_RATE,
     DEFAULT_REQUESTS,
+    ENDPOINTS,
     GateSpec,
     LoadSpec,
     MetricsSpec,
@@ -57,7 +59,7 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                                 usage=v["usage"], continuous_usage=v["continuous_usage"],
                                 extra_body=_extra_body(v["extra_body"]),
                                 headers=tuple(headers), secret_headers=tuple(n for n, _ in secret_headers),
-                                max_connections=v["max_connections"]),
+                                max_connections=v["max_connections"], **tool_values(v)),
             workload=WorkloadSpec(dataset=v["dataset"] and str(v["dataset"]), dataset_format=v["dataset_format"],
                                   prompt_tokens=parse_length(str(v["prompt_tokens"])),
                                   output_tokens=parse_length(str(v["output_tokens"])),
@@ -68,7 +70,7 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                                   turns=parse_length(str(v["turns"])) if v["turns"] is not None else None,
                                   think_time=parse_think_time(str(v["think_time"])),
                                   trace=v["trace"] and str(v["trace"]), trace_format=v["trace_format"],
-                                  cache_bust=v["cache_bust"], images=_images(v)),
+                                  cache_bust=v["cache_bust"], images=_images(v), **agent_values(v)),
             load=_load(v),
             scale=ScaleSpec(workers=_workers(v["workers"]), ray=v["ray"] or None, ray_placement=v["ray_placement"],
                             on_worker_failure=v["on_worker_failure"]),
@@ -133,7 +135,7 @@ def _url(url: str | None, endpoint: str) -> tuple[str | None, str | None]:
         return None, None
     from loadgen.http.payload import endpoint_url, public_url
 
-    endpoint_url(url, "completions" if endpoint == "completions" else "chat")  # ValueError: a usage error
+    endpoint_url(url, endpoint if endpoint in ENDPOINTS else "chat")  # ValueError: a usage error
     shown = public_url(url)
     return (url, None) if shown == url else (shown, url)
 
@@ -294,6 +296,8 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "trace": w.trace, "trace_format": w.trace_format, "cache_bust": w.cache_bust,
         "images": w.images.count, "image_size": w.images.size, "image_format": w.images.format,
         "image_pool": w.images.pool,
+        "tool_latency": str(w.tool_latency), "tool_result_tokens": _length(w.tool_result_tokens),
+        "max_tool_turns": w.max_tool_turns,
         "arrival": a.kind, "rate": a.rate if (a.open_loop and a.kind != "trace") or a.rate else None,
         "rate_end": a.rate_end if a.kind == "ramp" else None, "burstiness": a.burstiness,
         "concurrency": a.concurrency if not a.open_loop else None,
@@ -305,7 +309,8 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "workers": "auto" if sc.workers is None else str(sc.workers), "ray": sc.ray,
         "ray_placement": sc.ray_placement, "on_worker_failure": sc.on_worker_failure,
         "ignore_eos": r.ignore_eos, "min_tokens": r.min_tokens, "temperature": r.temperature, "usage": r.usage,
-        "continuous_usage": r.continuous_usage, "extra_body": r.extra_body,
+        "continuous_usage": r.continuous_usage, "extra_body": r.extra_body, "tools": r.tools,
+        "tool_choice": r.tool_choice,
         "header": [f"{k}: {val}" for k, val in r.headers], "max_connections": r.max_connections,
         "slo": _slo_items(m.slo),
         "threshold": [(th.text, th in g.abort_thresholds) if th in g.abort_thresholds else th.text for th in g.thresholds],

@@ -63,6 +63,12 @@ class RunSpec:
             raise SpecError("--arrival trace needs --trace FILE")
         if self.workload.images.enabled and self.target.endpoint == "completions":
             raise SpecError("--images needs a chat endpoint: a completions prompt is text only")
+        if self.request.tool_list is not None and self.target.endpoint == "completions":
+            raise SpecError("--tools does not apply to --endpoint completions (that API takes no tools)")
+        if self.target.endpoint in ("responses", "messages") and not (self.request.usage and self.request.continuous_usage):
+            flag = "--no-usage" if not self.request.usage else "--no-continuous-usage"
+            raise SpecError(f"{flag} does not apply to --endpoint {self.target.endpoint} (stream_options are chat's "
+                            "and completions'; that API always ends its stream with the usage)")
         workers, arrival = self.scale.workers, self.load.arrival
         if workers is not None and workers > arrival.concurrency and not arrival.open_loop:
             raise SpecError(f"--workers {workers} cannot split --concurrency {arrival.concurrency}: each worker "

@@ -21,7 +21,7 @@ from loadgen.workload.think import ThinkTime
 from metrics.gate.thresholds import Threshold
 from metrics.slo import SLO
 
-ENDPOINTS = ("chat", "completions")
+ENDPOINTS = ("chat", "completions", "responses", "messages")  # the APIs of loadgen.http.api
 DATASET_FORMATS = ("auto", "jsonl", "sharegpt")
 TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt")  # as loadgen.workload.traces reads them
 PROMPT_SIZINGS = ("auto", "tokenize", "calibrate", "counter")
@@ -62,7 +62,7 @@ class TargetSpec:
     server_args: tuple[str, ...] = ()  # extra arguments of the embedded reference server
 
     def __post_init__(self) -> None:
-        _require(self.endpoint in ENDPOINTS, f"--endpoint must be chat or completions, got {self.endpoint!r}")
+        _require(self.endpoint in ENDPOINTS, f"--endpoint must be one of {', '.join(ENDPOINTS)}, got {self.endpoint!r}")
         _require(self.url is None or bool(self.url.strip()), "--url must not be empty")
         _require(not self.server_args or self.url is None,
                  "--server-arg applies to the embedded reference server only (no --url)")
@@ -90,8 +90,12 @@ class RequestSpec:
     headers: Pairs = ()  # non-secret headers only
     secret_headers: tuple[str, ...] = ()  # names of headers whose values are secrets (never stored)
     max_connections: int = 10_000
+    tools: str | None = None  # --tools: the file it was read from
+    tool_list: str | None = None  # its checked tool list, as canonical JSON text (what the requests send)
+    tool_choice: str | None = None  # auto | required | none | a tool's name
 
     def __post_init__(self) -> None:
+        _require(self.tool_choice is None or self.tool_list is not None, "--tool-choice needs --tools")
         _require(self.min_tokens is None or self.min_tokens >= 0, f"--min-tokens must be >= 0, got {self.min_tokens}")
         _require(self.temperature is None or (math.isfinite(self.temperature) and self.temperature >= 0),
                  f"--temperature must be >= 0, got {self.temperature}")
@@ -121,8 +125,13 @@ class WorkloadSpec:
     trace_format: str = "auto"
     cache_bust: bool = False  # a unique prefix on every request
     images: ImageSpec = field(default_factory=ImageSpec)  # synthetic images on every request (--images)
+    # Conversations that call tools: the agent loop (loadgen.workload.agent).
+    tool_latency: ThinkTime = field(default_factory=ThinkTime)
+    tool_result_tokens: LengthDist = field(default_factory=lambda: LengthDist("fixed", 64.0))
+    max_tool_turns: int = 4
 
     def __post_init__(self) -> None:
+        _require(self.max_tool_turns >= 0, f"--max-tool-turns must be >= 0, got {self.max_tool_turns}")
         _require(self.dataset_format in DATASET_FORMATS,
                  f"unknown --dataset-format {self.dataset_format!r}; choose auto, jsonl or sharegpt")
         _require(self.prefix_groups >= 0 and self.prefix_tokens >= 0,

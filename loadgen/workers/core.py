@@ -134,12 +134,12 @@ class _NotingSender:
         self._closed_loop = not share.open_loop
 
     async def send(self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int,
-                   text_out: list[str] | None = None) -> RequestRecord:
+                   text_out: list[str] | None = None, calls_out: list[dict[str, Any]] | None = None) -> RequestRecord:
         if text_out is None:
             self._started.append(self._share.global_id(request_id) if self._closed_loop else request_id)
             return await self._client.send(item, request_id=request_id, intended_ns=intended_ns, anchor_ns=anchor_ns)
         return await self._client.send(item, request_id=request_id, intended_ns=intended_ns, anchor_ns=anchor_ns,
-                                       text_out=text_out)
+                                       text_out=text_out, calls_out=calls_out)
 
 
 class WorkerCore:

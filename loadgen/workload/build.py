@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from loadgen.spec.sections import WorkloadSpec
+from loadgen.workload.agent import AgentLoop
 from loadgen.workload.bust import BustedWorkload, CacheBuster
 from loadgen.workload.conversations import load_jsonl_conversations, load_sharegpt_conversations
 from loadgen.workload.counters import make_counter
@@ -70,8 +71,9 @@ def _build(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: TokenCount
             fmt = dataset_format(spec)
             loader = load_jsonl_conversations if fmt == "jsonl" else load_sharegpt_conversations
             return DatasetSessions(fmt, spec.dataset, loader(spec.dataset, counter, tags), seed, spec.turns,
-                                   spec.think_time, spec.output_tokens, counter, buster=buster)
-        return SyntheticSessions(_synthetic(spec, seed, counter, tags), spec.turns, spec.think_time, buster=buster)
+                                   spec.think_time, spec.output_tokens, counter, buster=buster, agent=_agent(spec, seed))
+        return SyntheticSessions(_synthetic(spec, seed, counter, tags), spec.turns, spec.think_time, buster=buster,
+                                 agent=_agent(spec, seed))
     if spec.dataset is not None:
         fmt = dataset_format(spec)
         items = (load_jsonl if fmt == "jsonl" else load_sharegpt)(spec.dataset, counter, tags)
@@ -89,6 +91,13 @@ def _synthetic(spec: WorkloadSpec, seed: int, counter: TokenCounter, tags: dict[
 def _imaged(workload: Workload, spec: WorkloadSpec, seed: int) -> Workload:
     """Synthetic images on every request (`--images`)."""
     return ImageWorkload(workload, ImageMaker(spec.images, seed)) if spec.images.enabled else workload
+
+
+def _agent(spec: WorkloadSpec, seed: int) -> AgentLoop | None:
+    """The agent loop of a conversation workload (None: a tool call ends its turn)."""
+    if not spec.max_tool_turns:
+        return None
+    return AgentLoop(spec.tool_latency, spec.tool_result_tokens, spec.max_tool_turns, seed)
 
 
 def _busted(workload: Workload, buster: CacheBuster | None) -> Workload:

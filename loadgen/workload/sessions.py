@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from loadgen.workload.agent import AgentLoop
 from loadgen.workload.bust import CacheBuster
 from loadgen.workload.lengths import LengthDist
 from loadgen.workload.seeds import item_rng
@@ -64,6 +65,7 @@ class SyntheticSessions:
     turns: LengthDist
     think: ThinkTime
     buster: CacheBuster | None = None
+    agent: AgentLoop | None = None  # --tools in a conversation: tool calls answered (loadgen.workload.agent)
 
     @property
     def counter(self) -> TokenCounter:
@@ -112,6 +114,7 @@ class DatasetSessions:
     default_output: LengthDist  # max_tokens of a turn the file gives none for
     counter: TokenCounter
     buster: CacheBuster | None = None
+    agent: AgentLoop | None = None
     _order: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:

@@ -5,8 +5,8 @@ and any number of requests can be drawn without building them all up front.
   length (`loadgen.workload.text`), optionally a shared-prefix mode: G groups, each with a common system prompt of
   L tokens, the group drawn with given weights (exercises prefix caching; the group becomes a tag).
 - jsonl: one chat request per line: `{"messages": [...], "max_tokens"?: int, "tags"?: {str: str},
-  "model"?: str}` (or `"prompt": str`), optionally with `"images": [path or URL, ...]`
-  (loadgen.workload.images.dataset).
+  "model"?: str, "tools"?: [...], "tool_choice"?: str}` (or `"prompt": str`), optionally with
+  `"images": [path or URL, ...]` (loadgen.workload.images.dataset).
 - sharegpt: ShareGPT JSON: the first human turn is the prompt, the answer's length the target output
   (an entry's `image`, LLaVA-style, goes with its prompt).
 Datasets are drawn in a seeded shuffled order, wrapping around when more requests are sent than it holds.
@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from loadgen.http.tools import row_tools
 from loadgen.types import WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES, MAX_TOKENS, check_tokens
 from loadgen.workload.images.attach import add_pictures
@@ -151,7 +152,8 @@ class DatasetWorkload:
                         min_tokens=base.min_tokens, prompt_tokens_target=base.prompt_tokens_target,
                         prompt_tokens_counted=base.prompt_tokens_counted, template_tokens=base.template_tokens,
                         tags=dict(base.tags), model=base.model, images=base.images,
-                        image_pixels=base.image_pixels, image_bytes=base.image_bytes)
+                        image_pixels=base.image_pixels, image_bytes=base.image_bytes, tools=base.tools,
+                        tool_choice=base.tool_choice)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path, "requests_in_file": len(self.entries)}
@@ -245,6 +247,7 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
         max_tokens = row_max_tokens(row.get("max_tokens"), where)
         merged = row_tags(row, where, tags)
         messages, inline = resolve_parts(messages, files, where)
+        tools, tool_choice = row_tools(row, where)
         text = _flatten(messages)
         count = counter(text)
         check_tokens(count, where, "the prompt's token count")
@@ -252,7 +255,8 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
                         prompt_tokens_target=None, prompt_tokens_counted=count,
                         template_tokens=template_tokens(counter, messages), tags=merged,
                         model=row_model(row.get("model"), where), images=len(inline),
-                        image_pixels=sum(p.pixels for p in inline), image_bytes=sum(p.nbytes for p in inline))
+                        image_pixels=sum(p.pixels for p in inline), image_bytes=sum(p.nbytes for p in inline),
+                        tools=tools, tool_choice=tool_choice)
         items.append(add_pictures(item, files.pictures(row_references(row, where), where)))
     return items
 

@@ -32,7 +32,8 @@ from tests.servers.scripted import (
     usage,
 )
 
-TIMES = ("sent_ns", "first_byte_ns", "closed_ns", "chunk_ns")  # differ from run to run
+TIMES = ("sent_ns", "first_byte_ns", "closed_ns", "chunk_ns", "answer_ns", "reasoning_ns", "tool_call_ns",
+         "tool_call_done_ns")  # differ from run to run
 
 
 class ThroughHttpx(httpx.AsyncBaseTransport):

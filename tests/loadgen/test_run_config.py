@@ -48,7 +48,7 @@ def test_every_run_flag_has_a_config_key_and_every_key_a_flag() -> None:
     ("cache_full_ratio", "2", 2.0, "--cache-full-ratio must be in (0, 1]"),
     ("metrics_port", "70000", 70000, "--metrics-port must be in 0..65535"),
     ("threshold", "ttft:p(99)<<3", ["ttft:p(99)<<3"], "invalid threshold"),
-    ("endpoint", "embeddings", "embeddings", "--endpoint must be chat or completions"),
+    ("endpoint", "embeddings", "embeddings", "--endpoint must be one of chat, completions, responses, messages"),
     ("turns", "0", 0, "bad length '0'"),
     ("think_time", "soon", "soon", "--think-time: bad value"),
     ("trace_format", "parquet", "parquet", "unknown --trace-format 'parquet'"),

@@ -1,0 +1,11 @@
+"""The streaming APIs the client speaks, one module each, found by name (`api_for`, `api_names`)."""
+
+from __future__ import annotations
+
+from loadgen.http.api import chat, completions, messages, responses
+from loadgen.http.api.registry import Api, api_for, api_names, register
+
+__all__ = ["Api", "api_for", "api_names"]
+
+for _module in (chat, completions, responses, messages):  # the order `--endpoint` lists them in
+    register(_module.API)

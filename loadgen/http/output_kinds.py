@@ -1,0 +1,56 @@
+"""Which kind of output each content chunk was, on the record: reasoning, answer, tool calls
+(docs/metrics.md, reasoning and tool calls).
+
+The stream's content chunks (`chunk_ns`) hold every kind; the accumulators note which chunks were
+reasoning (`reasoning_at`) and which were tool-call deltas (`tool_at`). From those:
+
+- `reasoning_ns` the first reasoning chunk, `answer_ns` the first chunk that is not reasoning (answer
+  text or a tool call): TTFO counts to it;
+- `tool_call_ns` the first tool-call chunk, `tool_call_done_ns` when its arguments were complete;
+- `reasoning_tokens`: the server's `completion_tokens_details.reasoning_tokens` (source `usage`), else
+  the reasoning chunks' share of the per-chunk tokens (source: the basis of those, the record's
+  `token_source`). A server's 0 beside streamed reasoning contradicts its own stream and is not taken.
+  None when neither is known (a request that streamed no reasoning and whose server said nothing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from metrics.records.record import RequestRecord
+
+
+def fill_output_kinds(record: RequestRecord, reasoning_at: list[int], tool_at: list[int], tool_calls: int,
+                      tool_done_ns: int | None, usage: dict[str, Any]) -> None:
+    chunk_ns = record.chunk_ns or []
+    if reasoning_at:
+        record.reasoning_ns = chunk_ns[reasoning_at[0]]
+    answer = first_answer_chunk(reasoning_at, len(chunk_ns))
+    record.answer_ns = chunk_ns[answer] if answer is not None else None
+    record.tool_calls = tool_calls
+    record.tool_call_ns = chunk_ns[tool_at[0]] if tool_at else None
+    record.tool_call_done_ns = tool_done_ns if tool_at else None
+    record.reasoning_tokens, record.reasoning_tokens_source = reasoning_tokens(
+        reasoning_at, record.chunk_tokens, record.token_source, usage)
+
+
+def first_answer_chunk(reasoning_at: list[int], chunks: int) -> int | None:
+    """The index of the first chunk not listed in `reasoning_at` (ascending); None when every chunk is."""
+    first = 0
+    for at in reasoning_at:
+        if at != first:
+            break
+        first += 1
+    return first if first < chunks else None
+
+
+def reasoning_tokens(reasoning_at: list[int], chunk_tokens: list[int] | None, token_source: str,
+                     usage: dict[str, Any]) -> tuple[int | None, str | None]:
+    """(tokens spent reasoning, their source); see the module docstring."""
+    details = usage.get("completion_tokens_details")
+    told = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    if type(told) is int and told >= 0 and not (told == 0 and reasoning_at):
+        return told, "usage"
+    if reasoning_at and chunk_tokens is not None and len(chunk_tokens) > reasoning_at[-1]:
+        return sum(chunk_tokens[i] for i in reasoning_at), token_source
+    return None, None

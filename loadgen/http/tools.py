@@ -1,0 +1,130 @@
+"""Tool lists: read and checked once (`--tools FILE`, a dataset row's `tools`), sent in each API's form.
+
+The common form is OpenAI's chat tool list, `[{"type": "function", "function": {"name", "description"?,
+"parameters"?}}]`; `tool_choice` is `auto`, `required`, `none` or a tool's name (held as
+`{"type": "function", "name": NAME}`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from loadgen.types import ClientConfig, WorkItem
+
+CHOICES = ("auto", "required", "none")
+
+
+def check_tools(tools: Any, where: str) -> list[dict[str, Any]]:
+    """`tools` as a checked tool list; ValueError with a one-line reason naming `where` otherwise."""
+    if not isinstance(tools, list) or not tools:
+        raise ValueError(f"{where}: a tool list must be a non-empty JSON array")
+    names: set[str] = set()
+    for i, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(function, dict):
+            raise ValueError(f'{where}: tool {i} is not {{"type": "function", "function": {{...}}}}')
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{where}: tool {i} has no function name")
+        if name in names:
+            raise ValueError(f"{where}: tool name {name!r} appears twice")
+        names.add(name)
+        if "parameters" in function and not isinstance(function["parameters"], dict):
+            raise ValueError(f"{where}: tool {name!r}: parameters must be a JSON object (a JSON schema)")
+        if "description" in function and not isinstance(function["description"], str):
+            raise ValueError(f"{where}: tool {name!r}: description must be a string")
+    return tools
+
+
+def read_tools(path: str) -> list[dict[str, Any]]:
+    """`--tools FILE`: ValueError with a one-line reason when it cannot be used."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--tools {path}: cannot read it ({type(exc).__name__})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--tools {path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    return check_tools(data, f"--tools {path}")
+
+
+def parse_tool_choice(value: str | None, tools: list[dict[str, Any]] | None) -> Any:
+    """`--tool-choice auto|required|none|NAME` → the work item's tool_choice; ValueError when it names no
+    tool of the list or comes without one."""
+    if value is None:
+        return None
+    if tools is None:
+        raise ValueError("--tool-choice needs --tools")
+    if value in CHOICES:
+        return value
+    if value not in {t["function"]["name"] for t in tools}:
+        raise ValueError(f"--tool-choice {value!r}: no tool of that name in --tools (or use auto, required, none)")
+    return {"type": "function", "name": value}
+
+
+def _named(choice: Any) -> str | None:
+    return str(choice["name"]) if isinstance(choice, dict) and "name" in choice else None
+
+
+def chat_tool_choice(choice: Any) -> Any:
+    name = _named(choice)
+    return {"type": "function", "function": {"name": name}} if name is not None else choice
+
+
+def responses_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Responses API's flat function tools: `{"type": "function", "name", "description", "parameters"}`."""
+    return [{"type": "function", **t["function"]} for t in tools]
+
+
+def responses_tool_choice(choice: Any) -> Any:
+    name = _named(choice)
+    return {"type": "function", "name": name} if name is not None else choice
+
+
+def messages_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Anthropic's tools: `{"name", "description"?, "input_schema"}` (a schema is required there)."""
+    out = []
+    for t in tools:
+        function = t["function"]
+        tool: dict[str, Any] = {"name": function["name"]}
+        if "description" in function:
+            tool["description"] = function["description"]
+        tool["input_schema"] = function.get("parameters") or {"type": "object", "properties": {}}
+        out.append(tool)
+    return out
+
+
+def messages_tool_choice(choice: Any) -> dict[str, Any]:
+    name = _named(choice)
+    if name is not None:
+        return {"type": "tool", "name": name}
+    return {"type": {"required": "any"}.get(str(choice), str(choice))}
+
+
+def tool_options(tool_list: str | None, choice: str | None) -> dict[str, Any]:
+    """The client's run-wide `tools` / `tool_choice` from the spec's (checked) tool list text."""
+    if tool_list is None:
+        return {}
+    tools = json.loads(tool_list)
+    return {"tools": tools, "tool_choice": parse_tool_choice(choice, tools)}
+
+
+def tools_for(item: WorkItem, config: ClientConfig) -> tuple[list[dict[str, Any]] | None, Any]:
+    """The tools a request sends and its tool choice: the work item's own (a dataset row's), else the run's."""
+    if item.tools:
+        return item.tools, item.tool_choice
+    return config.tools, config.tool_choice
+
+
+def row_tools(row: dict[str, Any], where: str) -> tuple[list[dict[str, Any]] | None, Any]:
+    """A dataset row's own `tools` (checked) and `tool_choice`; (None, None) when it has none."""
+    if row.get("tools") is None:
+        return None, None
+    tools = check_tools(row["tools"], where)
+    choice = row.get("tool_choice")
+    if choice is not None and not isinstance(choice, str):
+        raise ValueError(f"{where}: 'tool_choice' must be auto, required, none or a tool's name")
+    return tools, parse_tool_choice(choice, tools)

@@ -1,0 +1,39 @@
+"""The options of tool calls and agent loops, read for the spec: `--tools FILE` (checked, its list kept as
+canonical JSON so a worker needs no file), `--tool-choice`, and the agent loop's `--tool-latency`,
+`--tool-result-tokens` and `--max-tool-turns` (loadgen.workload.agent). Parsers' messages name the flags."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from loadgen.spec.sections import SpecError
+from loadgen.workload.lengths import parse_length
+from loadgen.workload.think import parse_think_time
+
+
+def agent_values(v: Mapping[str, Any]) -> dict[str, Any]:
+    """The agent loop's options; their parsers' messages name the flags."""
+    try:
+        latency = parse_think_time(str(v["tool_latency"]))
+    except ValueError as exc:
+        raise SpecError(str(exc).replace("--think-time", "--tool-latency", 1)) from None
+    try:
+        tokens = parse_length(str(v["tool_result_tokens"]))
+    except ValueError as exc:
+        raise SpecError(f"--tool-result-tokens: {exc}") from None
+    if type(v["max_tool_turns"]) is not int:
+        raise SpecError(f"--max-tool-turns must be an integer, got {v['max_tool_turns']!r}")
+    return {"tool_latency": latency, "tool_result_tokens": tokens, "max_tool_turns": v["max_tool_turns"]}
+
+
+def tool_values(v: Mapping[str, Any]) -> dict[str, Any]:
+    """`--tools FILE` read and checked (its list kept as canonical JSON), `--tool-choice` checked against it."""
+    if v["tools"] is None:
+        return {"tool_choice": v["tool_choice"]}
+    from loadgen.http.tools import parse_tool_choice, read_tools
+
+    tools = read_tools(str(v["tools"]))
+    parse_tool_choice(v["tool_choice"], tools)
+    return {"tools": str(v["tools"]), "tool_list": json.dumps(tools, sort_keys=True), "tool_choice": v["tool_choice"]}
