@@ -4,19 +4,13 @@ here, turned into figures by metrics.model.cost."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from metrics.model.cost import CostOptions
 
 COST = "Cost"
 GPU_HOUR_COST_HELP = "Dollars per GPU-hour: adds the cost per million output tokens and per million requests."
 GPUS_PER_REPLICA_HELP = "GPUs each replica of the server holds (with --gpu-hour-cost)."
 TARGET_RATE_HELP = "A rate to serve, req/s: adds the replicas it needs and their cost (with --gpu-hour-cost)."
-
-
-@dataclass(frozen=True, slots=True)
-class CostOptions:
-    gpu_hour_cost: float
-    gpus_per_replica: int
-    target_rate: float | None = None
 
 
 def _finite_positive(value: float, flag: str) -> None:

@@ -16,7 +16,6 @@ from loadgen.cli.cost_options import (
     GPU_HOUR_COST_HELP,
     GPUS_PER_REPLICA_HELP,
     TARGET_RATE_HELP,
-    CostOptions,
     parse_cost_options,
 )
 from metrics.model.capacity import (
@@ -33,7 +32,7 @@ from metrics.model.capacity import (
     plan_memory,
 )
 from metrics.model.config import UnsupportedModelError
-from metrics.model.cost import cost_lines
+from metrics.model.cost import CostOptions, cost_lines
 from metrics.model.presets import GPU_PRESETS, MODEL_PRESETS, dtype_bytes, resolve_gpu, resolve_model
 from metrics.model.roofline import (
     decode_step_cost,

@@ -10,10 +10,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 SECONDS_PER_HOUR = 3600.0
 MILLION = 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class CostOptions:
+    """What the user pays for (`--gpu-hour-cost`, `--gpus-per-replica`) and the rate to serve (`--target-rate`)."""
+
+    gpu_hour_cost: float
+    gpus_per_replica: int
+    target_rate: float | None = None
 
 
 def check_positive(value: float, flag: str) -> float:
