@@ -11,8 +11,8 @@ import typer
 
 from exporters.console import format_summary
 from exporters.prometheus.textfile import TEXTFILE
-from loadgen.run.outputs import RECORDS_FILE, build_outputs, read_run
 from loadgen.run.gpu_scrape import add_gpu_section
+from loadgen.run.outputs import RECORDS_FILE, build_outputs, read_run
 from loadgen.run.prometheus import add_server_section, load_server_section, rebuild_textfile
 from metrics.records.record_check import InputReport
 from metrics.slo import parse_slo

@@ -18,9 +18,9 @@ from exporters.failure_notes import all_failed_alike
 from exporters.files import write_json
 from loadgen.run.failing import FailingAlike, too_many_failed
 from loadgen.run.gate import abort_fields, finish_run_gate
+from loadgen.run.gpu_scrape import add_gpu_section
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
 from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, Outputs, build_outputs, run_summary_config
-from loadgen.run.gpu_scrape import add_gpu_section
 from loadgen.run.prometheus import add_server_section
 from loadgen.run.runner import RunState
 from loadgen.run.setup import RunSetup
