@@ -45,6 +45,9 @@ Examples:
       --output runs/c32
   goodput run --url http://127.0.0.1:8000 --rate 8 --duration 1m \\
       --threshold 'ttft:p(99)<800ms'
+  # GPU utilisation, memory, power and joules per output token (DCGM exporter)
+  goodput run --url http://127.0.0.1:8000 --rate 8 --duration 1m \\
+      --scrape dcgm=http://127.0.0.1:9400/metrics
   goodput run --url http://127.0.0.1:8000 --trace mooncake.jsonl \\
       --time-scale 2 --trace-duration 10m
   goodput run --url http://127.0.0.1:8000 --turns uniform:2:8 \\
