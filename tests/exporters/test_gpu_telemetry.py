@@ -162,3 +162,16 @@ def test_cli_rejects_a_bad_target(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert code == 2
     err = capsys.readouterr().err
     assert "--scrape expects NAME=URL" in err and not (tmp_path / "r").exists()
+
+
+def test_the_spec_names_scrape_only_when_given() -> None:
+    import dataclasses
+
+    from loadgen.spec.run_spec import RunSpec
+    from loadgen.spec.sections import PrometheusSpec
+
+    plain = RunSpec()
+    assert "scrape" not in plain.to_json()["prometheus"]  # run.json of a run without --scrape is unchanged
+    scraped = dataclasses.replace(plain, prometheus=PrometheusSpec(scrape=("dcgm=http://127.0.0.1:9400/metrics",)))
+    assert scraped.to_json()["prometheus"]["scrape"] == ["dcgm=http://127.0.0.1:9400/metrics"]
+    assert RunSpec.from_json(scraped.to_json()) == scraped and RunSpec.from_json(plain.to_json()) == plain
