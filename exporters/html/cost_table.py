@@ -18,6 +18,8 @@ def cost_table(doc: dict[str, Any]) -> Table | None:
     if not isinstance(cost, dict):
         return None
     rate = cost.get("rate")
+    cap = doc.get("capacity") if isinstance(doc.get("capacity"), dict) else {}
+    from_below = rate is not None and cap.get("upper") is None
     rows: list[list[str | Cell]] = [
         ["GPU-hour cost x GPUs per replica", f"${cost.get('gpu_hour_cost', 0):g} x {cost.get('gpus_per_replica')} = "
                                              f"{_usd(cost.get('cost_per_hour_per_replica'))} an hour per replica"],
@@ -34,5 +36,8 @@ def cost_table(doc: dict[str, Any]) -> Table | None:
                      fmt.NONE if replicas is None else f"{replicas} ({target.get('gpus')} GPUs, "
                                                        f"{_usd(target.get('cost_per_hour'))} an hour, "
                                                        f"{_usd(target.get('per_million_requests'))} per million requests)"])
-    return Table("Cost at the capacity (capacity.json 'cost')", ["figure", "value"], rows,
-                 str(cost.get("reason") or cost.get("basis") or ""))
+    note = str(cost.get("reason") or cost.get("basis") or "")
+    if from_below:
+        note += ("; the capacity is known only from below (nothing above it failed): costs and replicas are at "
+                 "most these")
+    return Table("Cost at the capacity (capacity.json 'cost')", ["figure", "value"], rows, note)

@@ -39,4 +39,7 @@ def with_cost(doc: dict[str, Any], costs: CostOptions | None) -> dict[str, Any]:
 
 def cost_console_lines(doc: dict[str, Any]) -> list[str]:
     block = doc.get("cost")
-    return cost_lines(block) if isinstance(block, dict) else []
+    if not isinstance(block, dict):
+        return []
+    cap = doc.get("capacity") or {}
+    return cost_lines(block, capacity_at_least=cap.get("rate") is not None and cap.get("upper") is None)

@@ -135,9 +135,11 @@ def cost_block(capacity_rps: float | None, mean_output_tokens: float | None, *, 
     return block
 
 
-def cost_lines(block: dict[str, Any], *, bound: bool = False) -> list[str]:
-    """The cost figures in words, for the console (`bound`: from the roofline, so at least these)."""
-    at_least = "at least " if bound else ""
+def cost_lines(block: dict[str, Any], *, bound: bool = False, capacity_at_least: bool = False) -> list[str]:
+    """The cost figures in words, for the console. `bound`: the rate is a roofline ceiling, so costs and
+    replicas are at least these; `capacity_at_least`: the measured capacity is a lower bound (nothing above it
+    failed), so they are at most these."""
+    at_least = "at least " if bound else "at most " if capacity_at_least else ""
     hourly = float(block["cost_per_hour_per_replica"])
     head = (f"cost: ${block['gpu_hour_cost']:g}/GPU-hour x {block['gpus_per_replica']} GPU(s) per replica "
             f"= ${hourly:,.2f}/hour per replica")
@@ -155,7 +157,7 @@ def cost_lines(block: dict[str, Any], *, bound: bool = False) -> list[str]:
         if target.get("replicas") is None:
             lines.append(f"  target {target['rate']:g} req/s: replicas unknown (no capacity)")
         else:
-            fewest = "at least " if bound else ""
+            fewest = at_least
             lines.append(f"  target {target['rate']:g} req/s: {fewest}{target['replicas']} replica(s) "
                          f"({target['gpus']} GPUs), ${target['cost_per_hour']:,.2f}/hour, "
                          f"{at_least}${target['per_million_requests']:,.2f} per million requests")

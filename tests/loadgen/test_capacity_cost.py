@@ -32,7 +32,8 @@ def test_mean_output_tokens_over_the_runs_at_the_capacity() -> None:
 
 
 def test_cost_at_the_capacity() -> None:
-    doc = with_cost(_doc(4.0), CostOptions(gpu_hour_cost=3.0, gpus_per_replica=2, target_rate=10.0))
+    doc = with_cost({**_doc(4.0), "capacity": {"rate": 4.0, "upper": 5.0}},
+                    CostOptions(gpu_hour_cost=3.0, gpus_per_replica=2, target_rate=10.0))
     cost = doc["cost"]
     # $6/hour at 4 req/s = 14,400 req/h: $416.67 per million requests; / 120 tokens: $3.47 per million tokens.
     assert cost["per_million_requests"] == pytest.approx(416.666667)
@@ -95,4 +96,15 @@ def test_capacity_with_cost(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert cost["per_million_requests"] == pytest.approx(2.0 * 1e6 / (rate * 3600))
     assert cost["per_million_output_tokens"] == pytest.approx(2.0 * 1e6 / (rate * 3600) / 4)
     assert cost["target"]["replicas"] * rate >= 50 > (cost["target"]["replicas"] - 1) * rate
-    assert f"at the SLO capacity {rate:.3g} req/s: ${cost['per_million_requests']:,.2f} per million" in printed
+    at_most = "at most " if doc["capacity"]["upper"] is None else ""  # a capacity known only from below
+    assert f"at the SLO capacity {rate:.3g} req/s: {at_most}${cost['per_million_requests']:,.2f} per million" in printed
+
+
+def test_a_capacity_known_only_from_below_gives_costs_at_most() -> None:
+    # Nothing above 4 req/s failed: the capacity is at least 4, so the costs and replicas are at most these.
+    doc = with_cost({"capacity": {"rate": 4.0, "upper": None}, "points": _doc(4.0)["points"]},
+                    CostOptions(gpu_hour_cost=3.0, gpus_per_replica=2, target_rate=10.0))
+    lines = cost_console_lines(doc)
+    assert lines[1] == ("  at the SLO capacity 4 req/s: at most $416.67 per million requests, "
+                        "at most $3.47 per million output tokens")
+    assert lines[2].startswith("  target 10 req/s: at most 3 replica(s)")
