@@ -18,7 +18,7 @@ def cost_table(doc: dict[str, Any]) -> Table | None:
     if not isinstance(cost, dict):
         return None
     rate = cost.get("rate")
-    cap = doc.get("capacity") if isinstance(doc.get("capacity"), dict) else {}
+    cap: dict[str, Any] = doc["capacity"] if isinstance(doc.get("capacity"), dict) else {}
     from_below = rate is not None and cap.get("upper") is None
     rows: list[list[str | Cell]] = [
         ["GPU-hour cost x GPUs per replica", f"${cost.get('gpu_hour_cost', 0):g} x {cost.get('gpus_per_replica')} = "
