@@ -50,10 +50,21 @@ def parse_scrape_targets(values: tuple[str, ...] | list[str]) -> tuple[ScrapeTar
             raise ValueError(f"--scrape name must be letters, digits, '-' or '_', got {name!r}")
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"--scrape {name}: the URL must be http(s), got {url!r}")
+        if _secret_part(url):
+            raise ValueError(f"--scrape {name}: the URL must carry no credentials and no query (it is written to "
+                             "run.json)")
         if any(t.name == name for t in targets):
             raise ValueError(f"--scrape name {name!r} is given twice")
         targets.append(ScrapeTarget(name, url))
     return tuple(targets)
+
+
+def _secret_part(url: str) -> bool:
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        raise ValueError(f"--scrape: not a URL: {url!r}") from None
+    return bool(parsed.userinfo or parsed.query)
 
 
 def gpu_samples(text: str) -> list[dict[str, Any]]:

@@ -148,6 +148,8 @@ def test_samples_short_of_the_window_give_no_joules_per_token() -> None:
     ("=http://127.0.0.1:9400/metrics", "--scrape expects NAME=URL"),
     ("dc gm=http://x/metrics", "--scrape name must be letters"),
     ("dcgm=ftp://x/metrics", "the URL must be http(s)"),
+    ("dcgm=http://user:secret@x:9400/metrics", "the URL must carry no credentials and no query"),
+    ("dcgm=http://x:9400/metrics?token=abc", "the URL must carry no credentials and no query"),
 ])
 def test_bad_targets(value: str, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
