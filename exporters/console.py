@@ -18,6 +18,7 @@ from exporters.console_notes import (
     requests_line,
 )
 from exporters.failure_notes import failure_lines
+from exporters.gpu_console import gpu_lines
 from exporters.server_console import format_server_section
 from exporters.workload_notes import cache_lines
 
@@ -121,6 +122,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         rows.append(_row(f"{b.get('dimension')}={b.get('label')}", b.get("counts", b), b.get("latency", {}), b.get("goodput")))
     out += ["", TABLE_CAPTION, render_table(rows)]
     out += format_server_section(summary.get("server"))
+    out += gpu_lines(summary)
     roof = summary.get("roofline") or {}
     if roof.get("floors"):
         spec, fl = roof["spec"], roof["floors"]

@@ -18,6 +18,7 @@ from exporters.html.capacity_data import (
     probe_runs,
     rate_points,
 )
+from exporters.html.cost_table import cost_table
 from exporters.html.header import slo_text
 from exporters.html.page import Cell, Flag, Level, Page, Section, Table, Text
 
@@ -114,7 +115,7 @@ def capacity_page(doc: dict[str, Any], label: str, verdict_line: str, *, reports
     verdict, rates, runs = capacity_verdict(doc), rate_points(doc), probe_runs(doc)
     ceiling = doc.get("ceiling") if isinstance(doc.get("ceiling"), dict) else None
     sections = [
-        Section("Verdict", [Text(verdict_line), verdict_table(verdict)]),
+        Section("Verdict", [Text(verdict_line), verdict_table(verdict), *filter(None, [cost_table(doc)])]),
         Section("Attainment against rate", [attainment_chart(rates, runs, verdict, ceiling), rates_table(rates)]),
     ]
     if runs:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from exporters.html import tables
 from exporters.html.answer_section import answer_section
 from exporters.html.dist_charts import distributions_section
+from exporters.html.gpu_section import gpu_section
 from exporters.html.header import run_flags, run_meta
 from exporters.html.page import Page, Section
 from exporters.html.run_data import RunData
@@ -26,7 +27,7 @@ def run_page(data: RunData, verdicts: Sequence[Verdict] = (), unjudged: Sequence
         distributions_section(data),
         over_time_section(data),
     ]
-    for extra in (answer_section(data), server_section(data), roofline_section(s)):
+    for extra in (answer_section(data), server_section(data), gpu_section(s), roofline_section(s)):
         if extra is not None:
             sections.append(extra)
     return Page(title=f"goodput run report: {data.label}", meta=run_meta(data.label, s), flags=run_flags(s),

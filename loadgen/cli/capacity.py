@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from loadgen.cli.cost_options import COST, GPU_HOUR_COST_HELP, GPUS_PER_REPLICA_HELP, TARGET_RATE_HELP
 from loadgen.cli.run_params import run_spec_values, with_run_options
 from loadgen.spec.options import OUTPUTS
 
@@ -29,7 +30,9 @@ generator itself fell behind are not taken as evidence. Without --max-rate a clo
 
 Writes DIR/capacity.json, DIR/capacity.html (plots; --no-html: none) and prints a line such as
 'capacity 6.3 req/s at 90 % attainment (95 % conf.; bracket 6.3–7.1 req/s; 7 points, 2,940 requests)'.
---threshold 'capacity:rate >= 6' (or --config) judges it: exit 99 when it fails.
+--threshold 'capacity:rate >= 6' (or --config) judges it: exit 99 when it fails. --gpu-hour-cost adds
+the cost per million output tokens and per million requests at the capacity (and --target-rate the
+replicas a rate needs) to the line, capacity.json ('cost') and the page.
 
 Exit codes: 0 done; 1 a probe could not run; 99 a threshold failed; 130 interrupted; 2 usage error.
 
@@ -41,6 +44,8 @@ Examples:
       --min-rate 1 --max-rate 20 --point-duration 30s
   goodput capacity --config loadtest.yaml --threshold 'capacity:rate >= 6' \\
       --junit capacity.xml
+  goodput capacity --url "$URL" --slo ttft=500ms --gpu-hour-cost 2.50 \\
+      --gpus-per-replica 2 --target-rate 40
   goodput capacity --url "$URL" --slo ttft=500ms --baseline runs/cap-main \\
       --threshold 'capacity:rate >= baseline * 0.95'
 """
@@ -64,6 +69,9 @@ def _capacity_options(
     point_requests: Annotated[int | None, typer.Option(help="Requests per probe (with --point-duration: whichever ends first).", rich_help_panel=SEARCH)] = None,
     max_points: Annotated[int, typer.Option(help="Runs at most, every run counted (a repeat, the ceiling).", rich_help_panel=SEARCH)] = 12,
     tolerance: Annotated[str, typer.Option(help="Stop when the bracket is this narrow, relative to its lower end (5% or 0.05).", rich_help_panel=SEARCH)] = "5%",
+    gpu_hour_cost: Annotated[float | None, typer.Option(help=GPU_HOUR_COST_HELP + " At the SLO capacity.", rich_help_panel=COST)] = None,
+    gpus_per_replica: Annotated[int | None, typer.Option(help=GPUS_PER_REPLICA_HELP + " Default: 1.", rich_help_panel=COST)] = None,
+    target_rate: Annotated[float | None, typer.Option(help=TARGET_RATE_HELP, rich_help_panel=COST)] = None,
     html: Annotated[bool, typer.Option("--html/--no-html", help="Write DIR/capacity.html (attainment and its interval against rate, the bracket, the probes in order; one self-contained file) at the end, and each probe's report.html.", rich_help_panel=OUTPUTS)] = True,
 ) -> None:
     """The search's own options (their signature is what Typer reads)."""
@@ -85,6 +93,7 @@ def capacity(ctx: typer.Context, **options: Any) -> int:
 def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunDir]:
     from dataclasses import replace
 
+    from loadgen.cli.cost_options import parse_cost_options
     from loadgen.run.setup import plan_run
     from loadgen.spec.build import build_spec
     from loadgen.spec.durations import parse_duration_flag
@@ -101,6 +110,7 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     from metrics.capacity_search.search import SearchSettings
     from metrics.slo import SLO
 
+    costs = parse_cost_options(options["gpu_hour_cost"], options["gpus_per_replica"], options["target_rate"])
     values, explicit = run_spec_values(ctx, options["config"])
     spec, secrets = build_spec(values)
     if spec.metrics.slo == SLO():
@@ -135,7 +145,8 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     run_dir = prepare_sweep_dir(Path(output) if output is not None else None, kind="capacity", overwrite=spec.outputs.overwrite)
     job = CapacityJob(spec=probe_spec, secrets=secrets, settings=settings, length=length,
                       ceiling_concurrency=ceiling, gate=gate, quiet=spec.outputs.quiet,
-                      absolute_lag_s=spec.metrics.lag_threshold_s if "lag_threshold" in explicit else None)
+                      absolute_lag_s=spec.metrics.lag_threshold_s if "lag_threshold" in explicit else None,
+                      costs=costs)
     return job, run_dir
 
 

@@ -11,6 +11,13 @@ from typing import Annotated, Any
 
 import typer
 
+from loadgen.cli.cost_options import (
+    COST,
+    GPU_HOUR_COST_HELP,
+    GPUS_PER_REPLICA_HELP,
+    TARGET_RATE_HELP,
+    parse_cost_options,
+)
 from metrics.model.capacity import (
     DEFAULT_BATCHED_TOKENS,
     DEFAULT_MAX_NUM_SEQS,
@@ -25,6 +32,7 @@ from metrics.model.capacity import (
     plan_memory,
 )
 from metrics.model.config import UnsupportedModelError
+from metrics.model.cost import CostOptions, cost_lines
 from metrics.model.presets import GPU_PRESETS, MODEL_PRESETS, dtype_bytes, resolve_gpu, resolve_model
 from metrics.model.roofline import (
     decode_step_cost,
@@ -193,10 +201,15 @@ def plan(
     efficiency: Annotated[float, typer.Option(help="Achieved fraction of peak FLOP/s and bandwidth.")] = 1.0,
     max_num_batched_tokens: Annotated[int, typer.Option(help="Largest step in tokens (sets the activation estimate).")] = DEFAULT_BATCHED_TOKENS,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON (base units) instead of a table.")] = False,
+    gpu_hour_cost: Annotated[float | None, typer.Option(help=GPU_HOUR_COST_HELP, rich_help_panel=COST)] = None,
+    gpus_per_replica: Annotated[int | None, typer.Option(help=GPUS_PER_REPLICA_HELP + " Default: --tp.", rich_help_panel=COST)] = None,
+    target_rate: Annotated[float | None, typer.Option(help=TARGET_RATE_HELP, rich_help_panel=COST)] = None,
 ) -> int:
     """Capacity and roofline plan: KV per token, blocks, memory, max concurrency, TTFT/TPOT floors, requests/s bound.
 
     The requests/s bound is a ceiling for requests of this shape: `goodput capacity` can never measure more.
+    With --gpu-hour-cost the cost per million requests and output tokens at that bound is a floor, and the
+    replicas for --target-rate a least number.
 
     \b
     Examples:
@@ -204,8 +217,11 @@ def plan(
           --output-tokens 256 --concurrency 64
       goodput plan --model Llama-3.1-70B --gpu H200 --tp 4 --kv-dtype fp8
       goodput plan --model ./my-model/config.json --gpu L40S --json
+      goodput plan --model Llama-3.1-70B --gpu H100-SXM --tp 4 \\
+          --gpu-hour-cost 2.50 --target-rate 40
     """
     try:
+        costs = parse_cost_options(gpu_hour_cost, gpus_per_replica, target_rate, default_gpus=tp)
         result = build_plan(model=model, gpu=gpu, tp=tp, dtype=dtype, kv_dtype=kv_dtype, block_size=block_size,
                             prompt_tokens=prompt_tokens, output_tokens=output_tokens, concurrency=concurrency,
                             cached_tokens=cached_tokens, gpu_memory_utilization=gpu_memory_utilization,
@@ -213,5 +229,20 @@ def plan(
     except (ValueError, FileNotFoundError, UnsupportedModelError) as exc:
         typer.echo(f"goodput plan: error: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(json.dumps(result, indent=2) if as_json else format_plan(result))
+    if costs is not None:
+        result["cost"] = plan_cost(result, costs)
+    text = format_plan(result)
+    if costs is not None:
+        text += "\n" + "\n".join(cost_lines(result["cost"], bound=True))
+    typer.echo(json.dumps(result, indent=2) if as_json else text)
     return 0
+
+
+def plan_cost(result: dict[str, Any], costs: CostOptions) -> dict[str, Any]:
+    """The cost at the plan's requests/s bound: a floor on what serving requests of this shape costs."""
+    from metrics.model.cost import cost_block
+
+    block = cost_block(result["throughput_bound"]["requests_per_s"], result["settings"]["output_tokens"],
+                       gpu_hour_cost=costs.gpu_hour_cost, gpus_per_replica=costs.gpus_per_replica,
+                       target_rps=costs.target_rate)
+    return {**block, "basis": "roofline throughput bound: costs are floors, replicas a least number"}

@@ -11,6 +11,7 @@ import typer
 
 from exporters.console import format_summary
 from exporters.prometheus.textfile import TEXTFILE
+from loadgen.run.gpu_scrape import add_gpu_section
 from loadgen.run.outputs import RECORDS_FILE, build_outputs, read_run
 from loadgen.run.prometheus import add_server_section, load_server_section, rebuild_textfile
 from metrics.records.record_check import InputReport
@@ -91,6 +92,7 @@ def report(
         built = build_outputs(run_dir, run)
         summary, read = built.summary, built.input
         add_server_section(run_dir, summary, load_server_section(run_dir))
+        add_gpu_section(run_dir, summary)
         if textfile or (textfile is None and (slo or not (run_dir / TEXTFILE).exists())):
             rebuild_textfile(run_dir, built.frame, run, built.gap_samples)
         report_path = None

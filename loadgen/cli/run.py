@@ -45,6 +45,9 @@ Examples:
       --output runs/c32
   goodput run --url http://127.0.0.1:8000 --rate 8 --duration 1m \\
       --threshold 'ttft:p(99)<800ms'
+  # GPU utilisation, memory, power and joules per output token (DCGM exporter)
+  goodput run --url http://127.0.0.1:8000 --rate 8 --duration 1m \\
+      --scrape dcgm=http://127.0.0.1:9400/metrics
   goodput run --url http://127.0.0.1:8000 --trace mooncake.jsonl \\
       --time-scale 2 --trace-duration 10m
   goodput run --url http://127.0.0.1:8000 --turns uniform:2:8 \\
@@ -147,6 +150,7 @@ def run(
     pushgateway_password: Annotated[str | None, typer.Option(envvar="GOODPUT_PUSHGATEWAY_PASSWORD", help="Pushgateway basic-auth password; never written anywhere.", show_default=False, rich_help_panel=PROMETHEUS)] = None,
     pushgateway_interval: Annotated[str, typer.Option(help="Also push every this often during the run (0 = only at the end).", rich_help_panel=PROMETHEUS)] = "0s",
     pushgateway_delete: Annotated[bool, typer.Option("--pushgateway-delete", help="At the end, delete the run's group from the Pushgateway instead of leaving the final push (with --pushgateway-interval).", rich_help_panel=PROMETHEUS)] = False,
+    scrape: Annotated[list[str] | None, typer.Option(help="NAME=URL: also scrape this Prometheus endpoint like the server's (repeatable); NVIDIA DCGM exporter GPU metrics go to summary.json 'gpu' (utilisation, memory, power, joules per output token).", rich_help_panel=PROMETHEUS)] = None,
     server_metrics: Annotated[str, typer.Option(help="Server /metrics to scrape before, during and after the run: URL, auto (the target's /metrics when it answers) or none.", rich_help_panel=PROMETHEUS)] = "auto",
     server_metrics_interval: Annotated[str, typer.Option(help="Scrape the server's metrics this often during the run.", rich_help_panel=PROMETHEUS)] = "5s",
     threshold: Annotated[list[str] | None, typer.Option(help="Pass condition judged at the end, e.g. 'ttft:p(99)<500ms' (repeat); exit 99 on failure.", rich_help_panel=SLO_GATE)] = None,

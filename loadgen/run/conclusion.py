@@ -18,6 +18,7 @@ from exporters.failure_notes import all_failed_alike
 from exporters.files import write_json
 from loadgen.run.failing import FailingAlike, too_many_failed
 from loadgen.run.gate import abort_fields, finish_run_gate
+from loadgen.run.gpu_scrape import add_gpu_section
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
 from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, Outputs, build_outputs, run_summary_config
 from loadgen.run.prometheus import add_server_section
@@ -49,6 +50,7 @@ def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, cons
         built = build_outputs(out, info)
         summary = built.summary
         add_server_section(out, summary, run.server_prom)
+        add_gpu_section(out, summary)
     except OSError as exc:
         run.output_errors.append(exc)
         if summary is None:

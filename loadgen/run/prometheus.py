@@ -56,6 +56,7 @@ class PromOptions:
     pushgateway_delete: bool = False
     server_metrics: str = AUTO  # auto | none | URL
     server_metrics_interval_s: float = 5.0
+    scrape: tuple[str, ...] = ()  # --scrape NAME=URL: GPU telemetry (loadgen.run.gpu_scrape)
 
 
 def parse_prom_options(**kwargs: Any) -> PromOptions:
@@ -78,6 +79,10 @@ def parse_prom_options(**kwargs: Any) -> PromOptions:
         raise ValueError(f"--server-metrics must be auto, none or an http(s) URL, got {opts.server_metrics!r}")
     if opts.server_metrics_interval_s <= 0:
         raise ValueError("--server-metrics-interval must be > 0")
+    if opts.scrape:
+        from loadgen.run.gpu_scrape import parse_scrape_targets
+
+        parse_scrape_targets(opts.scrape)
     return opts
 
 
@@ -169,6 +174,7 @@ class RunExporters:
         self.write_errors: list[OSError] = []
         self.server: MetricsServer | None = None
         self.scraper: Any = None
+        self.gpu: Any = None  # loadgen.run.gpu_scrape.GpuScrapers, with --scrape
         self.pusher: PushLoop | None = None
         self.push_target = None if opts.pushgateway is None else PushTarget(
             url=opts.pushgateway, job=opts.pushgateway_job, run_id=live.run_id,
@@ -209,6 +215,12 @@ class RunExporters:
                 self._server_section = scraper.section()
                 if opts.server_metrics != AUTO:
                     _warn(scrub_userinfo(f"cannot scrape server metrics at {public_url(url)}: {scrape_failure(exc)}"))
+        if opts.scrape:
+            from loadgen.run.gpu_scrape import GpuScrapers, parse_scrape_targets
+
+            self.gpu = GpuScrapers(parse_scrape_targets(opts.scrape), interval_s=opts.server_metrics_interval_s)
+            for line in self.gpu.start():  # an endpoint that does not answer is a warning, never a failed run
+                _warn(scrub_userinfo(line))
         if opts.metrics_port is not None:
             self.server = serve_metrics(self.metrics.registry, port=opts.metrics_port, host=opts.metrics_host)
             print(f"live metrics: {self.server.url}", file=sys.stderr)
@@ -244,6 +256,9 @@ class RunExporters:
             self.scraper.stop()
             best_effort(lambda: self.scraper.save(out) if self.scraper is not None else None)
             self._server_section = self.scraper.section()
+        if self.gpu is not None:
+            self.gpu.stop()
+            best_effort(lambda: self.gpu.save(out) if self.gpu is not None else None)
         if self._server_section is not None:
             from exporters.files import write_json
 
@@ -276,6 +291,8 @@ class RunExporters:
         """Stop whatever still runs (also after a failure); safe to call twice."""
         if self.scraper is not None:
             self.scraper.abort()
+        if self.gpu is not None:
+            self.gpu.abort()
         if self.pusher is not None:
             self.pusher.stop()
         if self.server is not None:

@@ -82,7 +82,8 @@ class RunSetup:
                            pushgateway_job=p.pushgateway_job, pushgateway_user=p.pushgateway_user,
                            pushgateway_password=self.secrets.pushgateway_password,
                            pushgateway_interval_s=p.pushgateway_interval_s, pushgateway_delete=p.pushgateway_delete,
-                           server_metrics=p.server_metrics, server_metrics_interval_s=p.server_metrics_interval_s)
+                           server_metrics=p.server_metrics, server_metrics_interval_s=p.server_metrics_interval_s,
+                           scrape=p.scrape)
 
 
 def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:

@@ -91,7 +91,8 @@ def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
                 pushgateway_job=v["pushgateway_job"], pushgateway_user=push_user,
                 pushgateway_interval_s=_req_duration(v, "pushgateway_interval"),
                 pushgateway_delete=v["pushgateway_delete"], server_metrics=v["server_metrics"],
-                server_metrics_interval_s=_req_duration(v, "server_metrics_interval")),
+                server_metrics_interval_s=_req_duration(v, "server_metrics_interval"),
+                scrape=tuple(v.get("scrape") or ())),
             gate=_gate(v),
         )
     except SpecError:
@@ -327,6 +328,7 @@ def spec_values(spec: RunSpec) -> dict[str, Any]:
         "pushgateway": p.pushgateway, "pushgateway_job": p.pushgateway_job, "pushgateway_user": p.pushgateway_user,
         "pushgateway_interval": dur(p.pushgateway_interval_s), "pushgateway_delete": p.pushgateway_delete,
         "server_metrics": p.server_metrics, "server_metrics_interval": dur(p.server_metrics_interval_s),
+        "scrape": list(p.scrape),
         **{k: dur(s) if s is not None else None for k, s in (
             ("timeout_connect", spec.timeouts.connect_s), ("timeout_first_byte", spec.timeouts.first_byte_s),
             ("timeout_between_chunks", spec.timeouts.between_chunks_s), ("timeout_total", spec.timeouts.total_s))},

@@ -129,6 +129,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("pushgateway_delete", PROMETHEUS, "bool"),
     Option("server_metrics", PROMETHEUS, "str"),
     Option("server_metrics_interval", PROMETHEUS, "str"),
+    Option("scrape", PROMETHEUS, "list"),
     Option("timeout_connect", TIMEOUTS, "str"),
     Option("timeout_first_byte", TIMEOUTS, "str"),
     Option("timeout_between_chunks", TIMEOUTS, "str"),

@@ -83,6 +83,8 @@ class RunSpec:
         out: dict[str, Any] = {"spec_version": SPEC_VERSION}
         for f in dataclasses.fields(self):
             out[f.name] = _encode(getattr(self, f.name))
+        if not out["prometheus"].get("scrape"):  # written only when given: run.json without --scrape is unchanged
+            out["prometheus"].pop("scrape", None)
         return out
 
     @classmethod

@@ -315,6 +315,7 @@ class PrometheusSpec:
     pushgateway_delete: bool = False
     server_metrics: str = "auto"  # auto | none | URL
     server_metrics_interval_s: float = 5.0
+    scrape: tuple[str, ...] = ()  # NAME=URL: GPU telemetry endpoints (loadgen.run.gpu_scrape)
 
     def __post_init__(self) -> None:
         _require(self.metrics_port is None or 0 <= self.metrics_port <= 65535,
@@ -327,6 +328,13 @@ class PrometheusSpec:
                  f"--server-metrics must be auto, none or an http(s) URL, got {self.server_metrics!r}")
         _require(math.isfinite(self.server_metrics_interval_s) and self.server_metrics_interval_s > 0,
                  "--server-metrics-interval must be > 0")
+        if self.scrape:
+            from loadgen.run.gpu_scrape import parse_scrape_targets
+
+            try:
+                parse_scrape_targets(self.scrape)
+            except ValueError as exc:
+                _require(False, str(exc))
 
 
 @dataclass(frozen=True, slots=True)

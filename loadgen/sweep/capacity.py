@@ -34,6 +34,7 @@ from loadgen.run.embedded import EmbeddedServerError
 from loadgen.run.gate import GatePlan
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets
+from loadgen.sweep.capacity_cost import cost_console_lines, with_cost
 from loadgen.sweep.capacity_doc import CAPACITY_FILE, capacity_document
 from loadgen.sweep.ceiling import completed_rate
 from loadgen.sweep.directory import discard
@@ -64,6 +65,7 @@ from metrics.capacity_search.search import (
     requests_per_point,
     round_rate,
 )
+from metrics.model.cost import CostOptions
 
 DEFAULT_POINT_DURATION_S = 60.0
 DEFAULT_CEILING_CONCURRENCY = 256
@@ -82,6 +84,7 @@ class CapacityJob:
     gate: GatePlan | None
     quiet: bool
     absolute_lag_s: float | None = None  # --lag-threshold given: judge the client by it, not by the load
+    costs: CostOptions | None = None  # --gpu-hour-cost: the cost at the capacity (loadgen.sweep.capacity_cost)
 
 
 def with_floor(settings: SearchSettings, length: PointLength) -> SearchSettings:
@@ -118,11 +121,12 @@ class _Search:
         if stop is None:  # not (yet) ended by the search's own rule
             stop = Stop("error", self.error) if self.error else Stop("interrupted", "the search did not finish")
         result = conclude(self.settings, self.observations, stop)
-        return capacity_document(spec=self.job.spec, settings=self.settings, result=result, rows=self.rows,
-                                 requests=self.requests, ceiling=self.ceiling,
-                                 server=self.server.info if self.server else {},
-                                 complete=self.stop is not None, interrupted=self.interrupted,
-                                 absolute_lag_s=self.job.absolute_lag_s)
+        doc = capacity_document(spec=self.job.spec, settings=self.settings, result=result, rows=self.rows,
+                                requests=self.requests, ceiling=self.ceiling,
+                                server=self.server.info if self.server else {},
+                                complete=self.stop is not None, interrupted=self.interrupted,
+                                absolute_lag_s=self.job.absolute_lag_s)
+        return with_cost(doc, self.job.costs)
 
 
 def _run(search: _Search, point: PointPlan, out: Path) -> PointOutcome:
@@ -263,6 +267,8 @@ def _finish(search: _Search, run_dir: RunDir) -> int:
     for note in doc["notes"]:
         print(f"note: {note}")
     print(capacity_line(doc))
+    for line in cost_console_lines(doc):
+        print(line)
     if doc["capacity"]["status"] == "client_limited":
         print(_client_hint(search.rows or []))
     page, page_error = write_page_at_end("capacity", out, capacity=True) if search.job.spec.outputs.html else (None, None)

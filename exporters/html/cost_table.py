@@ -1,0 +1,43 @@
+"""The cost table of the capacity page (capacity.json 'cost', `goodput capacity --gpu-hour-cost`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from exporters.html import fmt
+from exporters.html.page import Cell, Table
+
+
+def _usd(value: Any) -> str:
+    return fmt.NONE if value is None else f"${float(value):,.2f}"
+
+
+def cost_table(doc: dict[str, Any]) -> Table | None:
+    """None when the search was not asked for a cost."""
+    cost = doc.get("cost")
+    if not isinstance(cost, dict):
+        return None
+    rate = cost.get("rate")
+    cap: dict[str, Any] = doc["capacity"] if isinstance(doc.get("capacity"), dict) else {}
+    from_below = rate is not None and cap.get("upper") is None
+    rows: list[list[str | Cell]] = [
+        ["GPU-hour cost x GPUs per replica", f"${cost.get('gpu_hour_cost', 0):g} x {cost.get('gpus_per_replica')} = "
+                                             f"{_usd(cost.get('cost_per_hour_per_replica'))} an hour per replica"],
+        ["rate (one replica at the SLO capacity)", fmt.NONE if rate is None else f"{rate:g} req/s"],
+        ["output tokens per request at that rate", fmt.NONE if cost.get("mean_output_tokens") is None
+         else f"{cost['mean_output_tokens']:,.1f}"],
+        ["per million requests", _usd(cost.get("per_million_requests"))],
+        ["per million output tokens", _usd(cost.get("per_million_output_tokens"))],
+    ]
+    target = cost.get("target")
+    if isinstance(target, dict):
+        replicas = target.get("replicas")
+        rows.append([f"replicas for {target.get('rate'):g} req/s",
+                     fmt.NONE if replicas is None else f"{replicas} ({target.get('gpus')} GPUs, "
+                                                       f"{_usd(target.get('cost_per_hour'))} an hour, "
+                                                       f"{_usd(target.get('per_million_requests'))} per million requests)"])
+    note = str(cost.get("reason") or cost.get("basis") or "")
+    if from_below:
+        note += ("; the capacity is known only from below (nothing above it failed): costs and replicas are at "
+                 "most these")
+    return Table("Cost at the capacity (capacity.json 'cost')", ["figure", "value"], rows, note)

@@ -1,0 +1,183 @@
+"""Scraping GPU telemetry around a run (`goodput run --scrape NAME=URL`, repeatable).
+
+Each endpoint is scraped like the server's /metrics (loadgen.run.scrape: once before the first request, every
+`--server-metrics-interval` during the run, once after the last request), and every sample of the GPU families
+below is kept per GPU, with the wall-clock time of its scrape, in `gpu_metrics.json`. The names are those
+of NVIDIA's DCGM exporter (dcgm-exporter), the standard one; each series names its GPU by the labels `gpu`
+(index), `UUID`, `modelName` and `Hostname`. metrics.server.gpu turns the samples into the `gpu` section of
+summary.json once the measurement window is known. A scrape that fails is counted and its reason kept (a
+note, never a failed run); an endpoint that does not answer at the start is not scraped again.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from loadgen.run.scrape import ServerScraper, scrape_failure
+
+GPU_FILE = "gpu_metrics.json"
+# sample key → DCGM exporter family, and its unit as the exporter gives it.
+FAMILIES: dict[str, str] = {
+    "util_pct": "DCGM_FI_DEV_GPU_UTIL",  # %
+    "power_w": "DCGM_FI_DEV_POWER_USAGE",  # W
+    "fb_used_mib": "DCGM_FI_DEV_FB_USED",  # MiB
+    "sm_active": "DCGM_FI_PROF_SM_ACTIVE",  # ratio 0..1
+}
+_BY_FAMILY = {family: key for key, family in FAMILIES.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapeTarget:
+    name: str
+    url: str
+
+
+def parse_scrape_targets(values: tuple[str, ...] | list[str]) -> tuple[ScrapeTarget, ...]:
+    """`NAME=URL` each (NAME: letters, digits, `-`, `_`; URL: http(s)); ValueError with a CLI-ready line."""
+    targets: list[ScrapeTarget] = []
+    for value in values:
+        name, sep, url = value.partition("=")
+        name, url = name.strip(), url.strip()
+        if not sep or not name or not url:
+            raise ValueError(f"--scrape expects NAME=URL (e.g. dcgm=http://127.0.0.1:9400/metrics), got {value!r}")
+        if not name.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"--scrape name must be letters, digits, '-' or '_', got {name!r}")
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"--scrape {name}: the URL must be http(s), got {url!r}")
+        if _secret_part(url):
+            raise ValueError(f"--scrape {name}: the URL must carry no credentials and no query (it is written to "
+                             "run.json)")
+        if any(t.name == name for t in targets):
+            raise ValueError(f"--scrape name {name!r} is given twice")
+        targets.append(ScrapeTarget(name, url))
+    return tuple(targets)
+
+
+def _secret_part(url: str) -> bool:
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        raise ValueError(f"--scrape: not a URL: {url!r}") from None
+    return bool(parsed.userinfo or parsed.query)
+
+
+def gpu_samples(text: str) -> list[dict[str, Any]]:
+    """The GPU families of one Prometheus text scrape: one entry per GPU with its labels and values.
+    Raises ValueError on text the parser cannot read."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    per_gpu: dict[tuple[str, str], dict[str, Any]] = {}
+    for family in text_string_to_metric_families(text):
+        key = _BY_FAMILY.get(family.name)
+        if key is None:
+            continue
+        for s in family.samples:
+            if s.name != family.name or not math.isfinite(float(s.value)):
+                continue
+            labels = s.labels
+            gpu_id = labels.get("UUID") or labels.get("gpu") or labels.get("device") or ""
+            entry = per_gpu.setdefault((labels.get("Hostname", ""), gpu_id), {
+                "gpu": labels.get("gpu"), "uuid": labels.get("UUID"), "model_name": labels.get("modelName"),
+                "hostname": labels.get("Hostname")})
+            entry[key] = float(s.value)
+    return list(per_gpu.values())
+
+
+class GpuScraper(ServerScraper):
+    """One `--scrape` endpoint: the server scraper's schedule, the GPU families' samples kept."""
+
+    def __init__(self, target: ScrapeTarget, *, interval_s: float) -> None:
+        super().__init__(target.url, interval_s=interval_s)
+        self.name = target.name
+        self.samples: list[dict[str, Any]] = []
+        self.scrapes = 0
+
+    def scrape(self) -> Any:
+        resp = self._client.get(self.url)
+        resp.raise_for_status()
+        unix_s = time.time()
+        found = gpu_samples(resp.text)
+        self.scrapes += 1
+        self.samples += [{"unix_s": unix_s, **entry} for entry in found]
+        return found
+
+    def source(self) -> dict[str, Any]:
+        from loadgen.http.payload import public_url, scrub_userinfo
+
+        out: dict[str, Any] = {"name": self.name, "url": public_url(self.url), "interval_s": self.interval_s,
+                               "scrapes": self.scrapes, "failed_scrapes": len(self.failures)}
+        if self.failures:
+            out["last_failure"] = scrub_userinfo(self.failures[-1])
+        return out
+
+
+class GpuScrapers:
+    """Every `--scrape` endpoint of a run: started together, stopped together, saved in one file."""
+
+    def __init__(self, targets: tuple[ScrapeTarget, ...], *, interval_s: float) -> None:
+        self.scrapers = [GpuScraper(t, interval_s=interval_s) for t in targets]
+        self.failed_at_start: list[GpuScraper] = []
+
+    def start(self) -> list[str]:
+        """The 'before' scrapes; returns one warning line per endpoint that did not answer (not scraped again)."""
+        warnings = []
+        for scraper in list(self.scrapers):
+            try:
+                scraper.start()
+            except (httpx.HTTPError, ValueError, OSError) as exc:
+                scraper.abort()
+                scraper.failures.append(scrape_failure(exc))
+                self.scrapers.remove(scraper)
+                self.failed_at_start.append(scraper)
+                warnings.append(f"cannot scrape {scraper.name} at {scraper.source()['url']}: {scrape_failure(exc)}")
+        return warnings
+
+    def stop(self) -> None:
+        for scraper in self.scrapers:
+            scraper.stop()
+
+    def abort(self) -> None:
+        for scraper in self.scrapers:
+            scraper.abort()
+
+    def document(self) -> dict[str, Any]:
+        every = self.scrapers + self.failed_at_start
+        return {"sources": [s.source() for s in every],
+                "samples": [{"source": s.name, **point} for s in every for point in s.samples]}
+
+    def save(self, out_dir: Path) -> Path:
+        from exporters.files import write_json
+
+        path = out_dir / GPU_FILE
+        write_json(path, self.document())
+        return path
+
+
+def add_gpu_section(out: Path, summary: dict[str, Any]) -> None:
+    """Put the `gpu` section into summary and rewrite summary.json, when the run scraped GPU telemetry
+    (its gpu_metrics.json exists); nothing otherwise. `goodput report` calls it too."""
+    import json
+
+    from exporters.files import write_json
+    from metrics.server.gpu import gpu_section
+
+    path = out / GPU_FILE
+    if not path.is_file():
+        return
+    document = json.loads(path.read_text())
+    run, throughput = summary.get("run") or {}, summary.get("throughput") or {}
+    window = run.get("window") or {}
+    rate, duration = throughput.get("output_tokens_per_s"), throughput.get("duration_s")
+    section = gpu_section(document if isinstance(document, dict) else {},
+                          start_unix_s=float(run.get("start_unix_s") or 0.0), window_start_s=window.get("start_s"),
+                          window_end_s=window.get("end_s"),
+                          output_tokens=rate * duration if rate is not None and duration else None)
+    if section is not None:
+        summary["gpu"] = section
+        write_json(out / "summary.json", summary)
