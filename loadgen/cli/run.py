@@ -91,6 +91,8 @@ def run(
     trace: Annotated[str | None, typer.Option(help="Replay a trace at its own timestamps with its lengths: Mooncake JSONL, Azure or BurstGPT CSV (see goodput trace inspect).", rich_help_panel=WORKLOAD)] = None,
     trace_format: Annotated[str, typer.Option(help="auto | mooncake | azure | burstgpt.", rich_help_panel=WORKLOAD)] = "auto",
     cache_bust: Annotated[bool, typer.Option("--cache-bust", help="A unique prefix on every request, so no prompt can hit the prefix cache (cold-cache TTFT).", rich_help_panel=WORKLOAD)] = False,
+    cancel_rate: Annotated[float, typer.Option(help="Share of requests (0-1) the client cancels mid-stream, closing the connection as a browser's stop button does; needs --cancel-after.", rich_help_panel=WORKLOAD)] = 0.0,
+    cancel_after: Annotated[str | None, typer.Option(help="When a cancelled request is closed: a time after the send (500ms, exponential:1s, uniform:200ms:2s, lognormal:1s:0.5) or tokens:K after K output tokens (K as --output-tokens).", rich_help_panel=WORKLOAD)] = None,
     time_scale: Annotated[float, typer.Option(help="Trace replay: speed-up (2 = twice as fast).", rich_help_panel=LOAD)] = 1.0,
     trace_start: Annotated[str, typer.Option(help="Trace replay: skip this much of the trace (trace time).", rich_help_panel=LOAD)] = "0s",
     trace_duration: Annotated[str | None, typer.Option(help="Trace replay: replay only this much of the trace (trace time).", rich_help_panel=LOAD)] = None,

@@ -11,7 +11,8 @@ new message's target. So the prompt-length check compares like with like at ever
 text (an answer the run's counter can only estimate) is not charged to the sizing. A dataset's turns have
 no target (loadgen.workload.conversations): their turns have none either.
 
-A turn that fails ends its session: each remaining turn becomes one record that was never sent (status
+A turn that fails, or that the client cancelled as planned (`--cancel-rate`: the user stopped the answer and
+left), ends its session: each remaining turn becomes one record that was never sent (status
 "cancelled", error_kind "session_ended", intended at the failure), so every planned turn is counted. A
 turn cancelled by the run stopping (Ctrl-C, the end of the grace period) ends the session with no further
 records: those turns were never due.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from loadgen.http.errors import SessionEnded
+from loadgen.http.errors import PlannedCancel, SessionEnded
 from loadgen.types import WorkItem
 from loadgen.workload.sessions import Session, Turn
 from metrics.records.record import RequestRecord
@@ -45,13 +46,14 @@ async def run_session(runner: Runner, index: int, session: Session, intended_ns:
         counted = history_counted + (turn.counted or 0)
         item = WorkItem(messages=messages, max_tokens=turn.max_tokens, prompt_tokens_target=target,
                         prompt_tokens_counted=counted, template_tokens=counter.template_tokens(messages),
-                        tags=dict(session.tags))
+                        tags=dict(session.tags), cancel_after_s=turn.cancel_after_s,
+                        cancel_after_tokens=turn.cancel_after_tokens)
         if buster is not None:
             item = buster.apply(item, f"{index}.{number}")
         text: list[str] = []
         record = await runner.one(item, next(runner.record_ids), intended_ns, session=index, turn=number,
                                   text_out=text)
-        if record.status == "error":
+        if record.status == "error" or record.error_kind == PlannedCancel.kind:
             _not_sent(runner, index, session, number, record)
             return
         if record.status != "ok" or runner.stopping:
@@ -77,7 +79,8 @@ def sent_tokens(record: RequestRecord, fallback: int) -> int:
 def _not_sent(runner: Runner, index: int, session: Session, failed: int, record: RequestRecord) -> None:
     """One never-sent record per turn after the failed one."""
     at = record.closed_ns if record.closed_ns is not None else record.intended_ns
-    reason = SessionEnded(f"turn {failed} of session {index} failed ({record.error_kind}); this turn was never sent")
+    what = "was cancelled as planned" if record.error_kind == PlannedCancel.kind else "failed"
+    reason = SessionEnded(f"turn {failed} of session {index} {what} ({record.error_kind}); this turn was never sent")
     for number, turn in enumerate(session.turns[failed:], start=failed + 1):
         runner.deliver(_unsent(next(runner.record_ids), at, index, number, turn, session.tags, reason))
 

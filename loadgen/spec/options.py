@@ -63,6 +63,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("trace", WORKLOAD, "path"),
     Option("trace_format", WORKLOAD, "str"),
     Option("cache_bust", WORKLOAD, "bool"),
+    Option("cancel_rate", WORKLOAD, "float"),
+    Option("cancel_after", WORKLOAD, "str"),
     Option("arrival", LOAD, "str"),
     Option("rate", LOAD, "float"),
     Option("rate_end", LOAD, "float"),

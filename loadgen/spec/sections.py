@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from loadgen.spec.fail_limit import DEFAULT_MAX_FAILED, parse_fail_limit
 from loadgen.workload.arrivals import Arrival
+from loadgen.workload.cancel import check_cancel_spec
 from loadgen.workload.lengths import LengthDist, plain_number
 from loadgen.workload.think import ThinkTime
 from metrics.gate.thresholds import Threshold
@@ -113,6 +114,8 @@ class WorkloadSpec:
     trace: str | None = None  # a trace file replayed at its own timestamps
     trace_format: str = "auto"
     cache_bust: bool = False  # a unique prefix on every request
+    cancel_rate: float = 0.0  # the share of requests the client cancels (loadgen.workload.cancel)
+    cancel_after: str | None = None  # when: a duration distribution, or tokens:K
 
     def __post_init__(self) -> None:
         _require(self.dataset_format in DATASET_FORMATS,
@@ -138,6 +141,10 @@ class WorkloadSpec:
         _require(self.turns is not None or self.think_time == ThinkTime(),
                  "--think-time separates the turns of a conversation: it needs --turns")
         _require(self.trace is not None or self.trace_format == "auto", "--trace-format needs --trace FILE")
+        try:
+            check_cancel_spec(self.cancel_rate, self.cancel_after)
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
         _require(self.tokenizer == "auto" or self.prompt_sizing in ("auto", "counter"),
                  f"--prompt-sizing {self.prompt_sizing} sizes prompts with the server; --tokenizer sizes them locally: "
                  "give one")

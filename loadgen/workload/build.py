@@ -9,6 +9,7 @@ import numpy as np
 
 from loadgen.spec.sections import WorkloadSpec
 from loadgen.workload.bust import BustedWorkload, CacheBuster
+from loadgen.workload.cancel import with_cancellations
 from loadgen.workload.conversations import load_jsonl_conversations, load_sharegpt_conversations
 from loadgen.workload.counters import make_counter
 from loadgen.workload.sessions import DatasetSessions, SessionWorkload, SyntheticSessions
@@ -39,6 +40,13 @@ def build_workload(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: To
     `counter` replaces the spec's token counter (prompts sized against the server, loadgen.run.sizing);
     `trace` and `rows` are the trace and the schedule's choice of its requests (loadgen.workload.schedule).
     """
+    workload: AnyWorkload = with_cancellations(_workload(spec, seed=seed, embedded=embedded, counter=counter, trace=trace, rows=rows),
+                              rate=spec.cancel_rate, after=spec.cancel_after, seed=seed, sessions=spec.turns is not None)
+    return workload
+
+
+def _workload(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: TokenCounter | None,
+              trace: Trace | None, rows: np.ndarray | None) -> AnyWorkload:
     if counter is None:
         counter = make_counter(spec.token_counter(embedded))[1]
     tags = dict(spec.tags)
