@@ -31,8 +31,10 @@ def gauge_points(path: Path, start_unix_s: float) -> list[GaugePoint]:
         except ValueError:
             continue
         if isinstance(p, dict) and isinstance(p.get("running"), int | float) and isinstance(p.get("unix_s"), float):
+            asked = _number(p.get("started_unix_s"))
             points.append(GaugePoint(p["unix_s"] - start_unix_s, float(p["running"]), _number(p.get("waiting")),
-                                     _number(p.get("kv_cache_usage"))))
+                                     _number(p.get("kv_cache_usage")),
+                                     asked - start_unix_s if asked is not None else None))
     return points
 
 

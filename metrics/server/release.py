@@ -5,10 +5,11 @@ A server that frees a cancelled request at once drops it from `vllm:num_requests
 and frees its KV blocks; one that keeps decoding for a client that left holds a batch slot and its blocks
 for every other request. From the last planned cancellation on (the moment the client closed that
 connection), the first scrape whose requests held (running + waiting) are no more than the requests the
-client still had open at that moment, plus what the server held before the run (another client's load),
-is the release:
+client had open while that scrape was in flight (asked at t₀, answered at t₁: the gauges are of a moment
+in between, so every request open at some time in [t₀, t₁] may be counted), plus what the server held
+before the run (another client's load), is the release:
 
-    held(scrape) ≤ open(scrape) + held(first scrape)
+    held(scrape) ≤ open(t₀, t₁) + held(first scrape)
 
 `released_after_s` is that scrape's time minus the last cancel: an upper bound, `resolution_s` wide (the
 release happened after the scrape before it). When no scrape after the last cancel shows it, the server
@@ -31,19 +32,26 @@ IntArray = npt.NDArray[np.int64]
 
 @dataclass(frozen=True, slots=True)
 class GaugePoint:
-    t_s: float  # seconds from the run's anchor
+    t_s: float  # seconds from the run's anchor: when the scrape's answer was read
     running: float
     waiting: float | None = None
     kv_cache_usage: float | None = None
+    asked_s: float | None = None  # when the scrape was asked (None: at t_s)
 
     @property
     def held(self) -> float:
         return self.running + (self.waiting or 0.0)
 
 
-def open_at(t_ns: int, sent_ns: IntArray, closed_ns: IntArray) -> int:
-    """Requests the client had open at `t_ns`: written, and not closed by then (closed_ns < 0: never)."""
-    return int(((sent_ns <= t_ns) & ((closed_ns < 0) | (closed_ns > t_ns))).sum())
+def open_during(start_ns: int, end_ns: int, sent_ns: IntArray, closed_ns: IntArray) -> int:
+    """Requests the client had open at some time in [start_ns, end_ns]: written by its end, not closed
+    before its start (closed_ns < 0: never closed)."""
+    return int(((sent_ns <= end_ns) & ((closed_ns < 0) | (closed_ns > start_ns))).sum())
+
+
+def _client_open(point: GaugePoint, sent_ns: IntArray, closed_ns: IntArray) -> int:
+    asked = point.asked_s if point.asked_s is not None else point.t_s
+    return open_during(round(asked * 1e9), round(point.t_s * 1e9), sent_ns, closed_ns)
 
 
 def release_report(points: Sequence[GaugePoint], *, last_cancel_s: float, cancels: int, sent_ns: IntArray,
@@ -60,14 +68,14 @@ def release_report(points: Sequence[GaugePoint], *, last_cancel_s: float, cancel
     if not after:
         return {**out, "observed": False, "reason": "no scrape of the server's metrics after the last cancel"}
     for point in after:
-        client_open = open_at(round(point.t_s * 1e9), sent_ns, closed_ns)
+        client_open = _client_open(point, sent_ns, closed_ns)
         if point.held <= client_open + baseline:
             return {**out, "observed": True, "released": True,
                     "released_after_s": point.t_s - last_cancel_s, "resolution_s": point.t_s - previous_s,
                     "held": point.held, "client_open": client_open, "kv_cache_usage": point.kv_cache_usage}
         previous_s = point.t_s
     last = after[-1]
-    client_open = open_at(round(last.t_s * 1e9), sent_ns, closed_ns)
+    client_open = _client_open(last, sent_ns, closed_ns)
     return {**out, "observed": True, "released": False, "last_scrape_after_s": last.t_s - last_cancel_s,
             "held": last.held, "client_open": client_open, "kv_cache_usage": last.kv_cache_usage}
 

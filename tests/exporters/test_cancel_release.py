@@ -133,3 +133,12 @@ def test_the_release_rule_by_hand() -> None:
     assert _hand([GaugePoint(-1.0, 0.0), GaugePoint(0.5, 1.0)])["reason"] == \
         "no scrape of the server's metrics after the last cancel"
     assert _hand([])["observed"] is False
+
+
+def test_a_request_that_closed_while_the_scrape_was_in_flight_may_be_in_its_gauges() -> None:
+    # Asked at 2.9 s, answered at 3.1 s: request 1 (closed at 3.0 s) may still be in the gauges, so held 3 is
+    # open 2 + 1 held before: released. Judged at 3.1 s alone, open 1 + 1 < 3 would read as not released.
+    in_flight = _hand([GaugePoint(-1.0, 1.0), GaugePoint(3.1, 3.0, asked_s=2.9)])
+    assert in_flight["released"] is True and in_flight["client_open"] == 2
+    at_answer = _hand([GaugePoint(-1.0, 1.0), GaugePoint(3.1, 3.0)])
+    assert at_answer["released"] is False and at_answer["client_open"] == 1
