@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from loadgen.run.runner import Runner
@@ -146,3 +147,20 @@ async def test_a_cancelled_turn_ends_its_session_as_a_failed_turn_does() -> None
     for turns in by_session(state.records).values():
         assert [r.error_kind for r in turns] == [None, "planned_cancel", "session_ended", "session_ended"]
         assert "was cancelled as planned" in (turns[2].error_message or "")
+
+
+def test_a_trace_replay_carries_the_plan_and_keeps_its_cache_prediction(tmp_path: Path) -> None:
+    from loadgen.run.cache_prediction import run_prediction
+    from loadgen.workload.traces import load_trace
+    from tests.loadgen._traces import reuse_rows, write_mooncake
+
+    path = write_mooncake(tmp_path / "t.jsonl", reuse_rows(30))
+    trace = load_trace(str(path))
+    rows = np.arange(trace.n, dtype=np.int64)
+    base = build_workload(_spec(trace=str(path)), seed=2, embedded=False, trace=trace, rows=rows)
+    cancelling = build_workload(_spec(trace=str(path), cancel_rate=0.5, cancel_after="tokens:3"), seed=2,
+                                embedded=False, trace=trace, rows=rows)
+    items = [cancelling.item(i) for i in range(30)]  # type: ignore[union-attr]
+    assert 5 <= sum(i.cancel_after_tokens == 3 for i in items) <= 25
+    assert [_plain(i) for i in items] == [base.item(i) for i in range(30)]  # type: ignore[union-attr]
+    assert run_prediction(cancelling, None) == run_prediction(base, None) is not None
