@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from loadgen.types import WorkItem
-from loadgen.workload.lengths import LengthDist, parse_length
+from loadgen.workload.lengths import LengthDist, parse_length, plain_number
 from loadgen.workload.seeds import item_rng
 from loadgen.workload.sessions import Session
 from loadgen.workload.think import ThinkTime, parse_think_time
@@ -56,7 +56,7 @@ def parse_cancel_after(text: str) -> CancelAfter:
 
 def check_cancel_rate(rate: float) -> None:
     if not (math.isfinite(rate) and 0.0 <= rate <= 1.0):
-        raise ValueError(f"--cancel-rate must be a share from 0 to 1, got {rate}")
+        raise ValueError(f"--cancel-rate must be a share from 0 to 1, got {plain_number(rate)}")
 
 
 def check_cancel_spec(rate: float, after: str | None) -> None:

@@ -164,3 +164,32 @@ def test_a_trace_replay_carries_the_plan_and_keeps_its_cache_prediction(tmp_path
     assert 5 <= sum(i.cancel_after_tokens == 3 for i in items) <= 25
     assert [_plain(i) for i in items] == [base.item(i) for i in range(30)]  # type: ignore[union-attr]
     assert run_prediction(cancelling, None) == run_prediction(base, None) is not None
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--cancel-rate", "0.2"], "--cancel-rate needs --cancel-after (when to close: 500ms, uniform:200ms:2s, tokens:16)"),
+    (["--cancel-rate", "2", "--cancel-after", "1s"], "--cancel-rate must be a share from 0 to 1, got 2"),
+    (["--cancel-rate", "0.2", "--cancel-after", "soon"], "use DURATION, exponential:MEAN, uniform:LO:HI or lognormal:MEDIAN:SIGMA"),
+])
+def test_a_bad_cancel_option_is_one_line_and_exit_2(args: list[str], expected: str, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from loadgen.cli import run_cli
+
+    out = tmp_path / "out"
+    code = run_cli(["run", "--url", "http://127.0.0.1:9", "--model", "m", "--output", str(out), *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and err.endswith(expected), err
+    assert not out.exists()
+
+
+def test_print_config_writes_the_plan_and_reads_it_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from loadgen.cli import run_cli
+
+    args = ["run", "--url", "http://127.0.0.1:9", "--cancel-rate", "0.25", "--cancel-after", "tokens:uniform:4:32"]
+    assert run_cli([*args, "--print-config"]) == 0
+    text = capsys.readouterr().out
+    assert "cancel_rate: 0.25" in text and "cancel_after: tokens:uniform:4:32" in text
+    config = tmp_path / "printed.yaml"
+    config.write_text(text)
+    assert run_cli(["run", "--config", str(config), "--print-config"]) == 0
+    assert capsys.readouterr().out == text
