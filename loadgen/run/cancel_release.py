@@ -2,7 +2,8 @@
 
 The scraped gauges (`server_metrics.jsonl`, unix times) are put on the records' clock through the run's
 `start_unix_s`, the report goes into `server.prometheus.cancel_release` of summary.json, and one line says
-on stderr how long the release took, or warns that the server never released them within the run.
+on stderr how long the release took, or warns that the server never released them within the run. The
+section is written back to server_prometheus.json, so `goodput report` shows it too.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from exporters.files import write_json
+from loadgen.run.prometheus import SECTION_FILE
 from loadgen.run.scrape import SERIES_FILE
 from metrics.records.frame import RequestFrame
 from metrics.server.release import GaugePoint, release_report, release_warning
@@ -61,4 +64,6 @@ def with_cancel_release(section: dict[str, Any] | None, out: Path, frame: Reques
         elif report.get("released"):
             print(f"goodput: the server released the cancelled requests within {report['released_after_s']:.2f} s "
                   f"of the last planned cancel (scrapes {report['resolution_s']:.2f} s apart)", file=sys.stderr)
-    return {**section, "cancel_release": report}
+    out_section = {**section, "cancel_release": report}
+    write_json(out / SECTION_FILE, out_section)  # `goodput report` reads it from there; OSError: an output error
+    return out_section

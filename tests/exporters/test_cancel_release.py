@@ -95,6 +95,9 @@ def test_the_release_is_bracketed_by_two_scrapes(metrics_url: str, tmp_path: Pat
     assert after - report["resolution_s"] < RELEASE_S - CANCEL_S <= after < RELEASE_S - CANCEL_S + 0.1
     assert report["kv_cache_usage"] == 0.0
     assert "released the cancelled requests within" in capsys.readouterr().err
+    from loadgen.run.prometheus import load_server_section
+
+    assert load_server_section(tmp_path) == out  # what `goodput report` puts back into summary.json
 
 
 def test_a_server_that_never_releases_them_is_warned_about(metrics_url: str, tmp_path: Path,

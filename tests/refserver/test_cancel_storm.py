@@ -100,3 +100,7 @@ def test_goodput_run_with_cancellations_reports_the_release(tmp_path: Path, caps
     release = summary["server"]["prometheus"]["cancel_release"]
     assert release["planned_cancels"] == len(cancelled) and release["released"] is True, release
     assert "released the cancelled requests within" in err
+    assert run_cli(["report", str(out), "--quiet"]) == 0  # the summary rebuilt from the files says the same
+    rebuilt = json.loads((out / "summary.json").read_text())
+    assert rebuilt["server"]["prometheus"]["cancel_release"] == release
+    assert rebuilt["goodput"] == summary["goodput"] and rebuilt["requests"] == summary["requests"]
