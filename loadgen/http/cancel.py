@@ -37,8 +37,8 @@ class PlannedClose(Watchdog):
 
     __slots__ = ("_after_ns", "_anchor_ns", "_close", "after_tokens", "closed", "record")
 
-    def __init__(self, timeouts: Timeouts, *, task: asyncio.Task[object], start_ns: int, record: RequestRecord,
-                 anchor_ns: int, after_s: float | None, after_tokens: int | None) -> None:
+    def __init__(self, timeouts: Timeouts, *, task: asyncio.Task[object], start_ns: int,
+                 record: RequestRecord, anchor_ns: int, after_s: float | None, after_tokens: int | None) -> None:
         self._close: asyncio.TimerHandle | None = None  # before the Watchdog arms its timer (it calls stop)
         super().__init__(timeouts, task=task, start_ns=start_ns)
         self._after_ns = round(after_s * 1e9) if after_s is not None else None

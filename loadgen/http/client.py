@@ -1,9 +1,9 @@
 """The streaming client: one request in, exactly one `RequestRecord` out, whatever the server does.
 
 `StreamingClient.send` never raises. Every outcome (success, each failure of `loadgen.http.errors`,
-cancellation, a close the run planned: loadgen.http.cancel) is one record with one status. Cancelling the task that runs `send` yields a record
-with status "cancelled" / error_kind "client_cancelled" that is *returned*, not re-raised: a
-cancelled load test still wants the partial record written. The task's cancel request stays counted
+cancellation, a close the run planned: loadgen.http.cancel) is one record with one status. Cancelling
+the task that runs `send` yields a record with status "cancelled" / error_kind "client_cancelled" that
+is *returned*, not re-raised: a cancelled load test still wants the partial record written. The task's cancel request stays counted
 (`Task.cancelling()`), so a caller that must stop can check that, or the record's status.
 
 Times in the record are `perf_counter_ns() - anchor_ns`: `sent_ns` just before the request headers
