@@ -164,3 +164,27 @@ async def test_a_cancel_before_the_first_byte_keeps_the_record_truthful() -> Non
     assert record.first_byte_ns is None and record.chunk_ns == []
     assert server.requests[0].closed_ns is not None
     assert server.requests[0].closed_ns - started < 400_000_000  # closed long before the head was due
+
+
+def _script(*objs: dict[str, Any]) -> list[Action]:
+    """Head, then one event per object 20 ms apart, then [DONE] and the end of the body."""
+    actions: list[Action] = [Send(head())]
+    actions += [Send(chunk(event(o)), at_s=GAP_S * (i + 1)) for i, o in enumerate(objs)]
+    return [*actions, Send(chunk(DONE) + END, at_s=GAP_S * (len(objs) + 1))]
+
+
+async def test_k_reached_by_the_finishing_chunk_is_a_whole_answer() -> None:
+    objs = [chat_chunk("a", usage=usage(5, 1)), chat_chunk("b", usage=usage(5, 2)),
+            chat_chunk("c", finish_reason="length", usage=usage(5, 3))]
+    async with ScriptedServer(lambda r: _script(*objs)) as server, _client(server.url, "direct") as client:
+        record = await _send(client, cancel_after_tokens=3)
+    assert record.status == "ok" and record.output_tokens == 3 and record.cancel_at_ns is None
+
+
+async def test_k_counted_with_the_servers_per_chunk_counts() -> None:
+    """The reference server's `goodput.n` (two tokens per chunk here, no usage): K=3 is reached by the 2nd chunk."""
+    objs = [chat_chunk(f"t{i}", goodput={"t": 0.01 * i, "n": 2}) for i in range(6)]
+    async with ScriptedServer(lambda r: _script(*objs)) as server, _client(server.url, "direct") as client:
+        record = await _send(client, cancel_after_tokens=3)
+    assert record.status == "cancelled" and record.error_kind == "planned_cancel"
+    assert len(record.chunk_ns) == 2 and record.chunk_tokens == [2, 2] and record.cancel_at_ns == record.chunk_ns[1]
