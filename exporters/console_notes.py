@@ -45,6 +45,8 @@ def requests_line(req: dict[str, Any]) -> str:
     if lost:  # whether they were sent is not known: their worker died with them
         line += f" + {lost} lost with a worker (in flight or never sent)"
     line += f"  |  {records} = ok {ok} + failed {failed} + cancelled {cancelled}"
+    if _int(req.get("planned_cancels")):  # metrics.summary.cancels: the client's own, as planned
+        line += f" ({_int(req.get('planned_cancels'))} as planned by --cancel-rate)"
     errors = req.get("errors")
     if isinstance(errors, dict) and errors:
         line += "  |  errors: " + ", ".join(f"{k}={v}" for k, v in errors.items())
@@ -55,6 +57,9 @@ def goodput_line(good: dict[str, Any], rate: str, attainment: str) -> str:
     slo = good.get("slo")
     given = ", ".join(f"{k}={v}" for k, v in slo.items() if v is not None) if isinstance(slo, dict) else ""
     why = f"SLO {given}" if given else "no SLO given: every successful request with content counts as good"
+    left_out = _int(good.get("excluded_planned_cancels"))
+    if left_out:
+        why += f"; {left_out} planned cancellations and the turns they ended left out"
     return (f"goodput: {rate} req/s  attainment {attainment}"
             f"  ({good.get('good', 0)}/{good.get('measured', 0)} good; {why})")
 

@@ -51,6 +51,7 @@ from metrics.summary.buckets import (
     range_codes,
     range_labels,
 )
+from metrics.summary.cancels import excluded_from_goodput
 from metrics.summary.window import measurement_window
 
 TAG_LABELS: tuple[str, ...] = ("scenario", "tenant")
@@ -196,7 +197,8 @@ class RunMetrics(Collector):
         ttfo = answer.ttfo_s(frame)
         good = good_requests(cfg.slo, ok_with_content=(frame.status == OK) & (frame.chunk_count > 0), ttft_s=ttft,
                              tpot_s=tpot, e2e_s=e2e, max_itl_s=max_itl, fluidity=fluid, ttfo_s=ttfo) & measured
-        self.evaluated.inc_batch(b_ids[measured], np.ones(int(measured.sum())), b_labels)
+        evaluated = measured & ~excluded_from_goodput(frame)  # planned cancellations: metrics.summary.cancels
+        self.evaluated.inc_batch(b_ids[evaluated], np.ones(int(evaluated.sum())), b_labels)
         for key in b_labels:  # a zero good-count series per label set, so attainment is 0, not absent
             self.good.ensure(key)
         self.good.inc_batch(b_ids[good], np.ones(int(good.sum())), b_labels)

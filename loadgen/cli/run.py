@@ -101,6 +101,8 @@ def run(
     tool_latency: Annotated[str, typer.Option(help="Conversations with --tools: how long a tool takes before its result and the model's next turn (the forms of --think-time).", rich_help_panel=WORKLOAD)] = "0s",
     tool_result_tokens: Annotated[str, typer.Option(help="Conversations with --tools: tokens of each tool result (a length distribution).", rich_help_panel=WORKLOAD)] = "64",
     max_tool_turns: Annotated[int, typer.Option(help="Conversations with --tools: tool turns at most after each turn (0: a tool call ends the turn).", rich_help_panel=WORKLOAD)] = 4,
+    cancel_rate: Annotated[float, typer.Option(help="Share of requests (0-1) the client cancels mid-stream, closing the connection as a browser's stop button does; needs --cancel-after.", rich_help_panel=WORKLOAD)] = 0.0,
+    cancel_after: Annotated[str | None, typer.Option(help="When a cancelled request is closed: a time after the send (500ms, exponential:1s, uniform:200ms:2s, lognormal:1s:0.5) or tokens:K after K output tokens (K as --output-tokens).", rich_help_panel=WORKLOAD)] = None,
     time_scale: Annotated[float, typer.Option(help="Trace replay: speed-up (2 = twice as fast).", rich_help_panel=LOAD)] = 1.0,
     trace_start: Annotated[str, typer.Option(help="Trace replay: skip this much of the trace (trace time).", rich_help_panel=LOAD)] = "0s",
     trace_duration: Annotated[str | None, typer.Option(help="Trace replay: replay only this much of the trace (trace time).", rich_help_panel=LOAD)] = None,

@@ -9,6 +9,7 @@ arrived. `end()` finishes the stream once the body is complete. SSE faults becom
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from time import perf_counter_ns
 
 from loadgen.http import errors
@@ -22,10 +23,11 @@ class StreamBody:
     __slots__ = ("_add", "_anchor_ns", "_feed", "_limit", "_parser", "_received", "_record", "_watchdog", "chunks")
 
     def __init__(self, record: RequestRecord, chunks: ChunkAccumulator, watchdog: Watchdog, anchor_ns: int, *,
-                 max_event_bytes: int, max_response_bytes: int) -> None:
+                 max_event_bytes: int, max_response_bytes: int,
+                 feed: Callable[[bytes, int], bool] | None = None) -> None:
         self._parser = SSEParser(max_event_bytes=max_event_bytes)
         self._feed = self._parser.feed
-        self._add = chunks.feed
+        self._add = feed or chunks.feed  # `feed`: what each event goes to instead (loadgen.http.cancel)
         self._limit = max_response_bytes
         self._received = 0
         self._record = record

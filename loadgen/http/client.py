@@ -1,9 +1,9 @@
 """The streaming client: one request in, exactly one `RequestRecord` out, whatever the server does.
 
 `StreamingClient.send` never raises. Every outcome (success, each failure of `loadgen.http.errors`,
-cancellation) is one record with one status. Cancelling the task that runs `send` yields a record
-with status "cancelled" / error_kind "client_cancelled" that is *returned*, not re-raised: a
-cancelled load test still wants the partial record written. The task's cancel request stays counted
+cancellation, a close the run planned: loadgen.http.cancel) is one record with one status. Cancelling
+the task that runs `send` yields a record with status "cancelled" / error_kind "client_cancelled" that
+is *returned*, not re-raised: a cancelled load test still wants the partial record written. The task's cancel request stays counted
 (`Task.cancelling()`), so a caller that must stop can check that, or the record's status.
 
 Times in the record are `perf_counter_ns() - anchor_ns`: `sent_ns` just before the request headers
@@ -27,6 +27,7 @@ import httpx
 from loadgen.http import errors
 from loadgen.http.api import api_for
 from loadgen.http.body import StreamBody
+from loadgen.http.cancel import event_feed, make_watchdog, planned_close
 from loadgen.http.chunks import ChunkAccumulator
 from loadgen.http.deadlines import Watchdog
 from loadgen.http.failures import error_body, from_httpx, timeout_message
@@ -147,16 +148,20 @@ class StreamingClient:
             return self._finish(record, chunks, failure, anchor_ns, text_out, calls_out)
         try:
             assert task is not None, "send() must run inside an asyncio task"
-            watchdog = Watchdog(self.config.timeouts, task=task, start_ns=perf_counter_ns())
+            watchdog = make_watchdog(item, record, anchor_ns, self.config.timeouts, task=task,
+                                     start_ns=perf_counter_ns())
             await self._exchange(body, record, chunks, watchdog, anchor_ns)
         except asyncio.CancelledError:
             expired = watchdog.expired if watchdog is not None else None
-            if expired is not None and task is not None:
+            planned = planned_close(watchdog)
+            if (expired is not None or planned is not None) and task is not None:
                 task.uncancel()
             if chunks.done:
                 pass  # cancelled while draining after [DONE]: the request itself completed
             elif task is not None and task.cancelling() > 0:
                 failure = errors.ClientCancelled("cancelled by the caller")
+            elif planned is not None:
+                failure = planned
             elif expired is not None:
                 failure = expired(timeout_message(expired, self.config))
             else:
@@ -292,7 +297,7 @@ class StreamingClient:
 
     def _body(self, record: RequestRecord, chunks: ChunkAccumulator, watchdog: Watchdog, anchor_ns: int) -> StreamBody:
         return StreamBody(record, chunks, watchdog, anchor_ns, max_event_bytes=self._max_event_bytes,
-                          max_response_bytes=self._max_response_bytes)
+                          max_response_bytes=self._max_response_bytes, feed=event_feed(chunks, watchdog))
 
     async def _read_stream(
         self,

@@ -29,7 +29,10 @@ Prometheus label value) and whose `status` is the leaf's `status`.
     │   ├── ChunkTooLarge              chunk_too_large         one SSE event bigger than max_event_bytes
     │   ├── ResponseTooLarge           response_too_large      the whole body bigger than max_response_bytes
     │   └── MidStreamError             mid_stream_error        the server sent `data: {"error": {...}}`
-    ├── ClientCancelled                client_cancelled        the caller cancelled the task (status "cancelled")
+    ├── ClientCancelled                client_cancelled        the caller cancelled the task: the run stopped
+    │                                                          (Ctrl-C, the grace period's end) (status "cancelled")
+    ├── PlannedCancel                  planned_cancel          the client closed the stream as the run planned
+    │                                                          (--cancel-rate: a user pressing stop) (status "cancelled")
     ├── SessionEnded                   session_ended           a conversation turn never sent: an earlier turn of
     │                                                          its session failed (status "cancelled")
     ├── WorkerLost                     worker_lost             the worker process or Ray actor that owned the request
@@ -146,6 +149,13 @@ class MidStreamError(StreamFailed):
 
 class ClientCancelled(RequestFailed):
     kind = "client_cancelled"
+    status = "cancelled"
+
+
+class PlannedCancel(RequestFailed):
+    """Raised by the client's planned close (loadgen.http.cancel); the record keeps what arrived until then."""
+
+    kind = "planned_cancel"
     status = "cancelled"
 
 

@@ -73,6 +73,7 @@ def run_prediction(workload: Any, metrics_url: str | None) -> dict[str, Any] | N
     from loadgen.workload.prefix_cache import predict_hits
     from loadgen.workload.trace_workload import TraceWorkload
 
+    workload = getattr(workload, "uncancelled", workload)  # a cancellation plan changes no prompt
     if not isinstance(workload, TraceWorkload) or workload.trace.hash_ids is None:
         return None
     size = resolve_block_size(None, metrics_url)

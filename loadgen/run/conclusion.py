@@ -16,6 +16,7 @@ from typing import Any
 from exporters.console import format_summary
 from exporters.failure_notes import all_failed_alike
 from exporters.files import write_json
+from loadgen.run.cancel_release import with_cancel_release
 from loadgen.run.failing import FailingAlike, too_many_failed
 from loadgen.run.gate import abort_fields, finish_run_gate
 from loadgen.run.gpu_scrape import add_gpu_section
@@ -49,7 +50,7 @@ def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, cons
     try:
         built = build_outputs(out, info)
         summary = built.summary
-        add_server_section(out, summary, run.server_prom)
+        add_server_section(out, summary, with_cancel_release(run.server_prom, out, built.frame, info, console=console))
         add_gpu_section(out, summary)
     except OSError as exc:
         run.output_errors.append(exc)

@@ -15,7 +15,8 @@ new message's target. So the prompt-length check compares like with like at ever
 text (an answer the run's counter can only estimate) is not charged to the sizing. A dataset's turns have
 no target (loadgen.workload.conversations): their turns have none either.
 
-A turn that fails ends its session: each remaining turn becomes one record that was never sent (status
+A turn that fails, or that the client cancelled as planned (`--cancel-rate`: the user stopped the answer and
+left), ends its session: each remaining turn becomes one record that was never sent (status
 "cancelled", error_kind "session_ended", intended at the failure), so every planned turn is counted. A
 turn cancelled by the run stopping (Ctrl-C, the end of the grace period) ends the session with no further
 records: those turns were never due.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from loadgen.http.errors import SessionEnded
+from loadgen.http.errors import PlannedCancel, SessionEnded
 from loadgen.types import WorkItem
 from loadgen.workload.agent import TOOL_TURN_TAGS, AgentLoop, assistant_turn
 from loadgen.workload.sessions import Session, Turn
@@ -55,7 +56,8 @@ async def run_session(runner: Runner, index: int, session: Session, intended_ns:
             item = WorkItem(messages=messages, max_tokens=turn.max_tokens, prompt_tokens_target=target,
                             prompt_tokens_counted=counted, template_tokens=counter.template_tokens(messages),
                             tags={**session.tags, **TOOL_TURN_TAGS} if tool_turns else dict(session.tags),
-                            model=session.model)
+                            model=session.model, cancel_after_s=None if tool_turns else turn.cancel_after_s,
+                            cancel_after_tokens=None if tool_turns else turn.cancel_after_tokens)
             if buster is not None:
                 item = buster.apply(item, f"{index}.{number}" + (f".{tool_turns}" if tool_turns else ""))
             text: list[str] = []
@@ -63,7 +65,7 @@ async def run_session(runner: Runner, index: int, session: Session, intended_ns:
             sent += 1
             record = await runner.one(item, next(runner.record_ids), intended_ns, session=index, turn=sent,
                                       text_out=text, calls_out=calls)
-            if record.status == "error":
+            if record.status == "error" or record.error_kind == PlannedCancel.kind:
                 _not_sent(runner, index, session, number, record, sent + 1)
                 return
             if record.status != "ok" or runner.stopping:
@@ -104,7 +106,8 @@ def _not_sent(runner: Runner, index: int, session: Session, failed: int, record:
     """One never-sent record per planned turn after the failed one (numbered from `first_number`, after
     any tool turns sent)."""
     at = record.closed_ns if record.closed_ns is not None else record.intended_ns
-    reason = SessionEnded(f"turn {record.turn or failed} of session {index} failed ({record.error_kind}); "
+    what = "was cancelled as planned" if record.error_kind == PlannedCancel.kind else "failed"
+    reason = SessionEnded(f"turn {record.turn or failed} of session {index} {what} ({record.error_kind}); "
                           "this turn was never sent")
     start = first_number if first_number is not None else failed + 1
     for number, turn in enumerate(session.turns[failed:], start=start):

@@ -26,6 +26,8 @@ from metrics.records.record import RequestRecord
 EARLY_STOP_AFTER = 10
 EARLY_STOP_KINDS = frozenset({"http_status", "mid_stream_error", "non_sse_response", "connect_error"})
 NOT_SENT_KINDS = frozenset({"session_ended", "client_cancelled", "worker_lost"})
+# ... nor does a stream the client closed as planned (--cancel-rate): it may have ended before any answer.
+SAYS_NOTHING_KINDS = NOT_SENT_KINDS | {"planned_cancel"}
 
 
 class FailingAlike(RuntimeError):
@@ -54,7 +56,7 @@ class StopWhenFailingAlike:
         self._failure: tuple[str | None, int | None, str | None] | None = None
 
     def __call__(self, record: RequestRecord) -> None:
-        if not self.armed or record.error_kind in NOT_SENT_KINDS:
+        if not self.armed or record.error_kind in SAYS_NOTHING_KINDS:
             return
         failure = (record.error_kind, record.http_status, record.error_message)
         if record.status != "error" or record.error_kind not in EARLY_STOP_KINDS or \

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from loadgen.http.errors import PlannedCancel
 from loadgen.run.alarm import Alarm, make_alarm
 from loadgen.run.conversation import run_session
 from loadgen.types import WorkItem
@@ -71,7 +72,7 @@ def deliver_record(state: RunState, hooks: list[RecordHook], record: RequestReco
     """Count a finished record in `state` and hand it to every hook. A hook that raises (e.g. the record
     writer on a full disk) becomes the run's failure, the first one kept, and stops the run: `stop(interrupted=False)`."""
     state.done += 1
-    if record.status != "ok":
+    if record.status != "ok" and record.error_kind != PlannedCancel.kind:  # the run's own plan is no error
         state.errors += 1
     state.records.append(record)
     for hook in hooks:

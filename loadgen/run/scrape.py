@@ -162,14 +162,16 @@ class ServerScraper:
 
     def scrape(self) -> Snapshot:
         """One scrape; raises httpx.HTTPError or ValueError on failure."""
+        started = time.time()
         resp = self._client.get(self.url)
         resp.raise_for_status()
         snap = parse_exposition(resp.text, unix_s=time.time())
-        self._keep(snap)
+        self._keep(snap, started)
         return snap
 
-    def _keep(self, snap: Snapshot) -> None:
-        point: dict[str, Any] = {"t_s": round(time.perf_counter() - self._t0, 6), "unix_s": snap.unix_s}
+    def _keep(self, snap: Snapshot, started_unix_s: float) -> None:
+        point: dict[str, Any] = {"t_s": round(time.perf_counter() - self._t0, 6), "unix_s": snap.unix_s,
+                                 "started_unix_s": started_unix_s}  # the gauges are of a moment in between
         for key, names in GAUGES.items():
             name = _first(names, snap.gauges)
             if name is not None:

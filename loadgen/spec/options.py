@@ -70,6 +70,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("tool_latency", WORKLOAD, "str"),
     Option("tool_result_tokens", WORKLOAD, "str"),
     Option("max_tool_turns", WORKLOAD, "int"),
+    Option("cancel_rate", WORKLOAD, "float"),
+    Option("cancel_after", WORKLOAD, "str"),
     Option("arrival", LOAD, "str"),
     Option("rate", LOAD, "float"),
     Option("rate_end", LOAD, "float"),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from loadgen.spec.fail_limit import DEFAULT_MAX_FAILED, parse_fail_limit
 from loadgen.workload.arrivals import Arrival
+from loadgen.workload.cancel import check_cancel_spec
 from loadgen.workload.images.spec import ImageSpec
 from loadgen.workload.lengths import LengthDist, plain_number
 from loadgen.workload.models import parse_models
@@ -129,6 +130,8 @@ class WorkloadSpec:
     tool_latency: ThinkTime = field(default_factory=ThinkTime)
     tool_result_tokens: LengthDist = field(default_factory=lambda: LengthDist("fixed", 64.0))
     max_tool_turns: int = 4
+    cancel_rate: float = 0.0  # the share of requests the client cancels (loadgen.workload.cancel)
+    cancel_after: str | None = None  # when: a duration distribution, or tokens:K
 
     def __post_init__(self) -> None:
         _require(self.max_tool_turns >= 0, f"--max-tool-turns must be >= 0, got {self.max_tool_turns}")
@@ -157,6 +160,10 @@ class WorkloadSpec:
         _require(self.trace is not None or self.trace_format == "auto", "--trace-format needs --trace FILE")
         _require(self.turns is None or not self.images.enabled,
                  "--images applies to single requests and traces, not to --turns conversations")
+        try:
+            check_cancel_spec(self.cancel_rate, self.cancel_after)
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
         _require(self.tokenizer == "auto" or self.prompt_sizing in ("auto", "counter"),
                  f"--prompt-sizing {self.prompt_sizing} sizes prompts with the server; --tokenizer sizes them locally: "
                  "give one")

@@ -10,6 +10,7 @@ import numpy as np
 from loadgen.spec.sections import WorkloadSpec
 from loadgen.workload.agent import AgentLoop
 from loadgen.workload.bust import BustedWorkload, CacheBuster
+from loadgen.workload.cancel import with_cancellations
 from loadgen.workload.conversations import load_jsonl_conversations, load_sharegpt_conversations
 from loadgen.workload.counters import make_counter
 from loadgen.workload.images.attach import ImageWorkload
@@ -46,14 +47,23 @@ def build_workload(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: To
     `models`: a `--model` mix of several models (loadgen.workload.models), drawn per request or session.
     """
     workload = _build(spec, seed=seed, embedded=embedded, counter=counter, trace=trace, rows=rows)
+    workload = _inside_images(workload, lambda w: with_cancellations(
+        w, rate=spec.cancel_rate, after=spec.cancel_after, seed=seed, sessions=spec.turns is not None))
     if models is None or len(models.names) < 2:
         return workload
     if is_sessions(workload):
         return MixedSessions(workload, models, seed)
-    if isinstance(workload, ImageWorkload):  # the mix inside: the image maker's prefetch and lost-request paths stay
-        workload.inner = MixedWorkload(workload.inner, models, seed)
+    return _inside_images(workload, lambda w: MixedWorkload(w, models, seed))
+
+
+def _inside_images(workload: AnyWorkload, wrap: Any) -> AnyWorkload:
+    """`wrap(workload)`, applied inside the image wrapper when there is one: the image maker's prefetch and
+    lost-request paths (found with `hasattr` on the outermost workload) stay reachable."""
+    if isinstance(workload, ImageWorkload):
+        workload.inner = wrap(workload.inner)
         return workload
-    return MixedWorkload(workload, models, seed)
+    result: AnyWorkload = wrap(workload)
+    return result
 
 
 def _build(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: TokenCounter | None,

@@ -38,6 +38,8 @@ class Turn:
     target: int | None  # tokens aimed for in what it adds
     counted: int | None  # the run's counter on what it adds
     think_s: float = 0.0  # wait after the previous turn's answer (0 for the first turn)
+    cancel_after_s: float | None = None  # a planned cancellation (loadgen.workload.cancel)
+    cancel_after_tokens: int | None = None
 
 
 @dataclass(slots=True)

@@ -45,28 +45,29 @@ class ThinkTime:
         return float(rng.lognormal(math.log(self.a), self.b)) if self.a > 0 else 0.0
 
 
-def parse_think_time(text: str) -> ThinkTime:
-    """`--think-time` → ThinkTime; ValueError with a one-line reason naming the forms."""
+def parse_think_time(text: str, flag: str = "--think-time") -> ThinkTime:
+    """`--think-time` (or another flag's duration distribution, e.g. `--cancel-after`) → ThinkTime; ValueError
+    with a one-line reason naming the flag and the forms."""
     parts = str(text).strip().split(":")
     kind = parts[0] if len(parts) > 1 else "fixed"
     if kind not in THINK_KINDS[1:] and len(parts) > 1:
-        raise ValueError(f"--think-time: unknown distribution {kind!r} in {text!r}; use {_FORMS}")
+        raise ValueError(f"{flag}: unknown distribution {kind!r} in {text!r}; use {_FORMS}")
     try:
         if kind == "fixed":
-            return _checked(ThinkTime("fixed", _seconds(parts[0])), text)
+            return _checked(ThinkTime("fixed", _seconds(parts[0], flag)), text)
         if kind == "exponential" and len(parts) == 2:
-            return _checked(ThinkTime("exponential", _seconds(parts[1])), text)
+            return _checked(ThinkTime("exponential", _seconds(parts[1], flag)), text)
         if kind == "uniform" and len(parts) == 3:
-            return _checked(ThinkTime("uniform", _seconds(parts[1]), _seconds(parts[2])), text)
+            return _checked(ThinkTime("uniform", _seconds(parts[1], flag), _seconds(parts[2], flag)), text)
         if kind == "lognormal" and len(parts) == 3:
-            return _checked(ThinkTime("lognormal", _seconds(parts[1]), float(parts[2])), text)
+            return _checked(ThinkTime("lognormal", _seconds(parts[1], flag), float(parts[2])), text)
     except ValueError as exc:
-        raise ValueError(f"--think-time: bad value {text!r} ({exc}); use {_FORMS}") from None
-    raise ValueError(f"--think-time: bad value {text!r}; use {_FORMS}")
+        raise ValueError(f"{flag}: bad value {text!r} ({exc}); use {_FORMS}") from None
+    raise ValueError(f"{flag}: bad value {text!r}; use {_FORMS}")
 
 
-def _seconds(text: str) -> float:
-    return parse_duration_flag(text, "--think-time")
+def _seconds(text: str, flag: str) -> float:
+    return parse_duration_flag(text, flag)
 
 
 def _checked(think: ThinkTime, text: str) -> ThinkTime:

@@ -1,7 +1,8 @@
 """`summarize`: records → the whole `summary.json`, schema version SCHEMA_VERSION (2).
 
 Which samples count: only measured requests (see metrics.summary.window) with status "ok" contribute latency
-samples; failed and cancelled ones are counted under `requests` and stay in the goodput denominator.
+samples; failed and cancelled ones are counted under `requests` and stay in the goodput denominator, except
+planned cancellations and the turns their sessions never sent (metrics.summary.cancels).
 Every latency block is `{count, mean, std, min, p50, p90, p95, p99, p999, max}` in seconds (numpy
 `linear` percentiles, population std); an empty one has count 0 and nulls. `fluidity` is the same
 block over the unitless per-request fluidity index, empty unless fluidity was asked for (SLO.fluidity_deadlines).
@@ -50,6 +51,7 @@ from metrics.summary.buckets import (
     tag_dimensions,
     turn_dimensions,
 )
+from metrics.summary.cancels import cancel_counts, excluded_from_goodput
 from metrics.summary.failures import failures_section
 from metrics.summary.lost import lost_with_worker
 from metrics.summary.server_side import server_section
@@ -198,6 +200,7 @@ def _buckets(
     blocks: dict[str, list[list[dict[str, Any]]]],
 ) -> list[dict[str, Any]]:
     measured = window.measured
+    excluded = excluded_from_goodput(frame)
     out: list[dict[str, Any]] = []
     for d, dim in enumerate(dims, start=1):
         in_measured = np.bincount(dim.codes[measured], minlength=len(dim.labels))
@@ -206,6 +209,7 @@ def _buckets(
                 continue
             mine = measured & (dim.codes == code)
             good = int((per.good & mine).sum())
+            denominator = int(in_measured[code]) - int((mine & excluded).sum())  # metrics.summary.cancels
             ok = mine & (frame.status == OK)
             out.append({
                 "dimension": dim.name,
@@ -216,7 +220,7 @@ def _buckets(
                 "cancelled": int((mine & (frame.status == CANCELLED)).sum()),
                 "good": good,
                 "latency": {name: dict(rows[d][code]) for name, rows in blocks.items()},
-                "goodput": _goodput(good, int(in_measured[code]), window.duration_s),
+                "goodput": _goodput(good, denominator, window.duration_s),
                 "prefix_cache": cache_share(frame, ok),
             })
     return out
@@ -246,6 +250,7 @@ def _requests(frame: RequestFrame, window: Window) -> dict[str, Any]:
         "in_window_failed": int((m & (frame.status == ERROR)).sum()),
         "in_window_cancelled": int((m & (frame.status == CANCELLED)).sum()),
         "ok_without_content": int((m & (frame.status == OK) & (frame.chunk_count == 0)).sum()),
+        **cancel_counts(frame, m),
     }
 
 
@@ -276,7 +281,8 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
     latency = {name: dict(rows[0][0]) for name, rows in blocks.items()}
     saturation = _saturation(frame, window, config.lag_threshold_s)
     stalled = sampled & (per.stall_count > 0)
-    measured = int(window.measured.sum())
+    excluded = int((excluded_from_goodput(frame) & window.measured).sum())  # metrics.summary.cancels
+    measured = int(window.measured.sum()) - excluded
     good = int((per.good & window.measured).sum())
     run_out = dict(run)
     run_out.update(
@@ -299,7 +305,8 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
         },
         "tokens": tokens_section(frame, sampled),
         "burst_delivered": burst_section(derive.tpot_s(frame), sampled),
-        "goodput": {"slo": slo_summary(config.slo), **_goodput(good, measured, window.duration_s)},
+        "goodput": {"slo": slo_summary(config.slo), **_goodput(good, measured, window.duration_s),
+                    "excluded_planned_cancels": excluded},
         "buckets": add_bucket_blocks(_buckets(frame, per, window, dims, blocks), [(d.name, d.labels) for d in dims],
                                      own),
         "server": server_section(frame, sampled, per.ttft),

@@ -1,6 +1,7 @@
 """The `sessions` section of summary.json: what became of the conversations of a run with `--turns`.
 
-A session ends early when one of its turns fails: its remaining turns are never sent and each is one
+A session ends early when one of its turns fails or is cancelled as planned (`--cancel-rate`): its remaining
+turns are never sent and each is one
 record with status "cancelled" and error_kind "session_ended" (so `requests` still adds up). The section
 is absent from runs without conversations.
 """

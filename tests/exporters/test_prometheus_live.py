@@ -214,3 +214,19 @@ def test_folding_sorted_gap_samples_equals_folding_gap_by_gap(multi_token: bool)
         sums = zip(_samples(a, name + "_sum"), _samples(b, name + "_sum"), strict=True)
         assert all(x[0] == y[0] and x[1] == pytest.approx(y[1], rel=1e-12) for x, y in sums)
     assert _samples(a, "goodput_itl_per_token_seconds_count") != _samples(a, "goodput_itl_seconds_count") or not multi_token
+
+
+def test_planned_cancels_leave_the_live_denominator_as_they_leave_the_summarys() -> None:
+    from dataclasses import replace
+
+    records = random_records(40, seed=5)
+    records = [replace(r, status="cancelled", error_kind="planned_cancel") if r.id % 4 == 1 else r for r in records]
+    slo = parse_slo(SLO_SPECS)
+    summary = summarize(records, SummaryConfig(slo=slo), {})
+    metrics = RunMetrics(LiveConfig(run_id="t", slo=slo))
+    for r in records:
+        metrics.observe(r)
+    text = _exposition(metrics)
+    evaluated = sum(v for _, v in _samples(text, "goodput_evaluated_requests_total"))
+    assert summary["goodput"]["excluded_planned_cancels"] == 10
+    assert evaluated == summary["goodput"]["measured"] == 30

@@ -232,3 +232,16 @@ def test_sweep_points_are_not_held_to_max_failed(tmp_path: Path) -> None:
     point = plan_point(0, "rate", 4.0, PointLength(duration_s=5.0, requests=None), seed=0)
     spec = point_spec(RunSpec(), point, run_dir=tmp_path / "p", server_url=None)
     assert (RunSpec().load.max_failed, spec.load.max_failed, spec.load.keep_going) == ("10%", "100%", False)
+
+
+def test_a_planned_cancel_says_nothing_to_the_early_stop_rule() -> None:
+    """A stream closed as planned (--cancel-rate) may have ended before any answer: neither a success
+    that disarms the rule nor a failure that counts."""
+    from loadgen.run.failing import FailingAlike, StopWhenFailingAlike
+
+    hook = StopWhenFailingAlike(after=2)
+    hook(_ended(1, "planned_cancel", None, "closed 0 s after the send, as planned"))
+    assert hook.armed and hook.count == 0
+    hook(_ended(2))
+    with pytest.raises(FailingAlike):
+        hook(_ended(0))

@@ -50,7 +50,13 @@ class Hang:
     """Write nothing more and keep the connection open until the client or the server stops."""
 
 
-Action = Send | Close | Reset | Hang
+@dataclass(slots=True)
+class WatchClose:
+    """From here on, note when the client closes the connection (`ReceivedRequest.closed_ns`, the server's own
+    stamp of the end of file) while the script goes on; the connection serves no further request."""
+
+
+Action = Send | Close | Reset | Hang | WatchClose
 
 
 @dataclass(slots=True)
@@ -61,6 +67,7 @@ class ReceivedRequest:
     body: bytes
     received_ns: int  # perf_counter_ns when the whole request had been read
     writes_ns: list[int] = field(default_factory=list)  # perf_counter_ns just before each Send's write
+    closed_ns: int | None = None  # WatchClose: perf_counter_ns when the server read the client's end of file
 
     def json(self) -> Any:
         return orjson.loads(self.body)
@@ -76,6 +83,7 @@ class ScriptedServer:
         self.requests: list[ReceivedRequest] = []
         self.connections = 0
         self.wrote = asyncio.Event()  # set after every scripted write: tests wait on it, never poll
+        self.client_closed = asyncio.Event()  # set when a WatchClose saw the client close its connection
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.port = 0
@@ -133,7 +141,12 @@ class ScriptedServer:
         self.requests.append(request)
         loop = asyncio.get_running_loop()
         start = loop.time()
+        watching = False
         for action in self.handler(request):
+            if isinstance(action, WatchClose):
+                watching = True
+                self._watch(reader, request)
+                continue
             if isinstance(action, Hang):
                 await asyncio.Event().wait()
                 return False
@@ -154,7 +167,23 @@ class ScriptedServer:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 writer.transport.abort()
                 return False
-        return True
+        return not watching
+
+    def _watch(self, reader: asyncio.StreamReader, request: ReceivedRequest) -> None:
+        async def watch() -> None:
+            try:
+                with contextlib.suppress(ConnectionError):  # a close with unread bytes is a reset: closed too
+                    while await reader.read(65536):
+                        pass
+                request.closed_ns = perf_counter_ns()
+                self.client_closed.set()
+            except asyncio.CancelledError:
+                pass
+            finally:
+                self._tasks.discard(task)
+
+        task = asyncio.ensure_future(watch())
+        self._tasks.add(task)
 
 
 # --- bytes helpers -----------------------------------------------------------------------------
