@@ -63,6 +63,8 @@ def config_values(data: Any, *, source: str) -> dict[str, Any]:
         if option.secret:
             raise SpecError(f"{source}: {key} is a credential and is not read from files; "
                             f"set {_SECRET_ENV[key]} in the environment")
+        if value is None:  # `key: null` or `key:` left empty: as if the key were absent (the flag's default)
+            continue
         out[option.param] = _coerce(option, value, f"{source}: {key}")
     return out
 
@@ -76,8 +78,6 @@ def _nearest(key: str) -> str:
 
 
 def _coerce(option: Option, value: Any, where: str) -> Any:
-    if value is None:
-        return None
     kind = option.kind
     if kind == "bool":
         if isinstance(value, bool):

@@ -110,6 +110,17 @@ def test_print_config_feeds_back_into_the_same_spec(tmp_path: Path, capsys: pyte
         3, "auto", {"zone": "a"}, "continue")
 
 
+def test_a_null_key_is_the_flags_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`key: null` (or an empty value) for every key, the non-optional ones included (a TypeError deep in
+    the spec's checks before): the run is the one without the file."""
+    from loadgen.spec.options import BY_FILE_KEY
+
+    config = tmp_path / "nulls.yaml"
+    config.write_text("".join(f"{key}: null\n" for key, option in BY_FILE_KEY.items() if not option.secret))
+    url = ["--url", "http://127.0.0.1:8000"]
+    assert _printed_spec([*url, "--config", str(config)], capsys) == _printed_spec(url, capsys)
+
+
 @pytest.mark.parametrize(("content", "needle"), [
     ("rat: 8\n", "unknown key 'rat'; did you mean 'rate'?"),
     ("tag: {a: b}\n", "unknown key 'tag'; did you mean 'tags'?"),
