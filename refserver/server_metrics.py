@@ -68,6 +68,13 @@ class EngineStatsCollector(Collector):
             counter = CounterMetricFamily(name, doc, labels=label)
             counter.add_metric(self._labels, float(total))
             yield counter
+        if snapshot.block_size is not None:  # as vLLM: the KV cache's configuration in an info gauge's labels
+            names = ["block_size", "num_gpu_blocks", "enable_prefix_caching"]
+            info = GaugeMetricFamily("vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
+                                     labels=names)
+            info.add_metric([str(snapshot.block_size), str(snapshot.num_total_blocks),
+                             str(bool(snapshot.prefix_caching))], 1.0)
+            yield info
 
 
 _HISTOGRAMS: dict[str, tuple[str, str, tuple[float, ...] | None]] = {

@@ -167,4 +167,6 @@ class LLMEngine:
             prefix_queries_tokens=sched.prefix_query_tokens,
             prefix_hit_tokens=sched.prefix_hit_tokens,
             num_preemptions=sched.num_preemptions,
+            block_size=bm.block_size,
+            prefix_caching=bm.enable_prefix_caching,
         )

@@ -55,6 +55,8 @@ class EngineStats:
     prefix_queries_tokens: int  # cumulative prompt tokens looked up in the prefix cache
     prefix_hit_tokens: int  # cumulative prompt tokens found there
     num_preemptions: int  # cumulative
+    block_size: int | None = None  # tokens per KV block (published as vllm:cache_config_info); None: unknown
+    prefix_caching: bool | None = None
 
 
 class AsyncEngine(Protocol):

@@ -130,3 +130,23 @@ def test_gauges_read_engine_stats_at_scrape_time() -> None:
 def test_each_app_has_its_own_registry() -> None:
     first, second = make_app(FakeEngine()), make_app(FakeEngine())
     assert first.state.server.metrics.registry is not second.state.server.metrics.registry
+
+
+def test_the_kv_block_size_is_published_as_vllm_does() -> None:
+    """`vllm:cache_config_info{block_size=...}`: what goodput reads to predict a trace replay's prefix-cache
+    hits in the server's own blocks (loadgen.run.cache_prediction), from the engine's real configuration."""
+    from loadgen.run.scrape import parse_exposition
+    from refserver.api.app import AppConfig
+    from refserver.api.serve import build_server_app
+    from refserver.engine.config import EngineConfig
+    from refserver.engine.sim_runner import SimOptions
+
+    engine = EngineConfig(runner="sim", sim=SimOptions(model="Llama-3.1-8B", gpu="H100-SXM"), block_size=128,
+                          num_blocks=300, enable_prefix_caching=False)
+    with serve_in_thread(build_server_app(engine, AppConfig(model_name="m"))) as url:
+        text = httpx.get(f"{url}/metrics").text
+    family = {f.name: f for f in text_string_to_metric_families(text)}["vllm:cache_config_info"]
+    assert family.type == "gauge" and [s.value for s in family.samples] == [1.0]
+    assert family.samples[0].labels == {"block_size": "128", "num_gpu_blocks": "300",
+                                        "enable_prefix_caching": "False"}
+    assert parse_exposition(text).block_size == 128
