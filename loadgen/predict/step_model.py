@@ -1,0 +1,117 @@
+"""The step-time model of a served engine (docs/capacity.md, Predicting from a calibrated model).
+
+One engine step's duration is linear in what the step does:
+
+    step_s = fixed_s + prefill_s · P + prefill_ctx_s · PC + decode_seq_s · D + decode_kv_s · K
+
+- P: prefill tokens computed this step (chunks of prompts, or recomputes), PC: Σ over prefill chunks of
+  chunk tokens × context after the chunk (attention's growth with context),
+- D: sequences decoding one token, K: KV tokens those decode steps read (Σ of their context lengths).
+
+With the scheduler limits that shape queueing (running sequences, tokens per step, KV blocks and their
+size, prefix caching) it is everything the predictor needs; `server-model.json` holds it with each
+parameter's standard error. The reference scheduler always chunks prefills (`chunked_prefill` true).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+PARAMS = ("fixed_s", "prefill_s", "prefill_ctx_s", "decode_seq_s", "decode_kv_s")
+
+
+@dataclass(frozen=True, slots=True)
+class StepFeatures:
+    prefill_tokens: int = 0  # P
+    prefill_ctx: float = 0.0  # PC: Σ chunk tokens × context after the chunk
+    decode_seqs: int = 0  # D
+    kv_tokens: int = 0  # K: Σ context of the decoding sequences
+
+    def row(self) -> list[float]:
+        """The regressors in PARAMS order (1 for the fixed cost)."""
+        return [1.0, float(self.prefill_tokens), self.prefill_ctx, float(self.decode_seqs), float(self.kv_tokens)]
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerLimits:
+    max_num_seqs: int = 64
+    max_num_batched_tokens: int = 512
+    block_size: int = 16
+    num_blocks: int = 65_536
+    enable_prefix_caching: bool = True
+    chunked_prefill: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("max_num_seqs", "max_num_batched_tokens", "block_size", "num_blocks"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.chunked_prefill:
+            raise ValueError("the reference scheduler always chunks prefills: chunked_prefill must be true")
+
+
+@dataclass(frozen=True, slots=True)
+class StepModel:
+    fixed_s: float
+    prefill_s: float = 0.0
+    prefill_ctx_s: float = 0.0
+    decode_seq_s: float = 0.0
+    decode_kv_s: float = 0.0
+    limits: SchedulerLimits = field(default_factory=SchedulerLimits)
+    std_err: dict[str, float] = field(default_factory=dict)  # per PARAMS name; absent = not fitted
+    fit: dict[str, Any] = field(default_factory=dict)  # how it was fitted: sources, points, residuals
+
+    def params(self) -> list[float]:
+        return [float(getattr(self, name)) for name in PARAMS]
+
+    def with_params(self, values: list[float]) -> StepModel:
+        return replace(self, **dict(zip(PARAMS, values, strict=True)))
+
+    def shifted(self, sign: float) -> StepModel:
+        """Every parameter moved by `sign` standard errors (never below 0): the uncertainty band's ends."""
+        return self.with_params([max(0.0, v + sign * self.std_err.get(n, 0.0))
+                                 for n, v in zip(PARAMS, self.params(), strict=True)])
+
+    def step_s(self, f: StepFeatures) -> float:
+        return step_seconds(self, f.prefill_tokens, f.prefill_ctx, f.decode_seqs, f.kv_tokens)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": SCHEMA_VERSION, **asdict(self)}
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+def step_seconds(m: StepModel, prefill_tokens: int, prefill_ctx: float, decode_seqs: int, kv_tokens: int) -> float:
+    """fixed + a·P + c·PC + b_seq·D + b_kv·K."""
+    return (m.fixed_s + m.prefill_s * prefill_tokens + m.prefill_ctx_s * prefill_ctx
+            + m.decode_seq_s * decode_seqs + m.decode_kv_s * kv_tokens)
+
+
+def model_from_dict(data: dict[str, Any], source: str = "server model") -> StepModel:
+    """ValueError with one line when the file is not a server model this version reads."""
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ValueError(f"{source}: schema_version {version!r} is not {SCHEMA_VERSION}")
+    try:
+        limits = SchedulerLimits(**data.get("limits", {}))
+        values = {name: float(data[name]) for name in PARAMS}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{source}: not a server model ({exc})") from None
+    if any(v < 0 for v in values.values()):
+        raise ValueError(f"{source}: step-time parameters must be >= 0")
+    std = {str(k): float(v) for k, v in dict(data.get("std_err", {})).items()}
+    return StepModel(**values, limits=limits, std_err=std, fit=dict(data.get("fit", {})))
+
+
+def load_model(path: Path) -> StepModel:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a server model (not a JSON object)")
+    return model_from_dict(data, str(path))

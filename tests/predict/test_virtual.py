@@ -1,0 +1,54 @@
+"""The virtual-time engine: timings derived by hand, and the scheduler's limits shaping them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from loadgen.predict.step_model import SchedulerLimits, StepModel
+from loadgen.predict.virtual import simulate
+
+
+def _model(**kw: float) -> StepModel:
+    return StepModel(fixed_s=0.01, prefill_s=0.001, limits=SchedulerLimits(max_num_batched_tokens=512), **kw)
+
+
+def test_two_requests_match_the_hand_derived_timeline() -> None:
+    # A: 100-token prompt at t=0, 3 tokens; B: 50-token prompt at t=0.05, 2 tokens.
+    # step 1 [0, 0.11]: A's prefill (0.01 + 100 × 0.001) → A's first token at 0.11; B arrived meanwhile.
+    # step 2 [0.11, 0.17]: A decodes, B's prefill (0.01 + 50 × 0.001) → B's first token at 0.17.
+    # step 3 [0.17, 0.18]: both decode (0.01): A's 3rd and B's 2nd token, both finish at 0.18.
+    out = simulate(_model(), [list(range(100)), list(range(1000, 1050))], [3, 2], np.array([0.0, 0.05]))
+    assert out.ttft_s == pytest.approx([0.11, 0.12])
+    assert out.e2e_s == pytest.approx([0.18, 0.13])
+    assert out.tpot_s == pytest.approx([0.035, 0.01])
+    assert out.output_tokens.tolist() == [3, 2]
+    assert out.steps == 3
+
+
+def test_decode_cost_grows_with_batch_and_kv_tokens() -> None:
+    # One request, 10-token prompt, 2 tokens: prefill step 0.01 + 0.01, then one decode step reading 11
+    # KV tokens: 0.01 + 1 × 0.002 + 11 × 0.0001.
+    out = simulate(_model(decode_seq_s=0.002, decode_kv_s=0.0001), [list(range(10))], [2], np.array([0.0]))
+    assert out.e2e_s[0] == pytest.approx(0.02 + 0.01 + 0.002 + 0.0011)
+
+
+def test_token_budget_chunks_a_long_prompt() -> None:
+    # 1,000 prompt tokens with a 512-token budget: two prefill steps (512, then 488).
+    out = simulate(_model(), [list(range(1000))], [1], np.array([0.0]))
+    assert out.ttft_s[0] == pytest.approx(0.01 + 0.512 + 0.01 + 0.488)
+    assert out.steps == 2
+
+
+def test_idle_engine_jumps_to_the_next_arrival() -> None:
+    out = simulate(_model(), [list(range(10)), list(range(100, 110))], [1, 1], np.array([0.0, 5.0]))
+    assert out.ttft_s == pytest.approx([0.02, 0.02])
+    assert math.isnan(out.tpot_s[0])
+
+
+def test_a_request_larger_than_the_pool_is_refused() -> None:
+    model = StepModel(fixed_s=0.01, limits=SchedulerLimits(num_blocks=2, block_size=16))
+    with pytest.raises(ValueError, match="KV pool of 32 tokens"):
+        simulate(model, [list(range(40))], [1], np.array([0.0]))
