@@ -23,7 +23,7 @@ from refserver.engine.types import SamplingParams
 from refserver.model.config import tiny_config
 
 FloatArray = npt.NDArray[np.float64]
-VOCAB = 1 << 20  # token ids of the predictor's prompts (loadgen.predict.requests) stay below this
+VOCAB = 1 << 24  # token ids of the predictor's prompts (loadgen.predict.requests) stay below this
 OUTPUT_TOKEN = 1  # what every virtual step "samples": never eos (requests ask for ignore_eos)
 
 
@@ -87,6 +87,7 @@ class Outcome:
     ttft_s: FloatArray
     e2e_s: FloatArray
     tpot_s: FloatArray  # (E2E − TTFT) / (N − 1), N ≥ 2
+    max_itl_s: FloatArray  # the longest gap between two tokens, N ≥ 2
     output_tokens: npt.NDArray[np.int64]
     duration_s: float  # first arrival → last finish (virtual)
     steps: int
@@ -115,6 +116,8 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
     arrival = np.asarray(offsets, dtype=np.float64)
     first = np.full(n, np.nan)
     done = np.full(n, np.nan)
+    last = np.full(n, np.nan)
+    max_itl = np.full(n, np.nan)
     out = np.zeros(n, dtype=np.int64)
     i = 0
     while i < n or engine.has_unfinished():
@@ -128,8 +131,11 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
         for rid, event in engine.step():
             k = int(rid)
             out[k] += len(event.new_token_ids)
-            if np.isnan(first[k]):
+            if out[k] == 1:
                 first[k] = event.now_s
+            elif not event.now_s - last[k] <= max_itl[k]:  # NaN-safe: the first gap sets it
+                max_itl[k] = event.now_s - last[k]
+            last[k] = event.now_s
             if event.finished:
                 done[k] = event.now_s
         if clock.t == before and i < n:  # nothing could be scheduled: wait for the next arrival
@@ -140,4 +146,4 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(out >= 2, (e2e - ttft) / np.maximum(out - 1, 1), np.nan)
     span = float(np.nanmax(done) - arrival[0]) if n else 0.0
-    return Outcome(ttft, e2e, tpot, out, span, runner.steps, engine.scheduler.num_preemptions)
+    return Outcome(ttft, e2e, tpot, max_itl, out, span, runner.steps, engine.scheduler.num_preemptions)
