@@ -1,0 +1,103 @@
+"""Fitting the step-time model (loadgen.predict.step_model) to measured engine steps by least squares.
+
+`fit_steps` solves step_s ≈ X·θ over the steps of every run (loadgen.predict.steps), with any parameter
+pinned by the user (`fixed`), keeping every parameter ≥ 0 (a negative one is pinned at 0 and the rest
+refitted). Each fitted parameter gets its standard error, σ̂·sqrt(diag((XᵀX)⁻¹)) with σ̂² = RSS / (n − k).
+`IdentifyError` says which parameters the steps cannot tell apart (a column that is zero or in the span
+of the others) or that there are too few steps: the caller refuses rather than guesses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from loadgen.predict.step_model import PARAMS, SchedulerLimits, StepModel
+from loadgen.predict.steps import Step
+
+MIN_EXTRA_POINTS = 3  # steps beyond the number of fitted parameters
+
+
+class IdentifyError(ValueError):
+    """The steps cannot identify a parameter."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    values: dict[str, float]
+    std_err: dict[str, float]
+    residual_rms_s: float
+    points: int
+
+
+def design(steps: list[Step]) -> tuple[np.ndarray, np.ndarray]:
+    x = np.array([s.features.row() for s in steps], dtype=np.float64).reshape(len(steps), len(PARAMS))
+    y = np.array([s.duration_s for s in steps], dtype=np.float64)
+    return x, y
+
+
+def unidentified(x: np.ndarray) -> list[int]:
+    """Columns of x that are zero or a combination of the others (scaled to unit norm first)."""
+    norms = np.linalg.norm(x, axis=0)
+    if x.shape[1] == 0:
+        return []
+    zero = [j for j in range(x.shape[1]) if norms[j] == 0]
+    xs = x / np.where(norms == 0, 1.0, norms)
+    rank = np.linalg.matrix_rank(xs, tol=1e-8 * max(xs.shape))
+    if rank == x.shape[1]:
+        return []
+    return sorted(set(zero) | {j for j in range(x.shape[1])
+                               if np.linalg.matrix_rank(np.delete(xs, j, axis=1), tol=1e-8 * max(xs.shape)) == rank})
+
+
+def fit_steps(steps: list[Step], fixed: dict[str, float] | None = None) -> Fit:
+    pinned = dict(fixed or {})
+    x_all, y_all = design(steps)
+    while True:
+        free = [j for j, name in enumerate(PARAMS) if name not in pinned]
+        offset = sum(x_all[:, j] * pinned[name] for j, name in enumerate(PARAMS) if name in pinned)
+        x, y = x_all[:, free], y_all - offset
+        if len(steps) < len(free) + MIN_EXTRA_POINTS:
+            raise IdentifyError(f"{len(steps)} measured engine steps cannot fit {len(free)} parameters "
+                                f"(need at least {len(free) + MIN_EXTRA_POINTS}): run longer or at more rates")
+        bad = unidentified(x)
+        if bad:
+            names = ", ".join(PARAMS[free[j]] for j in bad)
+            raise IdentifyError(f"the runs cannot tell apart {names}: vary what they depend on (prompt lengths, "
+                                f"rates) or pin one with --fix NAME=VALUE")
+        theta, *_ = np.linalg.lstsq(x, y, rcond=None)
+        negative = [j for j in range(len(free)) if theta[j] < 0]
+        if not negative:
+            break
+        worst = min(negative, key=lambda j: theta[j])
+        pinned[PARAMS[free[worst]]] = 0.0
+    resid = y - x @ theta
+    dof = max(1, len(y) - len(free))
+    sigma2 = float(resid @ resid) / dof
+    cov = sigma2 * np.linalg.inv(x.T @ x)
+    values = {**pinned, **{PARAMS[j]: float(theta[i]) for i, j in enumerate(free)}}
+    std = {PARAMS[j]: float(np.sqrt(max(cov[i, i], 0.0))) for i, j in enumerate(free)}
+    return Fit(values, std, float(np.sqrt(np.mean(resid**2))), len(y))
+
+
+def residuals_by_run(model: StepModel, runs: dict[str, list[Step]]) -> dict[str, dict[str, float]]:
+    """Per run: steps, mean measured step, and the RMS and mean of measured − predicted (seconds)."""
+    out: dict[str, dict[str, float]] = {}
+    for name, steps in runs.items():
+        if not steps:
+            continue
+        measured = np.array([s.duration_s for s in steps])
+        predicted = np.array([model.step_s(s.features) for s in steps])
+        r = measured - predicted
+        out[name] = {"steps": float(len(steps)), "mean_step_s": float(measured.mean()),
+                     "rms_residual_s": float(np.sqrt(np.mean(r**2))), "mean_residual_s": float(r.mean())}
+    return out
+
+
+def build_model(fit: Fit, limits: SchedulerLimits, runs: dict[str, list[Step]], sources: list[str]) -> StepModel:
+    model = StepModel(**{name: fit.values[name] for name in PARAMS}, limits=limits, std_err=fit.std_err)
+    info = {"sources": sources, "points": fit.points, "residual_rms_s": fit.residual_rms_s,
+            "pinned": sorted(set(PARAMS) - set(fit.std_err))}
+    return StepModel(**{name: fit.values[name] for name in PARAMS}, limits=limits, std_err=fit.std_err,
+                     fit={**info, "runs": residuals_by_run(model, runs)})
