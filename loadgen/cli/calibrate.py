@@ -11,7 +11,8 @@ CALIBRATE_HELP = """Fit a step-time model of the served engine from measured run
 
 Reads each run directory's records.jsonl (a sweep or capacity directory: every point's), rebuilds the
 engine's steps from the chunk times (the reference server's per-chunk server times when present) and
-fits step_s = fixed + prefill·P + prefill_ctx·P·context + decode_seq·D + decode_kv·K by least squares.
+fits step_s = fixed + prefill·P + prefill_ctx·P·context + decode_seq·D + decode_kv·K by least squares,
+additive or overlapped (fixed + max(memory + decode_kv·K, the rest)): the better fit wins.
 Prints each parameter with its standard error and the residuals per run; writes --output for
 goodput predict. The scheduler limits are not measured: give the server's (--max-num-seqs, ...).
 Exit 2 with one line when the runs cannot identify a parameter (pin it with --fix NAME=VALUE).
@@ -60,7 +61,7 @@ def calibrate(
     num_blocks: Annotated[int, typer.Option(help="KV blocks in the server's pool.")] = 65_536,
     prefix_caching: Annotated[bool, typer.Option("--prefix-caching/--no-prefix-caching", help="Whether the server caches prefixes.")] = True,
 ) -> int:
-    from loadgen.predict.calibrate import build_model, fit_steps
+    from loadgen.predict.calibrate import build_model, fit_best
     from loadgen.predict.step_model import PARAMS, SchedulerLimits
     from loadgen.predict.steps import Step, reconstruct
     from metrics.records.record import read_records
@@ -72,14 +73,15 @@ def calibrate(
         if not dirs:
             raise ValueError("no records.jsonl in " + ", ".join(map(str, runs)))
         by_run: dict[str, list[Step]] = {str(d): reconstruct(read_records(str(d / "records.jsonl"))) for d in dirs}
-        fit = fit_steps([s for steps in by_run.values() for s in steps], pinned)
+        fit, forms = fit_best([s for steps in by_run.values() for s in steps], pinned)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    model = build_model(fit, limits, by_run, [str(d) for d in dirs])
+    model = build_model(fit, limits, by_run, [str(d) for d in dirs], forms)
     for name in PARAMS:
         err = fit.std_err.get(name)
         typer.echo(f"{name:>14} = {fit.values[name]:.4g}" + (f" ± {err:.2g}" if err is not None else " (pinned)"))
-    typer.echo(f"{fit.points} steps, residual RMS {fit.residual_rms_s * 1e3:.3f} ms")
+    typer.echo(f"{fit.points} steps, {model.fit['form']} form, residual RMS {fit.residual_rms_s * 1e3:.3f} ms ("
+               + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in forms.items()) + ")")
     for run, r in model.fit["runs"].items():
         typer.echo(f"  {run}: {r['steps']:.0f} steps, mean {r['mean_step_s'] * 1e3:.2f} ms, "
                    f"residual RMS {r['rms_residual_s'] * 1e3:.3f} ms")

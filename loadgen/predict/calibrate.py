@@ -3,7 +3,9 @@
 `fit_steps` solves step_s ≈ X·θ over the steps of every run (loadgen.predict.steps), with any parameter
 pinned by the user (`fixed`), keeping every parameter ≥ 0 (a negative one is pinned at 0 and the rest
 refitted). Each fitted parameter gets its standard error, σ̂·sqrt(diag((XᵀX)⁻¹)) with σ̂² = RSS / (n − k).
-`IdentifyError` says which parameters the steps cannot tell apart (a column that is zero or in the span
+`fit_overlapped` fits the overlapped form (max of memory and compute): given which side each step's
+time follows, the form is linear, so it alternates fitting and re-assigning sides until they settle.
+`fit_best` fits both forms and keeps the one with the smaller residual. `IdentifyError` says which parameters the steps cannot tell apart (a column that is zero or in the span
 of the others) or that there are too few steps: the caller refuses rather than guesses.
 """
 
@@ -29,10 +31,12 @@ class Fit:
     std_err: dict[str, float]
     residual_rms_s: float
     points: int
+    overlap: bool = False
 
 
-def design(steps: list[Step]) -> tuple[np.ndarray, np.ndarray]:
-    x = np.array([s.features.row() for s in steps], dtype=np.float64).reshape(len(steps), len(PARAMS))
+def design(steps: list[Step], sides: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    rows = [s.features.row(sides[i] if sides is not None else None) for i, s in enumerate(steps)]
+    x = np.array(rows, dtype=np.float64).reshape(len(steps), len(PARAMS))
     y = np.array([s.duration_s for s in steps], dtype=np.float64)
     return x, y
 
@@ -51,9 +55,12 @@ def unidentified(x: np.ndarray) -> list[int]:
                                if np.linalg.matrix_rank(np.delete(xs, j, axis=1), tol=1e-8 * max(xs.shape)) == rank})
 
 
-def fit_steps(steps: list[Step], fixed: dict[str, float] | None = None) -> Fit:
+def fit_steps(steps: list[Step], fixed: dict[str, float] | None = None, sides: list[str] | None = None) -> Fit:
+    """The additive form (sides None: memory_s is pinned at 0, part of fixed_s) or the overlapped one."""
     pinned = dict(fixed or {})
-    x_all, y_all = design(steps)
+    if sides is None:
+        pinned["memory_s"] = 0.0
+    x_all, y_all = design(steps, sides)
     while True:
         free = [j for j, name in enumerate(PARAMS) if name not in pinned]
         offset = sum(x_all[:, j] * pinned[name] for j, name in enumerate(PARAMS) if name in pinned)
@@ -78,7 +85,34 @@ def fit_steps(steps: list[Step], fixed: dict[str, float] | None = None) -> Fit:
     cov = sigma2 * np.linalg.inv(x.T @ x)
     values = {**pinned, **{PARAMS[j]: float(theta[i]) for i, j in enumerate(free)}}
     std = {PARAMS[j]: float(np.sqrt(max(cov[i, i], 0.0))) for i, j in enumerate(free)}
-    return Fit(values, std, float(np.sqrt(np.mean(resid**2))), len(y))
+    return Fit(values, std, float(np.sqrt(np.mean(resid**2))), len(y), sides is not None)
+
+
+def fit_overlapped(steps: list[Step], fixed: dict[str, float] | None = None, max_rounds: int = 30) -> Fit:
+    """Start with prefill steps on the compute side, then re-assign each step to its longer side."""
+    sides = ["compute" if s.features.prefill_tokens > 0 else "memory" for s in steps]
+    fit = fit_steps(steps, fixed, sides)
+    for _ in range(max_rounds):
+        model = StepModel(**fit.values, overlap=True)
+        new = [model.side(s.features) for s in steps]
+        if new == sides:
+            break
+        sides = new
+        fit = fit_steps(steps, fixed, sides)
+    return fit
+
+
+def fit_best(steps: list[Step], fixed: dict[str, float] | None = None) -> tuple[Fit, dict[str, float]]:
+    """The form with the smaller residual (the additive one when the overlapped cannot be identified), and
+    each form's residual RMS."""
+    additive = fit_steps(steps, fixed)
+    rms = {"additive": additive.residual_rms_s}
+    try:
+        overlapped = fit_overlapped(steps, fixed)
+    except IdentifyError:
+        return additive, rms
+    rms["overlapped"] = overlapped.residual_rms_s
+    return (overlapped if overlapped.residual_rms_s < additive.residual_rms_s else additive), rms
 
 
 def residuals_by_run(model: StepModel, runs: dict[str, list[Step]]) -> dict[str, dict[str, float]]:
@@ -95,9 +129,12 @@ def residuals_by_run(model: StepModel, runs: dict[str, list[Step]]) -> dict[str,
     return out
 
 
-def build_model(fit: Fit, limits: SchedulerLimits, runs: dict[str, list[Step]], sources: list[str]) -> StepModel:
-    model = StepModel(**{name: fit.values[name] for name in PARAMS}, limits=limits, std_err=fit.std_err)
+def build_model(fit: Fit, limits: SchedulerLimits, runs: dict[str, list[Step]], sources: list[str],
+                forms_rms_s: dict[str, float] | None = None) -> StepModel:
+    values = {name: fit.values[name] for name in PARAMS}
+    model = StepModel(**values, overlap=fit.overlap, limits=limits, std_err=fit.std_err)
     info = {"sources": sources, "points": fit.points, "residual_rms_s": fit.residual_rms_s,
+            "form": "overlapped" if fit.overlap else "additive", "forms_residual_rms_s": forms_rms_s or {},
             "pinned": sorted(set(PARAMS) - set(fit.std_err))}
-    return StepModel(**{name: fit.values[name] for name in PARAMS}, limits=limits, std_err=fit.std_err,
+    return StepModel(**values, overlap=fit.overlap, limits=limits, std_err=fit.std_err,
                      fit={**info, "runs": residuals_by_run(model, runs)})

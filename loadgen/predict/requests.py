@@ -1,6 +1,7 @@
 """The predictor's requests: the same workload and schedule `goodput run` builds, as token ids.
 
-A prompt's length is the run's count of it (what the workload sized it to); its ids are drawn from its
+A prompt's length is the run's count of it (what the workload sized it to) plus the chat template's estimated
+tokens; its ids are drawn from its
 text, evenly spaced over it, so prompts that share a text prefix (a shared system prompt, a trace's
 reused blocks, a conversation's history) share a token prefix and hit the prefix cache as on a server.
 """
@@ -67,7 +68,8 @@ def build_requests(spec: RunSpec) -> Requests:
     for i in range(schedule.offsets.size):
         item = workload.item(i)  # type: ignore[union-attr]
         text = _text(item.messages, item.prompt)
-        n = item.prompt_tokens_counted or item.prompt_tokens_target or max(1, len(text.encode("utf-8")))
+        n = (item.prompt_tokens_counted or item.prompt_tokens_target or max(1, len(text.encode("utf-8")))) \
+            + (item.template_tokens or 0)  # the chat template, as the server counts the prompt
         prompts.append(text_token_ids(text, max(1, n)))
         max_tokens.append(item.max_tokens or DEFAULT_OUTPUT_TOKENS)
     return Requests(prompts, max_tokens, schedule.offsets.astype(np.float64))

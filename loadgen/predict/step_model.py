@@ -1,14 +1,18 @@
 """The step-time model of a served engine (docs/capacity.md, Predicting from a calibrated model).
 
-One engine step's duration is linear in what the step does:
+One engine step's duration follows what the step does, in one of two forms:
 
-    step_s = fixed_s + prefill_s · P + prefill_ctx_s · PC + decode_seq_s · D + decode_kv_s · K
+    additive:    step_s = fixed_s + prefill_s · P + prefill_ctx_s · PC + decode_seq_s · D + decode_kv_s · K
+    overlapped:  step_s = fixed_s + max(memory_s + decode_kv_s · K,  prefill_s · P + prefill_ctx_s · PC
+                                                                      + decode_seq_s · D)
 
 - P: prefill tokens computed this step (chunks of prompts, or recomputes), PC: Σ over prefill chunks of
   chunk tokens × context after the chunk (attention's growth with context),
 - D: sequences decoding one token, K: KV tokens those decode steps read (Σ of their context lengths).
 
-With the scheduler limits that shape queueing (running sequences, tokens per step, KV blocks and their
+The overlapped form is the roofline's shape (a step reads the weights and the KV while it computes, and
+lasts the longer of the two): memory_s is the weights' read time, hidden under a long prefill's compute.
+The additive form has no memory_s (it is part of fixed_s). With the scheduler limits that shape queueing (running sequences, tokens per step, KV blocks and their
 size, prefix caching) it is everything the predictor needs; `server-model.json` holds it with each
 parameter's standard error. The reference scheduler always chunks prefills (`chunked_prefill` true).
 """
@@ -21,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 1
-PARAMS = ("fixed_s", "prefill_s", "prefill_ctx_s", "decode_seq_s", "decode_kv_s")
+PARAMS = ("fixed_s", "memory_s", "prefill_s", "prefill_ctx_s", "decode_seq_s", "decode_kv_s")
+COMPUTE = ("prefill_s", "prefill_ctx_s", "decode_seq_s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +36,13 @@ class StepFeatures:
     decode_seqs: int = 0  # D
     kv_tokens: int = 0  # K: Σ context of the decoding sequences
 
-    def row(self) -> list[float]:
-        """The regressors in PARAMS order (1 for the fixed cost)."""
-        return [1.0, float(self.prefill_tokens), self.prefill_ctx, float(self.decode_seqs), float(self.kv_tokens)]
+    def row(self, side: str | None = None) -> list[float]:
+        """The regressors in PARAMS order: additive (side None), or the overlapped form's for a step whose
+        memory ("memory") or compute ("compute") side is the longer: the other side's columns are 0."""
+        mem = 1.0 if side in (None, "memory") else 0.0
+        comp = 1.0 if side in (None, "compute") else 0.0
+        return [1.0, mem if side is not None else 0.0, comp * self.prefill_tokens, comp * self.prefill_ctx,
+                comp * self.decode_seqs, mem * self.kv_tokens]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +65,12 @@ class SchedulerLimits:
 @dataclass(frozen=True, slots=True)
 class StepModel:
     fixed_s: float
+    memory_s: float = 0.0
     prefill_s: float = 0.0
     prefill_ctx_s: float = 0.0
     decode_seq_s: float = 0.0
     decode_kv_s: float = 0.0
+    overlap: bool = False  # the overlapped form (max of memory and compute) instead of the additive one
     limits: SchedulerLimits = field(default_factory=SchedulerLimits)
     std_err: dict[str, float] = field(default_factory=dict)  # per PARAMS name; absent = not fitted
     fit: dict[str, Any] = field(default_factory=dict)  # how it was fitted: sources, points, residuals
@@ -76,7 +87,14 @@ class StepModel:
                                  for n, v in zip(PARAMS, self.params(), strict=True)])
 
     def step_s(self, f: StepFeatures) -> float:
+        if self.overlap:
+            return overlapped_step_seconds(self, f.prefill_tokens, f.prefill_ctx, f.decode_seqs, f.kv_tokens)
         return step_seconds(self, f.prefill_tokens, f.prefill_ctx, f.decode_seqs, f.kv_tokens)
+
+    def side(self, f: StepFeatures) -> str:
+        """Which side of the overlapped form is the longer for this step."""
+        return "compute" if compute_seconds(self, f.prefill_tokens, f.prefill_ctx, f.decode_seqs) > \
+            memory_seconds(self, f.kv_tokens) else "memory"
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, **asdict(self)}
@@ -85,10 +103,25 @@ class StepModel:
         path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
 
 
+def compute_seconds(m: StepModel, prefill_tokens: int, prefill_ctx: float, decode_seqs: int) -> float:
+    """a·P + c·PC + b_seq·D."""
+    return m.prefill_s * prefill_tokens + m.prefill_ctx_s * prefill_ctx + m.decode_seq_s * decode_seqs
+
+
+def memory_seconds(m: StepModel, kv_tokens: int) -> float:
+    """memory + b_kv·K."""
+    return m.memory_s + m.decode_kv_s * kv_tokens
+
+
 def step_seconds(m: StepModel, prefill_tokens: int, prefill_ctx: float, decode_seqs: int, kv_tokens: int) -> float:
-    """fixed + a·P + c·PC + b_seq·D + b_kv·K."""
-    return (m.fixed_s + m.prefill_s * prefill_tokens + m.prefill_ctx_s * prefill_ctx
-            + m.decode_seq_s * decode_seqs + m.decode_kv_s * kv_tokens)
+    """Additive: fixed + memory + a·P + c·PC + b_seq·D + b_kv·K."""
+    return m.fixed_s + compute_seconds(m, prefill_tokens, prefill_ctx, decode_seqs) + memory_seconds(m, kv_tokens)
+
+
+def overlapped_step_seconds(m: StepModel, prefill_tokens: int, prefill_ctx: float, decode_seqs: int,
+                            kv_tokens: int) -> float:
+    """Overlapped: fixed + max(memory + b_kv·K, a·P + c·PC + b_seq·D)."""
+    return m.fixed_s + max(memory_seconds(m, kv_tokens), compute_seconds(m, prefill_tokens, prefill_ctx, decode_seqs))
 
 
 def model_from_dict(data: dict[str, Any], source: str = "server model") -> StepModel:
@@ -98,13 +131,14 @@ def model_from_dict(data: dict[str, Any], source: str = "server model") -> StepM
         raise ValueError(f"{source}: schema_version {version!r} is not {SCHEMA_VERSION}")
     try:
         limits = SchedulerLimits(**data.get("limits", {}))
-        values = {name: float(data[name]) for name in PARAMS}
+        values = {name: float(data.get(name, 0.0) if name == "memory_s" else data[name]) for name in PARAMS}
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{source}: not a server model ({exc})") from None
     if any(v < 0 for v in values.values()):
         raise ValueError(f"{source}: step-time parameters must be >= 0")
+    overlap = bool(data.get("overlap", False))
     std = {str(k): float(v) for k, v in dict(data.get("std_err", {})).items()}
-    return StepModel(**values, limits=limits, std_err=std, fit=dict(data.get("fit", {})))
+    return StepModel(**values, overlap=overlap, limits=limits, std_err=std, fit=dict(data.get("fit", {})))
 
 
 def load_model(path: Path) -> StepModel:
