@@ -72,14 +72,15 @@ def calibrate(
         dirs = _run_dirs(runs)
         if not dirs:
             raise ValueError("no records.jsonl in " + ", ".join(map(str, runs)))
-        by_run: dict[str, list[Step]] = {str(d): reconstruct(read_records(str(d / "records.jsonl"))) for d in dirs}
+        by_run: dict[str, list[Step]] = {str(d): reconstruct(read_records(str(d / "records.jsonl")),
+                                                   max_batched_tokens=max_num_batched_tokens) for d in dirs}
         fit, forms = fit_best([s for steps in by_run.values() for s in steps], pinned)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     model = build_model(fit, limits, by_run, [str(d) for d in dirs], forms)
     for name in PARAMS:
         err = fit.std_err.get(name)
-        typer.echo(f"{name:>14} = {fit.values[name]:.4g}" + (f" ± {err:.2g}" if err is not None else " (pinned)"))
+        typer.echo(f"{name:>14} = {fit.values[name]:.4g}" + (f" ± {err:.2g}" if err is not None else " (held: --fix, or its bound 0)"))
     typer.echo(f"{fit.points} steps, {model.fit['form']} form, residual RMS {fit.residual_rms_s * 1e3:.3f} ms ("
                + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in forms.items()) + ")")
     for run, r in model.fit["runs"].items():

@@ -9,8 +9,9 @@ cluster into steps (a gap wider than `tolerance` starts the next one). For each 
 - its duration: the median, over the requests that decoded in it, of the gap since their previous
   token (a decoding sequence is in every step, so that gap is one step, measured on one clock);
 - D: those decoding requests, K: their context (prompt + tokens so far);
-- P: prompt tokens (less cached ones) of the requests whose first token it produced, PC: each of those
-  × its prompt.
+- P: prompt tokens (less cached ones) of the requests whose first token it produced, at most the step's
+  token budget less D when the budget is known (a long prompt's earlier chunks ran in earlier steps,
+  which no chunk marks), PC: each of those × its prompt.
 
 Steps where no request decoded have no measured duration and are left out. Only requests that ended ok
 with one token per chunk are used.
@@ -43,7 +44,8 @@ def chunk_times_s(r: RequestRecord) -> np.ndarray | None:
     return np.asarray(r.chunk_ns, dtype=np.float64) / 1e9
 
 
-def reconstruct(records: list[RequestRecord], *, tolerance_s: float | None = None) -> list[Step]:
+def reconstruct(records: list[RequestRecord], *, tolerance_s: float | None = None,
+                max_batched_tokens: int | None = None) -> list[Step]:
     rows: list[tuple[float, int, int]] = []  # (time, request index, chunk index)
     times: list[np.ndarray] = []
     used: list[RequestRecord] = []
@@ -64,14 +66,15 @@ def reconstruct(records: list[RequestRecord], *, tolerance_s: float | None = Non
     start = 0
     for i in range(1, len(rows) + 1):
         if i == len(rows) or rows[i][0] - rows[i - 1][0] > tol:
-            step = _step(rows[start:i], used, times)
+            step = _step(rows[start:i], used, times, max_batched_tokens)
             if step is not None:
                 steps.append(step)
             start = i
     return steps
 
 
-def _step(members: list[tuple[float, int, int]], used: list[RequestRecord], times: list[np.ndarray]) -> Step | None:
+def _step(members: list[tuple[float, int, int]], used: list[RequestRecord], times: list[np.ndarray],
+          budget: int | None) -> Step | None:
     prefill = decode = kv = 0
     prefill_ctx = 0.0
     durations: list[float] = []
@@ -88,4 +91,7 @@ def _step(members: list[tuple[float, int, int]], used: list[RequestRecord], time
             durations.append(float(times[k][j] - times[k][j - 1]))
     if not durations:
         return None
+    if budget is not None and prefill > max(budget - decode, 0):
+        scale = max(budget - decode, 0) / prefill
+        prefill, prefill_ctx = round(prefill * scale), prefill_ctx * scale
     return Step(StepFeatures(prefill, prefill_ctx, decode, kv), float(np.median(durations)))
