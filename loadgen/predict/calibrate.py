@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loadgen.predict.step_model import PARAMS, SchedulerLimits, StepModel
+from loadgen.predict.step_model import PARAMS, SchedulerLimits, StepModel, model_of
 from loadgen.predict.steps import Step
 
 MIN_EXTRA_POINTS = 3  # steps beyond the number of fitted parameters
@@ -93,7 +93,7 @@ def fit_overlapped(steps: list[Step], fixed: dict[str, float] | None = None, max
     sides = ["compute" if s.features.prefill_tokens > 0 else "memory" for s in steps]
     fit = fit_steps(steps, fixed, sides)
     for _ in range(max_rounds):
-        model = StepModel(**fit.values, overlap=True)
+        model = model_of(fit.values, overlap=True)
         new = [model.side(s.features) for s in steps]
         if new == sides:
             break
@@ -131,10 +131,9 @@ def residuals_by_run(model: StepModel, runs: dict[str, list[Step]]) -> dict[str,
 
 def build_model(fit: Fit, limits: SchedulerLimits, runs: dict[str, list[Step]], sources: list[str],
                 forms_rms_s: dict[str, float] | None = None) -> StepModel:
-    values = {name: fit.values[name] for name in PARAMS}
-    model = StepModel(**values, overlap=fit.overlap, limits=limits, std_err=fit.std_err)
+    model = model_of(fit.values, overlap=fit.overlap, limits=limits, std_err=fit.std_err)
     info = {"sources": sources, "points": fit.points, "residual_rms_s": fit.residual_rms_s,
             "form": "overlapped" if fit.overlap else "additive", "forms_residual_rms_s": forms_rms_s or {},
             "pinned": sorted(set(PARAMS) - set(fit.std_err))}
-    return StepModel(**values, overlap=fit.overlap, limits=limits, std_err=fit.std_err,
-                     fit={**info, "runs": residuals_by_run(model, runs)})
+    return model_of(fit.values, overlap=fit.overlap, limits=limits, std_err=fit.std_err,
+                    fit={**info, "runs": residuals_by_run(model, runs)})

@@ -94,14 +94,18 @@ def capacity_band(model: StepModel, requests_at: RequestsAt, slo: SLO, target: f
     return {"rate": mid, "low": min(low, mid), "high": max(high, mid)}
 
 
+def _cells(p: Point, metric: str, keys: tuple[str, ...], scale: float) -> str:
+    vals = [p.latency[metric][k] for k in keys]
+    return "/".join("-" if v is None or math.isnan(v) else f"{v * scale:.0f}" if scale > 1 else f"{v:.2f}"
+                    for v in vals)
+
+
 def format_table(points: list[Point]) -> str:
     head = f"{'rate':>8} {'TTFT p50/p90/p99 ms':>22} {'TPOT p50/p90/p99 ms':>22} {'E2E p50/p99 s':>14} {'attain':>7}"
     lines = [head]
+    pcts = ("p50", "p90", "p99")
     for p in points:
-        def ms(metric: str, keys: tuple[str, ...] = ("p50", "p90", "p99"), scale: float = 1e3) -> str:
-            vals = [p.latency[metric][k] for k in keys]
-            return "/".join("-" if v is None or math.isnan(v) else f"{v * scale:.0f}" if scale > 1
-                            else f"{v:.2f}" for v in vals)
         att = "-" if p.attainment is None else f"{p.attainment:.1%}"
-        lines.append(f"{p.rate:>8.3g} {ms('ttft'):>22} {ms('tpot'):>22} {ms('e2e', ('p50', 'p99'), 1.0):>14} {att:>7}")
+        lines.append(f"{p.rate:>8.3g} {_cells(p, 'ttft', pcts, 1e3):>22} {_cells(p, 'tpot', pcts, 1e3):>22} "
+                     f"{_cells(p, 'e2e', ('p50', 'p99'), 1.0):>14} {att:>7}")
     return "\n".join(lines)

@@ -79,7 +79,9 @@ class StepModel:
         return [float(getattr(self, name)) for name in PARAMS]
 
     def with_params(self, values: list[float]) -> StepModel:
-        return replace(self, **dict(zip(PARAMS, values, strict=True)))
+        v = dict(zip(PARAMS, values, strict=True))
+        return replace(self, fixed_s=v["fixed_s"], memory_s=v["memory_s"], prefill_s=v["prefill_s"],
+                       prefill_ctx_s=v["prefill_ctx_s"], decode_seq_s=v["decode_seq_s"], decode_kv_s=v["decode_kv_s"])
 
     def shifted(self, sign: float) -> StepModel:
         """Every parameter moved by `sign` standard errors (never below 0): the uncertainty band's ends."""
@@ -101,6 +103,14 @@ class StepModel:
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+def model_of(values: dict[str, float], *, overlap: bool = False, limits: SchedulerLimits | None = None,
+             std_err: dict[str, float] | None = None, fit: dict[str, Any] | None = None) -> StepModel:
+    """A model from PARAMS values (memory_s may be absent: 0)."""
+    base = StepModel(fixed_s=0.0, overlap=overlap, limits=limits or SchedulerLimits(), std_err=std_err or {},
+                     fit=fit or {})
+    return base.with_params([values.get(name, 0.0) for name in PARAMS])
 
 
 def compute_seconds(m: StepModel, prefill_tokens: int, prefill_ctx: float, decode_seqs: int) -> float:
@@ -138,7 +148,7 @@ def model_from_dict(data: dict[str, Any], source: str = "server model") -> StepM
         raise ValueError(f"{source}: step-time parameters must be >= 0")
     overlap = bool(data.get("overlap", False))
     std = {str(k): float(v) for k, v in dict(data.get("std_err", {})).items()}
-    return StepModel(**values, overlap=overlap, limits=limits, std_err=std, fit=dict(data.get("fit", {})))
+    return model_of(values, overlap=overlap, limits=limits, std_err=std, fit=dict(data.get("fit", {})))
 
 
 def load_model(path: Path) -> StepModel:
