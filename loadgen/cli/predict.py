@@ -28,6 +28,8 @@ Examples:
   goodput predict --server-model server-model.json --capacity \\
       --slo ttft=500ms --slo tpot=50ms --attainment 0.9 \\
       --trace mooncake.jsonl --requests 5000
+  goodput predict --server-model server-model.json --capacity \\
+      --slo ttft=1s --replicas 4 --routing least-loaded
 """
 
 
@@ -36,6 +38,8 @@ def _predict_options(
     rates: Annotated[str | None, typer.Option(help="Comma-separated request rates to predict, req/s.", rich_help_panel=PREDICT)] = None,
     capacity: Annotated[bool, typer.Option("--capacity", help="Predict the highest rate meeting --attainment of the --slo, with a band from the fit's standard errors.", rich_help_panel=PREDICT)] = False,
     attainment: Annotated[str, typer.Option(help="Target SLO attainment for --capacity (0.9 or 90%).", rich_help_panel=PREDICT)] = "0.9",
+    replicas: Annotated[int, typer.Option(help="Replicas behind a router; --rates and the capacity are their total.", rich_help_panel=PREDICT)] = 1,
+    routing: Annotated[str, typer.Option(help="How the router picks a replica: round-robin or least-loaded (fewest unfinished requests).", rich_help_panel=PREDICT)] = "round-robin",
     json_path: Annotated[Path, typer.Option("--json", help="Where to write the prediction.", rich_help_panel=PREDICT)] = Path("predict.json"),
 ) -> None:
     """The command's own options (their signature is what Typer reads)."""
@@ -53,7 +57,7 @@ def _rates(text: str) -> list[float]:
 
 def predict(ctx: typer.Context, **options: Any) -> int:
     from loadgen.cli.capacity import _fraction
-    from loadgen.predict.predict import capacity_band, format_table, point
+    from loadgen.predict.predict import Fleet, capacity_band, format_table, point
     from loadgen.predict.requests import at_rate, build_requests
     from loadgen.predict.step_model import load_model
     from loadgen.spec.build import build_spec
@@ -70,6 +74,11 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         if options["capacity"] and slo is None:
             raise ValueError("--capacity needs an SLO (--slo ttft=500ms --slo tpot=50ms)")
         target = _fraction(options["attainment"], "--attainment")
+        if options["replicas"] < 1:
+            raise ValueError(f"--replicas must be >= 1, got {options['replicas']}")
+        if options["routing"] not in ("round-robin", "least-loaded"):
+            raise ValueError(f"--routing must be round-robin or least-loaded, got {options['routing']!r}")
+        fleet = Fleet(options["replicas"], options["routing"])
 
         def requests_at(rate: float) -> tuple[list[list[int]], list[int], Any]:
             r = build_requests(at_rate(spec, rate))
@@ -78,13 +87,14 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         requests_at(rates[0] if rates else spec.load.arrival.rate or 1.0)  # a bad workload fails here
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    points = [point(model, rate, requests_at, slo) for rate in rates]
+    points = [point(model, rate, requests_at, slo, fleet) for rate in rates]
     result: dict[str, Any] = {"server_model": str(options["server_model"]), "slo": slo.to_dict() if slo else None,
+                              "replicas": fleet.replicas, "routing": fleet.routing,
                               "points": [p.to_dict() for p in points]}
     if points:
         typer.echo(format_table(points))
     if options["capacity"] and slo is not None:
-        band = capacity_band(model, requests_at, slo, target, start=spec.load.arrival.rate or 1.0)
+        band = capacity_band(model, requests_at, slo, target, start=spec.load.arrival.rate or 1.0, fleet=fleet)
         result["capacity"] = {"attainment": target, **band}
         typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment "
                    f"(band {band['low']:.3g}-{band['high']:.3g} req/s from the fit's standard errors)")

@@ -16,12 +16,18 @@ from typing import Any
 import numpy as np
 
 from loadgen.predict.step_model import StepModel
-from loadgen.predict.virtual import Outcome, simulate
+from loadgen.predict.virtual import Outcome, Routing, simulate
 from metrics.slo import SLO, good_requests
 
 PERCENTILES = (50, 90, 99)
 METRICS = ("ttft", "tpot", "e2e")
 RequestsAt = Callable[[float], tuple[list[list[int]], list[int], np.ndarray]]
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    replicas: int = 1
+    routing: Routing = "round-robin"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +60,20 @@ def attainment(out: Outcome, slo: SLO) -> float:
     return float(good.mean()) if n else 0.0
 
 
-def point(model: StepModel, rate: float, requests_at: RequestsAt, slo: SLO | None) -> Point:
+def point(model: StepModel, rate: float, requests_at: RequestsAt, slo: SLO | None, fleet: Fleet = Fleet()) -> Point:
     prompts, max_tokens, offsets = requests_at(rate)
-    out = simulate(model, prompts, max_tokens, offsets)
+    out = simulate(model, prompts, max_tokens, offsets, replicas=fleet.replicas, routing=fleet.routing)
     lat = {"ttft": percentiles(out.ttft_s), "tpot": percentiles(out.tpot_s), "e2e": percentiles(out.e2e_s)}
     tps = float(out.output_tokens.sum()) / out.duration_s if out.duration_s > 0 else 0.0
     return Point(rate, len(prompts), lat, attainment(out, slo) if slo is not None else None, tps, out.preemptions)
 
 
 def capacity(model: StepModel, requests_at: RequestsAt, slo: SLO, target: float, *, start: float = 1.0,
-             tolerance: float = 0.01, max_probes: int = 40) -> float:
+             tolerance: float = 0.01, max_probes: int = 40, fleet: Fleet = Fleet()) -> float:
     """Highest rate (to `tolerance`, relative) whose predicted attainment is >= target; 0 when none is."""
     def passes(rate: float) -> bool:
-        return attainment(simulate(model, *requests_at(rate)), slo) >= target
+        out = simulate(model, *requests_at(rate), replicas=fleet.replicas, routing=fleet.routing)
+        return attainment(out, slo) >= target
 
     lo, hi, probes = 0.0, start, 0
     while passes(hi) and probes < max_probes:
@@ -85,12 +92,12 @@ def capacity(model: StepModel, requests_at: RequestsAt, slo: SLO, target: float,
 
 
 def capacity_band(model: StepModel, requests_at: RequestsAt, slo: SLO, target: float,
-                  start: float = 1.0) -> dict[str, float]:
+                  start: float = 1.0, fleet: Fleet = Fleet()) -> dict[str, float]:
     """The capacity, and again with every parameter one standard error slower (low) and faster (high)."""
-    mid = capacity(model, requests_at, slo, target, start=start)
+    mid = capacity(model, requests_at, slo, target, start=start, fleet=fleet)
     seed = mid if mid > 0 else start
-    low = capacity(model.shifted(+1.0), requests_at, slo, target, start=seed)
-    high = capacity(model.shifted(-1.0), requests_at, slo, target, start=seed)
+    low = capacity(model.shifted(+1.0), requests_at, slo, target, start=seed, fleet=fleet)
+    high = capacity(model.shifted(-1.0), requests_at, slo, target, start=seed, fleet=fleet)
     return {"rate": mid, "low": min(low, mid), "high": max(high, mid)}
 
 

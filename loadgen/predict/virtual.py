@@ -9,7 +9,9 @@ is sent, so a run of thousands of requests takes as long as the scheduler's own 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -104,31 +106,53 @@ def make_engine(model: StepModel, *, max_positions: int, waiting: int) -> tuple[
     return LLMEngine(runner, config, clock=clock.now), runner
 
 
-def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], offsets: FloatArray) -> Outcome:
-    """Run every request through the engine in virtual time; ValueError for a request it cannot hold."""
+Routing = Literal["round-robin", "least-loaded"]
+
+
+def route(engines: list[LLMEngine], index: int, routing: Routing) -> int:
+    """Which replica request `index` goes to: in turn, or the one holding the fewest unfinished requests
+    (the first of equals). A replica's state is its state at the end of its current step."""
+    if routing == "round-robin":
+        return index % len(engines)
+    loads = [len(e.seqs) for e in engines]
+    return loads.index(min(loads))
+
+
+def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], offsets: FloatArray, *,
+             replicas: int = 1, routing: Routing = "round-robin") -> Outcome:
+    """Run every request through `replicas` engines in virtual time, each request routed at its arrival;
+    ValueError for a request an engine cannot hold."""
     n = len(prompts)
     longest = max((len(p) + m for p, m in zip(prompts, max_tokens, strict=True)), default=1)
     pool = model.limits.num_blocks * model.limits.block_size
     if longest > pool:
         raise ValueError(f"a request of {longest} tokens does not fit the model's KV pool of {pool} tokens")
-    engine, runner = make_engine(model, max_positions=longest + 1, waiting=n)
-    clock = runner.clock
+    if replicas < 1:
+        raise ValueError(f"replicas must be >= 1, got {replicas}")
+    pairs = [make_engine(model, max_positions=longest + 1, waiting=n) for _ in range(replicas)]
+    engines, clocks = [e for e, _ in pairs], [r.clock for _, r in pairs]
     arrival = np.asarray(offsets, dtype=np.float64)
-    first = np.full(n, np.nan)
-    done = np.full(n, np.nan)
-    last = np.full(n, np.nan)
-    max_itl = np.full(n, np.nan)
+    first, done, last, max_itl = (np.full(n, np.nan) for _ in range(4))
     out = np.zeros(n, dtype=np.int64)
     i = 0
-    while i < n or engine.has_unfinished():
-        if not engine.has_unfinished() and clock.t < arrival[i]:
-            clock.t = float(arrival[i])
-        while i < n and arrival[i] <= clock.t:
+    while True:
+        busy = [e for e in range(replicas) if engines[e].has_unfinished()]
+        now = min((clocks[e].t for e in busy), default=math.inf)
+        if i < n and arrival[i] <= now:  # route every arrival up to the earliest step end first
+            e = route(engines, i, routing)
+            clock = clocks[e]
+            if not engines[e].has_unfinished():
+                clock.t = max(clock.t, float(arrival[i]))
             params = SamplingParams(max_tokens=max_tokens[i], ignore_eos=True, temperature=0.0)
-            engine.add_request(str(i), prompts[i], params, arrival_s=float(arrival[i]))
+            engines[e].add_request(str(i), prompts[i], params, arrival_s=float(arrival[i]))
             i += 1
+            continue
+        if not busy:
+            break
+        e = min(busy, key=lambda b: clocks[b].t)
+        clock = clocks[e]
         before = clock.t
-        for rid, event in engine.step():
+        for rid, event in engines[e].step():
             k = int(rid)
             out[k] += len(event.new_token_ids)
             if out[k] == 1:
@@ -138,12 +162,13 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
             last[k] = event.now_s
             if event.finished:
                 done[k] = event.now_s
-        if clock.t == before and i < n:  # nothing could be scheduled: wait for the next arrival
+        if clock.t == before:  # nothing could be scheduled: wait for the next arrival
+            if i >= n:
+                raise RuntimeError("the engine holds requests it can never schedule")
             clock.t = max(clock.t, float(arrival[i]))
-        elif clock.t == before:
-            raise RuntimeError("the engine holds requests it can never schedule")
     ttft, e2e = first - arrival, done - arrival
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(out >= 2, (e2e - ttft) / np.maximum(out - 1, 1), np.nan)
     span = float(np.nanmax(done) - arrival[0]) if n else 0.0
-    return Outcome(ttft, e2e, tpot, max_itl, out, span, runner.steps, engine.scheduler.num_preemptions)
+    return Outcome(ttft, e2e, tpot, max_itl, out, span, sum(r.steps for _, r in pairs),
+                   sum(e.scheduler.num_preemptions for e in engines))

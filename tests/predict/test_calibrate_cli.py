@@ -102,3 +102,23 @@ def test_predict_needs_rates_or_capacity(tmp_path: Path, capsys: pytest.CaptureF
     model.write_text('{"schema_version": 9}')
     assert run_cli(["predict", "--server-model", str(model), "--rates", "1"]) == 2
     assert "schema_version 9" in capsys.readouterr().err
+
+
+def test_predict_capacity_doubles_with_two_replicas(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "m.json"
+    TRUE.save(model)
+    caps = []
+    for replicas in ("1", "2"):
+        out = tmp_path / f"p{replicas}.json"
+        args = ["predict", "--server-model", str(model), "--capacity", "--slo", "ttft=300ms", "--attainment", "0.9",
+                "--requests", "60", "--arrival", "constant", "--prompt-tokens", "1500", "--output-tokens", "2",
+                "--replicas", replicas, "--json", str(out)]
+        assert run_cli(args) == 0
+        cap = json.loads(out.read_text())["capacity"]
+        assert cap["low"] <= cap["rate"] <= cap["high"]
+        caps.append(cap["rate"])
+    # Prefill-bound (a 1,500-token prompt takes one 0.095 s step): two replicas take twice the rate, to the
+    # search's 1 % tolerance and the 60-request schedule's granularity.
+    assert caps[1] == pytest.approx(2 * caps[0], rel=0.05)
+    assert run_cli(["predict", "--server-model", str(model), "--rates", "1", "--routing", "random"]) == 2
+    assert "--routing must be round-robin or least-loaded" in capsys.readouterr().err

@@ -52,3 +52,24 @@ def test_a_request_larger_than_the_pool_is_refused() -> None:
     model = StepModel(fixed_s=0.01, limits=SchedulerLimits(num_blocks=2, block_size=16))
     with pytest.raises(ValueError, match="KV pool of 32 tokens"):
         simulate(model, [list(range(40))], [1], np.array([0.0]))
+
+
+def test_two_replicas_serve_simultaneous_requests_apart() -> None:
+    # Two 200-token prompts at t=0. One engine: one step prefills both (0.01 + 400 × 0.001 = 0.41 s).
+    # Two replicas, round robin: each prefills one (0.01 + 200 × 0.001 = 0.21 s).
+    prompts, offsets = [list(range(200)), list(range(1000, 1200))], np.array([0.0, 0.0])
+    assert simulate(_model(), prompts, [1, 1], offsets).ttft_s == pytest.approx([0.41, 0.41])
+    two = simulate(_model(), prompts, [1, 1], offsets, replicas=2)
+    assert two.ttft_s == pytest.approx([0.21, 0.21])
+
+
+def test_least_loaded_routing_picks_the_replica_with_fewest_requests() -> None:
+    # A (long: 50 tokens) and B arrive at 0 and go to replicas 0 and 1; B ends after its 0.02 s prefill;
+    # C at 1.005 s: round robin sends it to replica 0, busy with A's decode (steps of 0.01 s ending at
+    # 0.02 + j × 0.01): it joins the step after 1.01, 0.01 + 10 × 0.001 long; least-loaded sends it to idle 1.
+    prompts = [list(range(10)), list(range(100, 110)), list(range(200, 210))]
+    offsets = np.array([0.0, 0.0, 1.005])
+    rr = simulate(_model(), prompts, [500, 1, 1], offsets, replicas=2, routing="round-robin")
+    ll = simulate(_model(), prompts, [500, 1, 1], offsets, replicas=2, routing="least-loaded")
+    assert ll.ttft_s[2] == pytest.approx(0.02)  # alone on replica 1
+    assert rr.ttft_s[2] == pytest.approx(1.01 - 1.005 + 0.02)
