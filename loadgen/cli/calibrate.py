@@ -15,7 +15,9 @@ fits step_s = fixed + prefill·P + prefill_ctx·P·context + decode_seq·D + dec
 additive or overlapped (fixed + max(memory + decode_kv·K, the rest)): the better fit wins.
 Prints each parameter with its standard error and the residuals per run; writes --output for
 goodput predict. The scheduler limits are not measured: give the server's (--max-num-seqs, ...).
-Exit 2 with one line when the runs cannot identify a parameter (pin it with --fix NAME=VALUE).
+With --model and --gpu the roofline bounds each parameter from below (no token computes faster than
+its FLOPs at peak); a parameter the runs cannot identify is then held at its bound. Otherwise: exit 2
+with one line when the runs cannot identify a parameter (pin it with --fix NAME=VALUE).
 
 \b
 Examples:
@@ -23,6 +25,7 @@ Examples:
   goodput calibrate runs/r2 runs/r4 runs/r8 --max-num-seqs 256 \\
       --max-num-batched-tokens 8192 --num-blocks 30000 \\
       --fix prefill_ctx_s=0 --output server-model.json
+  goodput calibrate runs/sweep-a --model Llama-3.1-8B --gpu H100-SXM
 """
 
 
@@ -59,8 +62,12 @@ def calibrate(
     max_num_batched_tokens: Annotated[int, typer.Option(help="The server's token budget per step.")] = 512,
     block_size: Annotated[int, typer.Option(help="KV block size, tokens.")] = 16,
     num_blocks: Annotated[int, typer.Option(help="KV blocks in the server's pool.")] = 65_536,
+    model: Annotated[str | None, typer.Option(help="The served model (preset or config.json), with --gpu: roofline lower bounds of the parameters; one the runs cannot identify is held at its bound.")] = None,
+    gpu: Annotated[str | None, typer.Option(help="The GPU preset (H100-SXM, L4, ...), with --model.")] = None,
+    tp: Annotated[int, typer.Option(help="Tensor-parallel size, with --model and --gpu.")] = 1,
     prefix_caching: Annotated[bool, typer.Option("--prefix-caching/--no-prefix-caching", help="Whether the server caches prefixes.")] = True,
 ) -> int:
+    from loadgen.predict.bounds import roofline_bounds
     from loadgen.predict.calibrate import build_model, fit_best
     from loadgen.predict.step_model import PARAMS, SchedulerLimits
     from loadgen.predict.steps import Step, reconstruct
@@ -69,25 +76,29 @@ def calibrate(
     try:
         limits = SchedulerLimits(max_num_seqs, max_num_batched_tokens, block_size, num_blocks, prefix_caching)
         pinned = _fixed(fix or [])
+        if (model is None) != (gpu is None):
+            raise ValueError("--model and --gpu go together (the roofline needs both)")
+        lower = roofline_bounds(model, gpu, tp=tp) if model is not None and gpu is not None else {}
         dirs = _run_dirs(runs)
         if not dirs:
             raise ValueError("no records.jsonl in " + ", ".join(map(str, runs)))
         by_run: dict[str, list[Step]] = {str(d): reconstruct(read_records(str(d / "records.jsonl")),
                                                    max_batched_tokens=max_num_batched_tokens) for d in dirs}
-        fit, forms = fit_best([s for steps in by_run.values() for s in steps], pinned)
+        fit, forms = fit_best([s for steps in by_run.values() for s in steps], pinned, lower)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    model = build_model(fit, limits, by_run, [str(d) for d in dirs], forms)
+    server = build_model(fit, limits, by_run, [str(d) for d in dirs], forms)
     for name in PARAMS:
         err = fit.std_err.get(name)
-        typer.echo(f"{name:>14} = {fit.values[name]:.4g}" + (f" ± {err:.2g}" if err is not None else " (held: --fix, or its bound 0)"))
-    typer.echo(f"{fit.points} steps, {model.fit['form']} form, residual RMS {fit.residual_rms_s * 1e3:.3f} ms ("
+        held = " (held: --fix, or at its lower bound)"
+        typer.echo(f"{name:>14} = {fit.values[name]:.4g}" + (f" ± {err:.2g}" if err is not None else held))
+    typer.echo(f"{fit.points} steps, {server.fit['form']} form, residual RMS {fit.residual_rms_s * 1e3:.3f} ms ("
                + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in forms.items()) + ")")
-    for run, r in model.fit["runs"].items():
+    for run, r in server.fit["runs"].items():
         typer.echo(f"  {run}: {r['steps']:.0f} steps, mean {r['mean_step_s'] * 1e3:.2f} ms, "
                    f"residual RMS {r['rms_residual_s'] * 1e3:.3f} ms")
     try:
-        model.save(output)
+        server.save(output)
     except OSError as exc:
         typer.echo(f"goodput calibrate: cannot write {output}: {exc}", err=True)
         return 1

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loadgen.predict.step_model import PARAMS, SchedulerLimits, StepModel, model_of
+from loadgen.predict.step_model import COMPUTE, PARAMS, SchedulerLimits, StepModel, model_of
 from loadgen.predict.steps import Step
 
 MIN_EXTRA_POINTS = 3  # steps beyond the number of fitted parameters
@@ -55,9 +55,13 @@ def unidentified(x: np.ndarray) -> list[int]:
                                if np.linalg.matrix_rank(np.delete(xs, j, axis=1), tol=1e-8 * max(xs.shape)) == rank})
 
 
-def fit_steps(steps: list[Step], fixed: dict[str, float] | None = None, sides: list[str] | None = None) -> Fit:
-    """The additive form (sides None: memory_s is pinned at 0, part of fixed_s) or the overlapped one."""
+def fit_steps(steps: list[Step], fixed: dict[str, float] | None = None, sides: list[str] | None = None,
+              lower: dict[str, float] | None = None) -> Fit:
+    """The additive form (sides None: memory_s is pinned at 0, part of fixed_s) or the overlapped one.
+    `lower`: lower bounds (default 0); a parameter the steps cannot identify is held at a bound above 0
+    when it has one, else the fit is refused."""
     pinned = dict(fixed or {})
+    bound = dict(lower or {})
     if sides is None:
         pinned["memory_s"] = 0.0
     x_all, y_all = design(steps, sides)
@@ -69,16 +73,19 @@ def fit_steps(steps: list[Step], fixed: dict[str, float] | None = None, sides: l
             raise IdentifyError(f"{len(steps)} measured engine steps cannot fit {len(free)} parameters "
                                 f"(need at least {len(free) + MIN_EXTRA_POINTS}): run longer or at more rates")
         bad = unidentified(x)
+        if bad and all(bound.get(PARAMS[free[j]], 0.0) > 0 for j in bad):
+            pinned.update({PARAMS[free[j]]: bound[PARAMS[free[j]]] for j in bad})
+            continue
         if bad:
             names = ", ".join(PARAMS[free[j]] for j in bad)
             raise IdentifyError(f"the runs cannot tell apart {names}: vary what they depend on (prompt lengths, "
                                 f"rates) or pin one with --fix NAME=VALUE")
         theta, *_ = np.linalg.lstsq(x, y, rcond=None)
-        negative = [j for j in range(len(free)) if theta[j] < 0]
-        if not negative:
+        below = [j for j in range(len(free)) if theta[j] < bound.get(PARAMS[free[j]], 0.0)]
+        if not below:
             break
-        worst = min(negative, key=lambda j: theta[j])
-        pinned[PARAMS[free[worst]]] = 0.0
+        worst = min(below, key=lambda j: theta[j] - bound.get(PARAMS[free[j]], 0.0))
+        pinned[PARAMS[free[worst]]] = bound.get(PARAMS[free[worst]], 0.0)
     resid = y - x @ theta
     dof = max(1, len(y) - len(free))
     sigma2 = float(resid @ resid) / dof
@@ -88,27 +95,31 @@ def fit_steps(steps: list[Step], fixed: dict[str, float] | None = None, sides: l
     return Fit(values, std, float(np.sqrt(np.mean(resid**2))), len(y), sides is not None)
 
 
-def fit_overlapped(steps: list[Step], fixed: dict[str, float] | None = None, max_rounds: int = 30) -> Fit:
+def fit_overlapped(steps: list[Step], fixed: dict[str, float] | None = None, max_rounds: int = 30,
+                   lower: dict[str, float] | None = None) -> Fit:
     """Start with prefill steps on the compute side, then re-assign each step to its longer side."""
     sides = ["compute" if s.features.prefill_tokens > 0 else "memory" for s in steps]
-    fit = fit_steps(steps, fixed, sides)
+    fit = fit_steps(steps, fixed, sides, lower)
     for _ in range(max_rounds):
         model = model_of(fit.values, overlap=True)
         new = [model.side(s.features) for s in steps]
         if new == sides:
             break
         sides = new
-        fit = fit_steps(steps, fixed, sides)
+        fit = fit_steps(steps, fixed, sides, lower)
     return fit
 
 
-def fit_best(steps: list[Step], fixed: dict[str, float] | None = None) -> tuple[Fit, dict[str, float]]:
+def fit_best(steps: list[Step], fixed: dict[str, float] | None = None,
+             lower: dict[str, float] | None = None) -> tuple[Fit, dict[str, float]]:
     """The form with the smaller residual (the additive one when the overlapped cannot be identified), and
-    each form's residual RMS."""
-    additive = fit_steps(steps, fixed)
+    each form's residual RMS. Compute bounds (prefill_s, decode_seq_s) hold only in the overlapped form:
+    in the additive one a token's compute partly hides under the weights' read that fixed_s holds."""
+    bounds = dict(lower or {})
+    additive = fit_steps(steps, fixed, None, {k: v for k, v in bounds.items() if k not in COMPUTE})
     rms = {"additive": additive.residual_rms_s}
     try:
-        overlapped = fit_overlapped(steps, fixed)
+        overlapped = fit_overlapped(steps, fixed, lower=bounds)
     except IdentifyError:
         return additive, rms
     rms["overlapped"] = overlapped.residual_rms_s

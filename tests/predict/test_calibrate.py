@@ -49,3 +49,30 @@ def test_one_prompt_length_cannot_separate_prefill_from_its_growth() -> None:
 def test_too_few_steps_are_refused() -> None:
     with pytest.raises(IdentifyError, match="3 measured engine steps cannot fit 5"):
         fit_steps(_steps(3, 0.0))
+
+
+def test_roofline_bounds_by_hand() -> None:
+    from loadgen.predict.bounds import kv_read_s, roofline_bounds, token_compute_s
+
+    assert token_compute_s(8_000_000_000, 1e15) == pytest.approx(1.6e-5)  # 2 × 8e9 FLOPs at 1 PFLOP/s
+    assert kv_read_s(131_072, 2e12) == pytest.approx(6.5536e-8)  # 128 KiB at 2 TB/s
+    # Llama-3.1-8B keeps 32 layers × 2 × 8 KV heads × 128 × 2 bytes = 128 KiB per token.
+    b = roofline_bounds("Llama-3.1-8B", "H100-SXM")
+    from metrics.model.presets import resolve_gpu
+
+    assert b["decode_kv_s"] == pytest.approx(131_072 / resolve_gpu("H100-SXM").bandwidth)
+
+
+def test_a_parameter_the_steps_cannot_identify_is_held_at_its_bound() -> None:
+    # No step decodes anything: decode_seq_s and decode_kv_s have zero columns.
+    steps = [Step(StepFeatures(64 * (1 + i % 9), 0.0, 0, 0), 0.004 + 2e-5 * 64 * (1 + i % 9)) for i in range(40)]
+    with pytest.raises(IdentifyError, match="decode_seq_s, decode_kv_s"):
+        fit_steps(steps, {"prefill_ctx_s": 0.0})
+    fit = fit_steps(steps, {"prefill_ctx_s": 0.0}, lower={"decode_seq_s": 1e-5, "decode_kv_s": 1e-7})
+    assert fit.values["decode_seq_s"] == 1e-5 and fit.values["decode_kv_s"] == 1e-7
+    assert fit.values["prefill_s"] == pytest.approx(2e-5)
+
+
+def test_a_fit_below_its_bound_is_held_there() -> None:
+    fit = fit_steps(_steps(200, 0.0), lower={"decode_kv_s": 1e-6})  # the truth is 2e-7
+    assert fit.values["decode_kv_s"] == 1e-6 and "decode_kv_s" not in fit.std_err
