@@ -132,8 +132,9 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
     pairs = [make_engine(model, max_positions=longest + 1, waiting=n) for _ in range(replicas)]
     engines, clocks = [e for e, _ in pairs], [r.clock for _, r in pairs]
     arrival = np.asarray(offsets, dtype=np.float64)
-    first, done, last, max_itl = (np.full(n, np.nan) for _ in range(4))
-    out = np.zeros(n, dtype=np.int64)
+    nan = math.nan  # plain lists in the loop: numpy scalar access costs more than the bookkeeping itself
+    first, done, last, max_itl = [nan] * n, [nan] * n, [nan] * n, [nan] * n
+    out = [0] * n
     i = 0
     while True:
         busy = [e for e in range(replicas) if engines[e].has_unfinished()]
@@ -153,22 +154,23 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
         clock = clocks[e]
         before = clock.t
         for rid, event in engines[e].step():
-            k = int(rid)
-            out[k] += len(event.new_token_ids)
-            if out[k] == 1:
-                first[k] = event.now_s
-            elif not event.now_s - last[k] <= max_itl[k]:  # NaN-safe: the first gap sets it
-                max_itl[k] = event.now_s - last[k]
-            last[k] = event.now_s
+            k, t = int(rid), event.now_s
+            count = out[k] = out[k] + len(event.new_token_ids)
+            if count == 1:
+                first[k] = t
+            elif not t - last[k] <= max_itl[k]:  # NaN-safe: the first gap sets it
+                max_itl[k] = t - last[k]
+            last[k] = t
             if event.finished:
-                done[k] = event.now_s
+                done[k] = t
         if clock.t == before:  # nothing could be scheduled: wait for the next arrival
             if i >= n:
                 raise RuntimeError("the engine holds requests it can never schedule")
             clock.t = max(clock.t, float(arrival[i]))
-    ttft, e2e = first - arrival, done - arrival
+    tokens = np.array(out, dtype=np.int64)
+    ttft, e2e = np.array(first) - arrival, np.array(done) - arrival
     with np.errstate(invalid="ignore", divide="ignore"):
-        tpot = np.where(out >= 2, (e2e - ttft) / np.maximum(out - 1, 1), np.nan)
+        tpot = np.where(tokens >= 2, (e2e - ttft) / np.maximum(tokens - 1, 1), np.nan)
     span = float(np.nanmax(done) - arrival[0]) if n else 0.0
-    return Outcome(ttft, e2e, tpot, max_itl, out, span, sum(r.steps for _, r in pairs),
+    return Outcome(ttft, e2e, tpot, np.array(max_itl), tokens, span, sum(r.steps for _, r in pairs),
                    sum(e.scheduler.num_preemptions for e in engines))
