@@ -45,13 +45,22 @@ COMMON = ["--tokenizer", "bytes", "--ignore-eos", "--server-metrics", "none", "-
 class Mix:
     prompt_tokens: str
     output_tokens: str
+    prefix_groups: int = 0  # shared-prefix mode: groups with a common system prompt of prefix_tokens
+    prefix_tokens: int = 0
 
     def args(self) -> list[str]:
-        return ["--prompt-tokens", self.prompt_tokens, "--output-tokens", self.output_tokens]
+        shared = ["--prefix-groups", str(self.prefix_groups), "--prefix-tokens", str(self.prefix_tokens)]
+        return ["--prompt-tokens", self.prompt_tokens, "--output-tokens", self.output_tokens,
+                *(shared if self.prefix_groups else [])]
+
+    def values(self) -> dict[str, object]:
+        return {"prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
+                "prefix_groups": self.prefix_groups, "prefix_tokens": self.prefix_tokens}
 
 
 CALIBRATION = Mix("uniform:64:512", "uniform:16:64")
 OTHER = Mix("1024", "32")
+SHARED = Mix("1024", "32", prefix_groups=2, prefix_tokens=768)  # 3 of 4 blocks' worth from the prefix cache
 
 
 def goodput(*args: str) -> None:
@@ -70,8 +79,8 @@ def replay_medians(model_path: Path, run_dir: Path, mix: Mix) -> dict[str, tuple
     """(measured, predicted) median TTFT and TPOT of one run, the prediction at the run's own send times."""
     records = sorted(read_records(str(run_dir / "records.jsonl")), key=lambda r: r.id)
     values = run_defaults()
-    values.update(prompt_tokens=mix.prompt_tokens, output_tokens=mix.output_tokens, tokenizer="bytes",
-                  requests=len(records), duration=None)
+    values.update(mix.values())
+    values.update(tokenizer="bytes", requests=len(records), duration=None)
     reqs = build_requests(build_spec(values)[0])
     offsets = np.array([r.intended_ns for r in records], dtype=np.float64) / 1e9
     out = simulate(load_model(model_path), reqs.prompts, reqs.max_tokens, offsets - offsets[0])
@@ -83,12 +92,13 @@ def replay_medians(model_path: Path, run_dir: Path, mix: Mix) -> dict[str, tuple
 
 
 def latency_check(out: Path, *, rates: str = "4,10", point_duration: str = "3s", rate: float = 3.0,
-                  duration: str = "5s") -> dict[str, tuple[float, float]]:
-    with embedded_server(SERVER) as url:
+                  duration: str = "5s", mix: Mix = OTHER, prefix_caching: bool = False) -> dict[str, tuple[float, float]]:
+    server = [a for a in SERVER if a != "--no-prefix-caching"] if prefix_caching else SERVER
+    with embedded_server(server) as url:
         model = calibrate(url, out, rates, point_duration)
         goodput("run", "--url", url, "--rate", str(rate), "--duration", duration, "--output", str(out / "other"),
-                "--no-html", *OTHER.args(), *COMMON)
-    return replay_medians(model, out / "other", OTHER)
+                "--no-html", *mix.args(), *COMMON)
+    return replay_medians(model, out / "other", mix)
 
 
 def capacity_table(out: Path, slo: Sequence[str], attainment: float) -> str:

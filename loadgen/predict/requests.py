@@ -1,9 +1,9 @@
 """The predictor's requests: the same workload and schedule `goodput run` builds, as token ids.
 
 A prompt's length is the run's count of it (what the workload sized it to) plus the chat template's estimated
-tokens; its ids are drawn from its
-text, evenly spaced over it, so prompts that share a text prefix (a shared system prompt, a trace's
-reused blocks, a conversation's history) share a token prefix and hit the prefix cache as on a server.
+tokens; its ids are read from its text, one per `stride` bytes (the
+workload's bytes per token, one stride for every prompt), so prompts that share a text prefix (a shared
+system prompt, a trace's reused blocks) share a token prefix and hit the prefix cache as on a server.
 """
 
 from __future__ import annotations
@@ -28,13 +28,17 @@ class Requests:
     offsets: np.ndarray  # seconds from the first send
 
 
-def text_token_ids(text: str, n: int) -> list[int]:
-    """n ids read from evenly spaced 3-byte windows of the text (equal texts give equal ids)."""
-    raw = np.frombuffer(text.encode("utf-8") or b"\0", dtype=np.uint8).astype(np.int64)
-    idx = (np.arange(n, dtype=np.int64) * raw.size) // max(n, 1)
-    nxt = np.minimum(idx + 1, raw.size - 1)
-    nxt2 = np.minimum(idx + 2, raw.size - 1)
-    return (raw[idx] | (raw[nxt] << 8) | (raw[nxt2] << 16)).tolist()  # type: ignore[no-any-return]
+def text_token_ids(text: str, n: int, stride: int = 1) -> list[int]:
+    """n ids, id i from the first (up to 3) bytes of [i·stride, (i+1)·stride) of the text, 0 past its end:
+    a text prefix of k·stride bytes gives the same k ids in every prompt that has it."""
+    raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.int64)
+    padded = np.zeros(n * stride, dtype=np.int64)
+    padded[: min(raw.size, padded.size)] = raw[: padded.size]
+    idx = np.arange(n, dtype=np.int64) * stride
+    ids = padded[idx]
+    for j in range(1, min(stride, 3)):
+        ids = ids | (padded[idx + j] << (8 * j))
+    return ids.tolist()  # type: ignore[no-any-return]
 
 
 def _text(item_messages: list[dict[str, object]] | None, prompt: str | None) -> str:
@@ -65,11 +69,13 @@ def build_requests(spec: RunSpec) -> Requests:
         raise ValueError("predict does not replay conversations (--turns) yet")
     prompts: list[list[int]] = []
     max_tokens: list[int] = []
+    stride = 0
     for i in range(schedule.offsets.size):
         item = workload.item(i)  # type: ignore[union-attr]
         text = _text(item.messages, item.prompt)
-        n = (item.prompt_tokens_counted or item.prompt_tokens_target or max(1, len(text.encode("utf-8")))) \
-            + (item.template_tokens or 0)  # the chat template, as the server counts the prompt
-        prompts.append(text_token_ids(text, max(1, n)))
+        counted = item.prompt_tokens_counted or item.prompt_tokens_target or max(1, len(text.encode("utf-8")))
+        stride = stride or max(1, round(len(text.encode("utf-8")) / counted))
+        n = counted + (item.template_tokens or 0)  # the chat template, as the server counts the prompt
+        prompts.append(text_token_ids(text, max(1, n), stride))
         max_tokens.append(item.max_tokens or DEFAULT_OUTPUT_TOKENS)
     return Requests(prompts, max_tokens, schedule.offsets.astype(np.float64))

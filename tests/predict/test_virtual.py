@@ -73,3 +73,14 @@ def test_least_loaded_routing_picks_the_replica_with_fewest_requests() -> None:
     ll = simulate(_model(), prompts, [500, 1, 1], offsets, replicas=2, routing="least-loaded")
     assert ll.ttft_s[2] == pytest.approx(0.02)  # alone on replica 1
     assert rr.ttft_s[2] == pytest.approx(1.01 - 1.005 + 0.02)
+
+
+def test_prompts_sharing_text_share_token_ids_and_hit_the_prefix_cache() -> None:
+    from loadgen.predict.requests import text_token_ids
+
+    system = "You are a careful assistant. " * 20  # 580 bytes
+    a, b = text_token_ids(system + "first question?", 300, 2), text_token_ids(system + "second, longer question?", 305, 2)
+    assert a[:290] == b[:290] and a[290] != b[290]  # 580 shared bytes at 2 per token: 290 shared ids
+    # The shared prefix's full blocks (288 tokens = 18 blocks of 16) are prefilled once: B's prefill is 17 tokens.
+    out = simulate(_model(), [a, b], [1, 1], np.array([0.0, 1.0]))
+    assert out.ttft_s == pytest.approx([0.01 + 0.300, 0.01 + (305 - 288) * 0.001])
