@@ -122,3 +122,22 @@ def test_predict_capacity_doubles_with_two_replicas(tmp_path: Path, capsys: pyte
     assert caps[1] == pytest.approx(2 * caps[0], rel=0.05)
     assert run_cli(["predict", "--server-model", str(model), "--rates", "1", "--routing", "random"]) == 2
     assert "--routing must be round-robin or least-loaded" in capsys.readouterr().err
+
+
+def test_predict_replays_a_trace_and_its_prefix_reuse(tmp_path: Path) -> None:
+    from tests.loadgen._traces import reuse_rows, write_mooncake
+
+    trace = write_mooncake(tmp_path / "t.jsonl", reuse_rows(40, gap_ms=400))
+    ttft = {}
+    for caching in (True, False):
+        model = tmp_path / f"m{caching}.json"
+        StepModel(fixed_s=0.01, prefill_s=1e-4,
+                  limits=SchedulerLimits(max_num_batched_tokens=8192, enable_prefix_caching=caching)).save(model)
+        out = tmp_path / f"p{caching}.json"
+        assert run_cli(["predict", "--server-model", str(model), "--trace", str(trace), "--rates", "2",
+                        "--json", str(out)]) == 0
+        point = json.loads(out.read_text())["points"][0]
+        assert point["requests"] == 40
+        ttft[caching] = point["latency_s"]["ttft"]["p50"]
+    # Requests read shared 512-token documents: with the prefix cache most of each prompt is not recomputed.
+    assert ttft[True] < 0.7 * ttft[False], ttft
