@@ -84,17 +84,18 @@ def predict(ctx: typer.Context, **options: Any) -> int:
             r = build_requests(at_rate(spec, rate))
             return r.prompts, r.max_tokens, r.offsets
 
-        requests_at(rates[0] if rates else spec.load.arrival.rate or 1.0)  # a bad workload fails here
+        # A bad workload, or a request the model's KV pool cannot hold, is a usage error (ValueError).
+        points = [point(model, rate, requests_at, slo, fleet) for rate in rates]
+        band = capacity_band(model, requests_at, slo, target, start=spec.load.arrival.rate or 1.0, fleet=fleet) \
+            if options["capacity"] and slo is not None else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    points = [point(model, rate, requests_at, slo, fleet) for rate in rates]
     result: dict[str, Any] = {"server_model": str(options["server_model"]), "slo": slo.to_dict() if slo else None,
                               "replicas": fleet.replicas, "routing": fleet.routing,
                               "points": [p.to_dict() for p in points]}
     if points:
         typer.echo(format_table(points))
-    if options["capacity"] and slo is not None:
-        band = capacity_band(model, requests_at, slo, target, start=spec.load.arrival.rate or 1.0, fleet=fleet)
+    if band is not None:
         result["capacity"] = {"attainment": target, **band}
         typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment "
                    f"(band {band['low']:.3g}-{band['high']:.3g} req/s from the fit's standard errors)")

@@ -141,3 +141,13 @@ def test_predict_replays_a_trace_and_its_prefix_reuse(tmp_path: Path) -> None:
         ttft[caching] = point["latency_s"]["ttft"]["p50"]
     # Requests read shared 512-token documents: with the prefix cache most of each prompt is not recomputed.
     assert ttft[True] < 0.7 * ttft[False], ttft
+
+
+def test_predict_refuses_a_request_the_kv_pool_cannot_hold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "m.json"
+    StepModel(fixed_s=0.01, limits=SchedulerLimits(num_blocks=10)).save(model)  # 160 tokens
+    code = run_cli(["predict", "--server-model", str(model), "--rates", "1", "--requests", "3",
+                    "--prompt-tokens", "300", "--json", str(tmp_path / "p.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "does not fit the model's KV pool of 160 tokens" in err
+    assert len(err.strip().splitlines()) == 1
