@@ -58,7 +58,7 @@ def _rates(text: str) -> list[float]:
 def predict(ctx: typer.Context, **options: Any) -> int:
     from loadgen.cli.capacity import _fraction
     from loadgen.predict.predict import Fleet, capacity_band, format_table, point
-    from loadgen.predict.requests import at_rate, build_requests
+    from loadgen.predict.requests import RequestSource
     from loadgen.predict.step_model import load_model
     from loadgen.spec.build import build_spec
     from metrics.slo import SLO
@@ -80,8 +80,10 @@ def predict(ctx: typer.Context, **options: Any) -> int:
             raise ValueError(f"--routing must be round-robin or least-loaded, got {options['routing']!r}")
         fleet = Fleet(options["replicas"], options["routing"])
 
+        source = RequestSource(spec)
+
         def requests_at(rate: float) -> tuple[list[list[int]], list[int], Any]:
-            r = build_requests(at_rate(spec, rate))
+            r = source.at(rate)
             return r.prompts, r.max_tokens, r.offsets
 
         # A bad workload, or a request the model's KV pool cannot hold, is a usage error (ValueError).

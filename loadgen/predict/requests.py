@@ -15,7 +15,7 @@ import numpy as np
 
 from loadgen.spec.run_spec import RunSpec
 from loadgen.workload.build import build_workload, is_sessions
-from loadgen.workload.schedule import run_schedule
+from loadgen.workload.schedule import run_schedule, trace_window
 from loadgen.workload.traces import load_trace
 
 DEFAULT_OUTPUT_TOKENS = 128  # a dataset row without max_tokens: what the predictor assumes it generates
@@ -55,27 +55,47 @@ def at_rate(spec: RunSpec, rate: float | None) -> RunSpec:
     return dataclasses.replace(spec, load=load)
 
 
+class RequestSource:
+    """A workload's requests at any rate: the items are built once (item i does not depend on the rate,
+    and a trace's rows at any rate are a prefix of its window's), the schedule per rate."""
+
+    def __init__(self, spec: RunSpec) -> None:
+        """ValueError (a usage error) for a workload the predictor cannot replay."""
+        if not spec.load.arrival.open_loop:
+            raise ValueError("predict needs an open-loop arrival (constant, poisson, gamma, ramp or a trace)")
+        w, load = spec.workload, spec.load
+        self.spec = spec
+        self.trace = load_trace(w.trace, w.trace_format) if w.trace is not None else None
+        rows = trace_window(self.trace, start_s=load.trace_start_s, duration_s=load.trace_duration_s) \
+            if self.trace is not None else None
+        self.workload = build_workload(w, seed=load.seed, embedded=True, trace=self.trace, rows=rows)
+        if is_sessions(self.workload):
+            raise ValueError("predict does not replay conversations (--turns) yet")
+        self.prompts: list[list[int]] = []
+        self.max_tokens: list[int] = []
+        self._stride = 0
+
+    def _extend(self, n: int) -> None:
+        for i in range(len(self.prompts), n):
+            item = self.workload.item(i)  # type: ignore[union-attr]
+            text = _text(item.messages, item.prompt)
+            size = len(text.encode("utf-8"))
+            counted = item.prompt_tokens_counted or item.prompt_tokens_target or max(1, size)
+            self._stride = self._stride or max(1, round(size / counted))
+            tokens = counted + (item.template_tokens or 0)  # the chat template, as the server counts the prompt
+            self.prompts.append(text_token_ids(text, max(1, tokens), self._stride))
+            self.max_tokens.append(item.max_tokens or DEFAULT_OUTPUT_TOKENS)
+
+    def at(self, rate: float | None) -> Requests:
+        """The requests and their send offsets at `rate` (None: the spec's own)."""
+        schedule = run_schedule(at_rate(self.spec, rate).load, self.trace)
+        if schedule is None or schedule.offsets.size == 0:
+            raise ValueError("the workload's schedule holds no request")
+        n = int(schedule.offsets.size)
+        self._extend(n)
+        return Requests(self.prompts[:n], self.max_tokens[:n], schedule.offsets.astype(np.float64))
+
+
 def build_requests(spec: RunSpec) -> Requests:
-    """ValueError (a usage error) for a workload the predictor cannot replay."""
-    if not spec.load.arrival.open_loop:
-        raise ValueError("predict needs an open-loop arrival (constant, poisson, gamma, ramp or a trace)")
-    w = spec.workload
-    trace = load_trace(w.trace, w.trace_format) if w.trace is not None else None
-    schedule = run_schedule(spec.load, trace)
-    if schedule is None or schedule.offsets.size == 0:
-        raise ValueError("the workload's schedule holds no request")
-    workload = build_workload(w, seed=spec.load.seed, embedded=True, trace=trace, rows=schedule.rows)
-    if is_sessions(workload):
-        raise ValueError("predict does not replay conversations (--turns) yet")
-    prompts: list[list[int]] = []
-    max_tokens: list[int] = []
-    stride = 0
-    for i in range(schedule.offsets.size):
-        item = workload.item(i)  # type: ignore[union-attr]
-        text = _text(item.messages, item.prompt)
-        counted = item.prompt_tokens_counted or item.prompt_tokens_target or max(1, len(text.encode("utf-8")))
-        stride = stride or max(1, round(len(text.encode("utf-8")) / counted))
-        n = counted + (item.template_tokens or 0)  # the chat template, as the server counts the prompt
-        prompts.append(text_token_ids(text, max(1, n), stride))
-        max_tokens.append(item.max_tokens or DEFAULT_OUTPUT_TOKENS)
-    return Requests(prompts, max_tokens, schedule.offsets.astype(np.float64))
+    """The spec's requests at its own rate (ValueError for a workload the predictor cannot replay)."""
+    return RequestSource(spec).at(None)
