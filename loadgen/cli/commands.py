@@ -81,6 +81,18 @@ def _capacity(app: typer.Typer) -> None:
     app.command("capacity", help=CAPACITY_HELP)(_interruptible(capacity))
 
 
+def _predict(app: typer.Typer) -> None:
+    from loadgen.cli.predict import PREDICT_HELP, predict
+
+    app.command("predict", help=PREDICT_HELP)(_interruptible(predict))
+
+
+def _calibrate(app: typer.Typer) -> None:
+    from loadgen.cli.calibrate import CALIBRATE_HELP, calibrate
+
+    app.command("calibrate", help=CALIBRATE_HELP)(_interruptible(calibrate))
+
+
 def _dashboards(app: typer.Typer) -> None:
     from loadgen.cli.dashboards import dashboards_app
 
@@ -112,6 +124,7 @@ def _plan(app: typer.Typer) -> None:
 
 COMMANDS: dict[str, Callable[[typer.Typer], None]] = {
     "run": _run, "report": _report, "gate": _gate, "compare": _compare, "sweep": _sweep, "capacity": _capacity,
+    "predict": _predict, "calibrate": _calibrate,
     "dashboards": _dashboards, "trace": _trace, "serve": _serve, "plan": _plan,
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from refserver.engine.block_manager import BlockManager, HashFn, chain_hash
 from refserver.engine.config import EngineConfig
@@ -39,8 +40,11 @@ def validate_request(
 
 
 class LLMEngine:
-    def __init__(self, runner: ModelRunner, config: EngineConfig, *, hash_fn: HashFn = chain_hash) -> None:
+    def __init__(self, runner: ModelRunner, config: EngineConfig, *, hash_fn: HashFn = chain_hash,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         self.runner = runner
+        # Seconds of the engine's clock: the wall clock, or a virtual one the runner advances (loadgen.predict).
+        self.clock = clock
         self.config = config
         self.model_config = runner.model_config
         self.block_manager = BlockManager(
@@ -83,7 +87,7 @@ class LLMEngine:
         if request_id in self.seqs:
             raise ValueError(f"request id {request_id!r} is already in the engine")
         self.validate(prompt, params)
-        seq = Sequence.new(request_id, prompt, params, time.perf_counter() if arrival_s is None else arrival_s)
+        seq = Sequence.new(request_id, prompt, params, self.clock() if arrival_s is None else arrival_s)
         self.scheduler.add(seq)
         self.seqs[request_id] = seq
 
@@ -92,10 +96,10 @@ class LLMEngine:
         seq = self.seqs.get(request_id)
         if seq is None:
             return None
-        return self._finish(seq, "abort", [], time.perf_counter())
+        return self._finish(seq, "abort", [], self.clock())
 
     def abort_all(self, reason: FinishReason) -> list[RequestEvent]:
-        now = time.perf_counter()
+        now = self.clock()
         return [(rid, self._finish(seq, reason, [], now)) for rid, seq in list(self.seqs.items())]
 
     def has_unfinished(self) -> bool:
@@ -103,13 +107,13 @@ class LLMEngine:
 
     def step(self) -> list[RequestEvent]:
         """Run one engine step; events for every request that produced a token or finished."""
-        t0 = time.perf_counter()
+        t0 = self.clock()
         batch = self.scheduler.schedule(t0)
         if not batch.seqs:
             return []
-        t1 = time.perf_counter()
+        t1 = self.clock()
         tokens = self.runner.execute(batch)
-        t2 = time.perf_counter()
+        t2 = self.clock()
         events: list[RequestEvent] = []
         sampled = iter(tokens)
         for item in batch.seqs:
@@ -119,7 +123,7 @@ class LLMEngine:
             if item.sample:
                 events.append((seq.request_id, self._append(seq, next(sampled), t2)))
         self.num_steps += 1
-        self.overhead_s += (t1 - t0) + (time.perf_counter() - t2)
+        self.overhead_s += (t1 - t0) + (self.clock() - t2)
         return events
 
     def _append(self, seq: Sequence, token: int, now_s: float) -> TokenEvent:

@@ -1,0 +1,112 @@
+"""`goodput predict`: latency, attainment and capacity of a workload on a calibrated server model, in
+virtual time (loadgen.predict). Every `goodput run` workload and load option applies; nothing is sent."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from loadgen.cli.run_params import run_spec_values, with_run_options
+
+PREDICT = "Prediction"
+
+PREDICT_HELP = """Predict latency, SLO attainment and capacity from a calibrated server model.
+
+The reference engine's own scheduler, KV block manager and prefix cache run the workload's arrival
+schedule in virtual time, each engine step lasting what the server model (goodput calibrate) says.
+No request is sent. Workload and load options are those of goodput run (synthetic lengths, datasets,
+traces; open-loop arrivals). Prints one row per rate and writes predict.json (--json).
+
+\b
+Examples:
+  goodput predict --server-model server-model.json --rates 2,4,8 \\
+      --prompt-tokens 1024 --output-tokens 256 --requests 2000
+  goodput predict --server-model server-model.json --capacity \\
+      --slo ttft=500ms --slo tpot=50ms --attainment 0.9 \\
+      --trace mooncake.jsonl --requests 5000
+  goodput predict --server-model server-model.json --capacity \\
+      --slo ttft=1s --replicas 4 --routing least-loaded
+"""
+
+
+def _predict_options(
+    server_model: Annotated[Path, typer.Option(help="server-model.json written by goodput calibrate.", rich_help_panel=PREDICT)],
+    rates: Annotated[str | None, typer.Option(help="Comma-separated request rates to predict, req/s.", rich_help_panel=PREDICT)] = None,
+    capacity: Annotated[bool, typer.Option("--capacity", help="Predict the highest rate meeting --attainment of the --slo, with a band from the fit's standard errors.", rich_help_panel=PREDICT)] = False,
+    attainment: Annotated[str, typer.Option(help="Target SLO attainment for --capacity (0.9 or 90%).", rich_help_panel=PREDICT)] = "0.9",
+    replicas: Annotated[int, typer.Option(help="Replicas behind a router; --rates and the capacity are their total.", rich_help_panel=PREDICT)] = 1,
+    routing: Annotated[str, typer.Option(help="How the router picks a replica: round-robin or least-loaded (fewest unfinished requests).", rich_help_panel=PREDICT)] = "round-robin",
+    json_path: Annotated[Path, typer.Option("--json", help="Where to write the prediction.", rich_help_panel=PREDICT)] = Path("predict.json"),
+) -> None:
+    """The command's own options (their signature is what Typer reads)."""
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        rates = [float(r) for r in text.split(",") if r.strip()]
+    except ValueError:
+        raise ValueError(f"--rates expects numbers separated by commas, got {text!r}") from None
+    if not rates or any(not r > 0 for r in rates):
+        raise ValueError(f"--rates needs positive rates, got {text!r}")
+    return rates
+
+
+def predict(ctx: typer.Context, **options: Any) -> int:
+    from loadgen.cli.capacity import _fraction
+    from loadgen.predict.predict import Fleet, capacity_band, format_table, point
+    from loadgen.predict.requests import RequestSource
+    from loadgen.predict.step_model import load_model
+    from loadgen.spec.build import build_spec
+    from metrics.slo import SLO
+
+    try:
+        model = load_model(options["server_model"])
+        values, _ = run_spec_values(ctx, options["config"])
+        spec, _ = build_spec(values)
+        slo = None if spec.metrics.slo == SLO() else spec.metrics.slo
+        rates = _rates(options["rates"]) if options["rates"] else []
+        if not rates and not options["capacity"]:
+            raise ValueError("give --rates r1,r2,... or --capacity")
+        if options["capacity"] and slo is None:
+            raise ValueError("--capacity needs an SLO (--slo ttft=500ms --slo tpot=50ms)")
+        target = _fraction(options["attainment"], "--attainment")
+        if options["replicas"] < 1:
+            raise ValueError(f"--replicas must be >= 1, got {options['replicas']}")
+        if options["routing"] not in ("round-robin", "least-loaded"):
+            raise ValueError(f"--routing must be round-robin or least-loaded, got {options['routing']!r}")
+        fleet = Fleet(options["replicas"], options["routing"])
+
+        source = RequestSource(spec)
+
+        def requests_at(rate: float) -> tuple[list[list[int]], list[int], Any]:
+            r = source.at(rate)
+            return r.prompts, r.max_tokens, r.offsets
+
+        # A bad workload, or a request the model's KV pool cannot hold, is a usage error (ValueError).
+        points = [point(model, rate, requests_at, slo, fleet) for rate in rates]
+        band = capacity_band(model, requests_at, slo, target, start=spec.load.arrival.rate or 1.0, fleet=fleet) \
+            if options["capacity"] and slo is not None else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    result: dict[str, Any] = {"server_model": str(options["server_model"]), "slo": slo.to_dict() if slo else None,
+                              "replicas": fleet.replicas, "routing": fleet.routing,
+                              "points": [p.to_dict() for p in points]}
+    if points:
+        typer.echo(format_table(points))
+    if band is not None:
+        result["capacity"] = {"attainment": target, **band}
+        typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment "
+                   f"(band {band['low']:.3g}-{band['high']:.3g} req/s from the fit's standard errors)")
+    try:
+        options["json_path"].write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        print(f"goodput predict: cannot write {options['json_path']}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+with_run_options(predict, _predict_options)
