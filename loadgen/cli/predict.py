@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from loadgen.cli.cost_options import COST, GPU_HOUR_COST_HELP, GPUS_PER_REPLICA_HELP, TARGET_RATE_HELP
 from loadgen.cli.run_params import run_spec_values, with_run_options
 
 PREDICT = "Prediction"
@@ -30,6 +31,8 @@ Examples:
       --trace mooncake.jsonl --requests 5000
   goodput predict --server-model server-model.json --capacity \\
       --slo ttft=1s --replicas 4 --routing least-loaded
+  goodput predict --server-model server-model.json --capacity \\
+      --slo ttft=1s --gpu-hour-cost 2.5 --target-rate 40
 """
 
 
@@ -41,6 +44,9 @@ def _predict_options(
     replicas: Annotated[int, typer.Option(help="Replicas behind a router; --rates and the capacity are their total.", rich_help_panel=PREDICT)] = 1,
     routing: Annotated[str, typer.Option(help="How the router picks a replica: round-robin or least-loaded (fewest unfinished requests).", rich_help_panel=PREDICT)] = "round-robin",
     json_path: Annotated[Path, typer.Option("--json", help="Where to write the prediction.", rich_help_panel=PREDICT)] = Path("predict.json"),
+    gpu_hour_cost: Annotated[float | None, typer.Option(help=GPU_HOUR_COST_HELP + " At the predicted capacity (--capacity).", rich_help_panel=COST)] = None,
+    gpus_per_replica: Annotated[int | None, typer.Option(help=GPUS_PER_REPLICA_HELP, rich_help_panel=COST)] = None,
+    target_rate: Annotated[float | None, typer.Option(help=TARGET_RATE_HELP, rich_help_panel=COST)] = None,
 ) -> None:
     """The command's own options (their signature is what Typer reads)."""
 
@@ -57,10 +63,12 @@ def _rates(text: str) -> list[float]:
 
 def predict(ctx: typer.Context, **options: Any) -> int:
     from loadgen.cli.capacity import _fraction
+    from loadgen.cli.cost_options import parse_cost_options
     from loadgen.predict.predict import Fleet, capacity_band, format_table, point
     from loadgen.predict.requests import RequestSource
     from loadgen.predict.step_model import load_model
     from loadgen.spec.build import build_spec
+    from metrics.model.cost import cost_lines
     from metrics.slo import SLO
 
     try:
@@ -79,6 +87,9 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         if options["routing"] not in ("round-robin", "least-loaded"):
             raise ValueError(f"--routing must be round-robin or least-loaded, got {options['routing']!r}")
         fleet = Fleet(options["replicas"], options["routing"])
+        costs = parse_cost_options(options["gpu_hour_cost"], options["gpus_per_replica"], options["target_rate"])
+        if costs is not None and not options["capacity"]:
+            raise ValueError("--gpu-hour-cost prices the predicted capacity: add --capacity")
 
         source = RequestSource(spec)
 
@@ -101,12 +112,27 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         result["capacity"] = {"attainment": target, **band}
         typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment "
                    f"(band {band['low']:.3g}-{band['high']:.3g} req/s from the fit's standard errors)")
+        if costs is not None:
+            result["cost"] = predicted_cost(band["rate"], fleet.replicas, source.at(band["rate"]).max_tokens, costs)
+            for line in cost_lines(result["cost"]):
+                typer.echo(line)
     try:
         options["json_path"].write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
         print(f"goodput predict: cannot write {options['json_path']}: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def predicted_cost(rate: float, replicas: int, max_tokens: list[int], costs: Any) -> dict[str, Any]:
+    """The cost block at a predicted capacity of `rate` req/s over `replicas`: priced per replica (rate /
+    replicas, the fleet's cost per request being one replica's at its share); each request's output is its
+    max tokens, as the virtual engine runs every request to its max tokens."""
+    from metrics.model.cost import cost_block
+
+    mean_output = sum(max_tokens) / len(max_tokens) if max_tokens else None
+    return cost_block(rate / replicas, mean_output, gpu_hour_cost=costs.gpu_hour_cost,
+                      gpus_per_replica=costs.gpus_per_replica, target_rps=costs.target_rate)
 
 
 with_run_options(predict, _predict_options)

@@ -151,3 +151,27 @@ def test_predict_refuses_a_request_the_kv_pool_cannot_hold(tmp_path: Path, capsy
     err = capsys.readouterr().err
     assert code == 2 and "does not fit the model's KV pool of 160 tokens" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_predict_prices_the_predicted_capacity(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """$2/GPU-hour x 2 GPUs per replica, 2 replicas: the fleet costs $8/hour. At the predicted capacity C
+    req/s (the fleet's), a million requests take 1e6 / C s, so cost $8 * 1e6 / (3600 C); each carries its
+    16 output tokens (the virtual engine runs every request to its max tokens)."""
+    model = tmp_path / "m.json"
+    TRUE.save(model)
+    out = tmp_path / "p.json"
+    args = ["predict", "--server-model", str(model), "--capacity", "--slo", "ttft=300ms", "--requests", "60",
+            "--arrival", "constant", "--prompt-tokens", "1500", "--output-tokens", "16", "--replicas", "2",
+            "--gpu-hour-cost", "2", "--gpus-per-replica", "2", "--target-rate", "100", "--json", str(out)]
+    assert run_cli(args) == 0
+    doc = json.loads(out.read_text())
+    rate, cost = doc["capacity"]["rate"], doc["cost"]
+    assert cost["per_million_requests"] == pytest.approx(8 * 1e6 / (3600 * rate))
+    assert cost["per_million_output_tokens"] == pytest.approx(8 * 1e6 / (3600 * rate * 16))
+    assert cost["target"]["replicas"] == int(np.ceil(100 / (rate / 2) - 1e-9))
+    assert "per million requests" in capsys.readouterr().out
+    assert run_cli([*args[:-8], "--json", str(out)]) == 0  # the same without cost flags: no cost block
+    assert "cost" not in json.loads(out.read_text())
+    rates_only = ["predict", "--server-model", str(model), "--rates", "1", "--gpu-hour-cost", "2"]
+    assert run_cli(rates_only) == 2
+    assert "add --capacity" in capsys.readouterr().err
