@@ -57,15 +57,23 @@ def test_undecodable_data_is_named_by_its_fault() -> None:
     assert str(utf.value) == "event data is not UTF-8 (invalid start byte at byte 7)"
     with pytest.raises(InvalidJSON) as bad:
         ChunkAccumulator().feed(b"{" + b"x" * 100, 0)
-    assert str(bad.value).startswith("event data is not JSON (")
+    assert str(bad.value).startswith("event data is not JSON (unexpected character")  # the parser's reason
     assert str(bad.value).endswith(": " + repr("{" + "x" * 79))  # the first 80 characters
     with pytest.raises(InvalidJSON) as not_object:
         ChunkAccumulator().feed(b"[1, 2]", 0)
     assert str(not_object.value) == "event data is not a JSON object: b'[1, 2]'"
+    long_list = b"[" + b"1," * 60 + b"1]"
+    with pytest.raises(InvalidJSON) as long_not_object:
+        ChunkAccumulator().feed(long_list, 0)
+    assert str(long_not_object.value) == f"event data is not a JSON object: {long_list[:80]!r}"
     with pytest.raises(InvalidJSON) as shape:
         ChunkAccumulator().feed(b'{"choices": [7]}', 0)
     assert str(shape.value).startswith("unexpected chunk shape (AttributeError: ")
     assert str(shape.value).endswith("""): b'{"choices": [7]}'""")
+    long_shape = b'{"choices": [7], "pad": "' + b"p" * 100 + b'"}'
+    with pytest.raises(InvalidJSON) as shape:
+        ChunkAccumulator().feed(long_shape, 0)
+    assert str(shape.value).endswith(f"): {long_shape[:80]!r}")
 
 
 @pytest.mark.parametrize(("error", "text"), [
@@ -212,3 +220,47 @@ def test_no_chunks_and_a_final_usage() -> None:
     assert (record.chunk_tokens, record.token_source, record.output_tokens) == (None, "final_only", 3)
     assert record.output_tokens_estimated is False
     assert record.server_chunk_s is None
+
+
+def test_the_record_gets_the_chunk_times_and_no_finish_reason_when_none_came() -> None:
+    record = fill(feed(delta("a"), delta("b")))
+    assert record.chunk_ns == [1000, 2000]
+    assert record.finish_reason is None
+
+
+def test_usage_on_events_without_choices_is_carried_to_the_last_chunk() -> None:
+    acc = feed(
+        delta("a", usage={"completion_tokens": 1}),
+        delta(role="assistant", usage={"completion_tokens": 2}),  # two non-content events in a row: 1 + 1
+        delta(role="assistant", usage={"completion_tokens": 3}),
+        delta("b", usage={"completion_tokens": 5}),  # 2 + the carried 2
+        delta("c", usage={"completion_tokens": 6}),
+        {"choices": [], "usage": {"completion_tokens": 9}},  # the usage-only final event: 3 more, to "c"
+    )
+    assert (fill(acc).chunk_tokens, fill(acc).token_source) == ([1, 4, 4], "usage_delta")
+
+
+def test_a_chunk_the_usage_did_not_advance_on_counts_zero() -> None:
+    acc = feed(delta("a", usage={"completion_tokens": 2}), delta("b", usage={"completion_tokens": 2}),
+               delta("c", usage={"completion_tokens": 3}))
+    assert (fill(acc).chunk_tokens, fill(acc).token_source) == ([2, 0, 1], "usage_delta")
+
+
+def test_server_counts_on_consecutive_non_content_events_add_up() -> None:
+    acc = feed(delta("a", goodput={"n": 1}), delta("", goodput={"n": 1}), delta("", goodput={"n": 2}),
+               delta("b", goodput={"n": 1}), delta("c", goodput={"n": 1}), {"choices": [], "goodput": {"n": 2}})
+    assert (fill(acc).chunk_tokens, fill(acc).token_source) == ([1, 4, 3], "server")
+
+
+def test_fields_of_the_wrong_type_are_ignored() -> None:
+    acc = feed(delta("ab", usage="n/a", goodput="x"), {"timings": "none", "usage": {"completion_tokens": "4"}})
+    record = fill(acc)
+    assert (record.server, record.server_chunk_s, record.cached_tokens) == (None, None, None)
+    # "4" is not a count: no final usage, one token per event.
+    assert (record.output_tokens, record.output_tokens_estimated, record.token_source) == (
+        1, True, "estimate_token_events")
+
+
+def test_token_events_without_text_still_count() -> None:
+    record = fill(feed(delta(""), delta("")))  # two held-back tokens, no content chunk, no usage
+    assert (record.chunk_tokens, record.output_tokens) == ([], 2)
