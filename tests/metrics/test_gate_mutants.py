@@ -59,3 +59,45 @@ def test_a_filter_on_a_summary_without_buckets_is_no_data() -> None:
 def test_a_value_that_is_not_a_number_is_no_data(value: Any) -> None:
     summary = {"throughput": {"output_tokens_per_s": value}}
     assert summary_value(summary, parse_threshold("throughput:output_tokens_per_s>1").query) is None
+
+
+def _value(summary: dict[str, Any], threshold: str) -> float | None:
+    return summary_value(summary, parse_threshold(threshold).query)
+
+
+def test_capacity_queries_read_the_capacity_object() -> None:
+    assert _value({"capacity": {"rate": 6.5, "upper": 7.0}}, "capacity:rate>=6") == 6.5
+    assert _value({"capacity": {"rate": 6.5, "upper": 7.0}}, "capacity:upper>=6") == 7.0
+    assert _value({}, "capacity:rate>=6") is None
+
+
+@pytest.mark.parametrize("threshold", ["ttft:p(99)<1s", "throughput:output_tokens_per_s>1",
+                                       "goodput:attainment>0.9", "errors:rate<0.1"])
+def test_a_summary_missing_the_section_is_no_data(threshold: str) -> None:
+    assert _value({}, threshold) is None
+
+
+def test_a_latency_block_with_no_samples_is_no_data_whatever_it_holds() -> None:
+    assert _value({"latency": {"ttft_s": {"count": 0, "p99": 0.0}}}, "ttft:p(99)<1s") is None
+    assert _value({"latency": {"ttft_s": {"count": 0, "p99": 0.0}}}, "ttft:count>0") == 0.0
+
+
+def test_a_percentile_the_summary_lacks_names_itself() -> None:
+    threshold = parse_threshold("ttft:p(97)<1s")
+    with pytest.raises(NeedsRecords) as refused:
+        RunView(_summary(0.4)).value(threshold.query)
+    assert str(refused.value) == (f"{threshold.query.describe()}: p(97) is not in summary.json, and this run's "
+                                  "records are not available")
+
+
+def test_errors_count_and_rate_of_the_run_and_of_a_bucket() -> None:
+    summary = {
+        "requests": {"in_window": 10, "in_window_failed": 7},
+        "buckets": [{"dimension": "cache", "label": "none", "measured": 4, "failed": 2}],
+    }
+    assert _value(summary, "errors:count<1") == 7.0
+    assert _value(summary, "errors:rate<0.1") == 0.7
+    assert _value(summary, "errors{cache:none}:count<1") == 2.0
+    assert _value(summary, "errors{cache:none}:rate<0.1") == 0.5
+    assert _value({"requests": {"in_window": 10}}, "errors:count<1") == 0.0  # no failures recorded: none
+    assert _value({"requests": {"in_window": 0, "in_window_failed": 0}}, "errors:rate<0.1") is None
