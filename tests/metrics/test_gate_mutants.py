@@ -17,6 +17,7 @@ from metrics.gate.thresholds import parse_threshold
     ("duration", 10.5, "10.5 s"),
     ("duration", -9.5, "-9500 ms"),
     ("count", 3.0, "3"),
+    ("count", 123456.0, "123456"),  # a whole count in full, not 1.235e+05
     ("count", 2.5, "2.5"),
 ])
 def test_format_value(kind: Any, value: float, text: str) -> None:
