@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from metrics.gate.evaluate import NeedsRecords, RunView, evaluate_one, format_value, summary_value
-from metrics.gate.thresholds import parse_threshold
+from metrics.gate.thresholds import ThresholdError, check_labels, parse_threshold, parse_thresholds
 
 
 @pytest.mark.parametrize(("kind", "value", "text"), [
@@ -102,3 +102,41 @@ def test_errors_count_and_rate_of_the_run_and_of_a_bucket() -> None:
     assert _value(summary, "errors{cache:none}:rate<0.1") == 0.5
     assert _value({"requests": {"in_window": 10}}, "errors:count<1") == 0.0  # no failures recorded: none
     assert _value({"requests": {"in_window": 0, "in_window_failed": 0}}, "errors:rate<0.1") is None
+
+
+@pytest.mark.parametrize(("text", "described"), [
+    ("ttft:mean<1s", "ttft:avg"),  # mean is written as k6's avg
+    ("ttft:max<1s", "ttft:max"),
+    ("ttft{scenario:chat}:p(99)<1s", "ttft{scenario:chat}:p(99)"),  # a workload tag, shown by its key
+    ("ttft{tag:cache:x}:p(99)<1s", "ttft{tag:cache:x}:p(99)"),  # a tag named like a bucket keeps its prefix
+    ("ttft{cache:none}:p(95)<1s", "ttft{cache:none}:p(95)"),
+])
+def test_a_query_describes_itself_as_written(text: str, described: str) -> None:
+    assert parse_threshold(text).query.describe() == described
+
+
+def test_thresholds_are_parsed_in_order() -> None:
+    parsed = parse_thresholds(["ttft:p(99)<1s", "e2e:max<=2s"])
+    assert [(t.text, t.op, t.query.metric) for t in parsed] == [("ttft:p(99)<1s", "<", "ttft"),
+                                                                ("e2e:max<=2s", "<=", "e2e")]
+
+
+def test_a_run_refuses_capacity_thresholds_and_names_where_they_belong() -> None:
+    with pytest.raises(ThresholdError) as refused:
+        check_labels([parse_threshold("capacity:rate>=6")], prompt_edges=(0, 128), output_edges=(0, 128))
+    assert str(refused.value) == (
+        "invalid threshold 'capacity:rate>=6': capacity:* is the result of a capacity search, not of a run; "
+        "judge it with `goodput capacity --threshold` or `goodput gate CAPACITY_DIR`")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("ttft{output_bucket:9k}:p(99)<1s",
+     "invalid threshold 'ttft{output_bucket:9k}:p(99)<1s': no output_tokens bucket '9k'; "
+     "buckets are 0-128, 128-2k, 2k+, unknown"),  # unknown: a request whose count is not known
+    ("ttft{turn:10}:p(99)<1s",
+     "invalid threshold 'ttft{turn:10}:p(99)<1s': no turn bucket '10'; buckets are 1, 2, 3-4, 5-8, 9+, unknown"),
+])
+def test_bucket_labels_no_run_can_have_are_refused(text: str, message: str) -> None:
+    with pytest.raises(ThresholdError) as refused:
+        check_labels([parse_threshold(text)], prompt_edges=(0, 128, 2048), output_edges=(0, 128, 2048))
+    assert str(refused.value) == message
