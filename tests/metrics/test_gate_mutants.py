@@ -140,3 +140,28 @@ def test_bucket_labels_no_run_can_have_are_refused(text: str, message: str) -> N
     with pytest.raises(ThresholdError) as refused:
         check_labels([parse_threshold(text)], prompt_edges=(0, 128, 2048), output_edges=(0, 128, 2048))
     assert str(refused.value) == message
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("ttft{cache}:p(99)<1s", "invalid threshold 'ttft{cache}:p(99)<1s': filter 'cache' must be KEY:LABEL, e.g. cache:none"),
+    ("ttft{:none}:p(99)<1s", "invalid threshold 'ttft{:none}:p(99)<1s': filter ':none' must be KEY:LABEL, e.g. cache:none"),
+    ("ttft:p50<1s", "invalid threshold 'ttft:p50<1s': unknown aggregation 'p50' for ttft; "
+                    "expected one of avg, mean, min, max, med, std, count or p(N)"),
+    ("errors:rate<5ms", "invalid threshold 'errors:rate<5ms': unit 'ms' does not fit a fraction limit"),
+])
+def test_mistakes_are_named_word_for_word(text: str, message: str) -> None:
+    with pytest.raises(ThresholdError) as refused:
+        parse_threshold(text)
+    assert str(refused.value) == message
+
+
+def test_an_explicit_tag_splits_its_label_at_the_first_colon() -> None:
+    assert parse_threshold("ttft{tag:cache:x:y}:p(99)<1s").query.filters == (("tag:cache", "x:y"),)
+
+
+def test_a_duration_limit_is_exact_as_written() -> None:
+    # 700 ms is 0.7 s exactly as --slo reads it; 700 × 0.001 in binary floating point is 0.7000000000000001,
+    # which would fail a measured 0.7 s against `<= 700ms`.
+    threshold = parse_threshold("ttft:p(99)<=700ms")
+    assert threshold.limit(None) == 0.7
+    assert evaluate_one(threshold, RunView(_summary(0.7)), None).passed is True
