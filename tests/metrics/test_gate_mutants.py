@@ -165,3 +165,34 @@ def test_a_duration_limit_is_exact_as_written() -> None:
     threshold = parse_threshold("ttft:p(99)<=700ms")
     assert threshold.limit(None) == 0.7
     assert evaluate_one(threshold, RunView(_summary(0.7)), None).passed is True
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("errors:p99<1", "invalid threshold 'errors:p99<1': unknown aggregation 'p99' for errors; expected one of rate, count"),
+    ("capacity:p99>=1", "invalid threshold 'capacity:p99>=1': unknown aggregation 'p99' for capacity; "
+                        "expected one of rate, upper, attainment, points, requests"),
+    ("capacity{cache:none}:rate>=1",
+     "invalid threshold 'capacity{cache:none}:rate>=1': capacity is measured over the whole search, not per bucket"),
+    ("bogus:avg<1", "invalid threshold 'bogus:avg<1': unknown metric 'bogus'; expected one of ttft, "
+                    "ttft_from_schedule, itl, itl_token, tpot, e2e, e2e_close, e2e_from_schedule, dispatch_lag, "
+                    "max_itl, fluidity, goodput, errors, requests, throughput, capacity"),
+])
+def test_unknown_names_list_the_known_ones(text: str, message: str) -> None:
+    with pytest.raises(ThresholdError) as refused:
+        parse_threshold(text)
+    assert str(refused.value) == message
+
+
+def test_spaces_are_free_inside_the_aggregation() -> None:
+    assert parse_threshold("ttft:p(99. 9)<1s").query.percentile == 99.9
+
+
+def test_a_plain_baseline_limit_keeps_the_text_and_the_option() -> None:
+    threshold = parse_threshold("ttft:p(99) <= baseline | nodata=pass")
+    assert (threshold.text, threshold.nodata_pass, threshold.limit(0.5)) == (
+        "ttft:p(99) <= baseline | nodata=pass", True, 0.5)
+    assert parse_threshold("ttft:p(99) <= baseline").nodata_pass is False
+
+
+def test_a_capacity_query_has_no_filters() -> None:
+    assert parse_threshold("capacity:rate>=6").query.filters == ()
