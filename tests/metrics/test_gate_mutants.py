@@ -196,3 +196,15 @@ def test_a_plain_baseline_limit_keeps_the_text_and_the_option() -> None:
 
 def test_a_capacity_query_has_no_filters() -> None:
     assert parse_threshold("capacity:rate>=6").query.filters == ()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("ttft:p(99) < baseline * 1.1ms",
+     "invalid threshold 'ttft:p(99) < baseline * 1.1ms': unit 'ms' does not fit a baseline factor"),
+    ("goodput:attainment >= baseline - 2ms",
+     "invalid threshold 'goodput:attainment >= baseline - 2ms': unit 'ms' does not fit a fraction limit"),
+])
+def test_a_baseline_operand_with_the_wrong_unit(text: str, message: str) -> None:
+    with pytest.raises(ThresholdError) as refused:
+        parse_threshold(text)
+    assert str(refused.value) == message
