@@ -200,7 +200,7 @@ def test_a_capacity_query_has_no_filters() -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("ttft:p(99) < baseline * 1.1ms",
-     "invalid threshold 'ttft:p(99) < baseline * 1.1ms': unit 'ms' does not fit a baseline factor"),
+     "invalid threshold 'ttft:p(99) < baseline * 1.1ms': unit 'ms' does not fit baseline factor"),
     ("goodput:attainment >= baseline - 2ms",
      "invalid threshold 'goodput:attainment >= baseline - 2ms': unit 'ms' does not fit a fraction limit"),
 ])
