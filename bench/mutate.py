@@ -133,7 +133,10 @@ def _prepare(module: str, tests: list[str]) -> Path:
 
 def _tally(where: Path) -> tuple[dict[str, int], list[str]]:
     """Counts by status and the names of the mutants that no test killed, from mutmut's own records."""
-    from mutmut.stats import status_by_exit_code
+    try:
+        from mutmut.stats import status_by_exit_code
+    except ImportError:  # mutmut before 3.8 kept it in its main module
+        from mutmut.__main__ import status_by_exit_code  # type: ignore[attr-defined,no-redef]
 
     counts: dict[str, int] = {}
     survivors: list[str] = []
