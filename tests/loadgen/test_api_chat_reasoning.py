@@ -121,3 +121,18 @@ async def test_a_servers_count_below_the_reasoning_chunks_streamed_is_not_taken(
     assert record.status == "ok" and len(record.chunk_ns) == 5 and record.answer_ns == record.chunk_ns[4]
     assert (record.reasoning_tokens, record.reasoning_tokens_source) == (4, "usage_delta")
     assert record.output_tokens == 6
+
+
+async def test_a_request_that_never_answered_keeps_the_streams_count_over_a_smaller_servers() -> None:
+    # vLLM 0.32, a stream that never left reasoning (finish length): empty reasoning deltas (a generated
+    # `<think>`, a byte that completes no character) put 5 tokens in 3 reasoning chunks; vLLM counted only
+    # the 3 tokens after the `<think>`. The stream shows all 5 went to reasoning, none to an answer.
+    record, _ = await send("chat", [Send(head()), Send(sse(
+        chat_chunk(role="assistant", content="", usage=vllm_usage(0, 0)),
+        chat_chunk(reasoning="a", usage=vllm_usage(1, 0)), chat_chunk(reasoning="", usage=vllm_usage(2, 0)),
+        chat_chunk(reasoning="b", usage=vllm_usage(3, 1)), chat_chunk(reasoning="", usage=vllm_usage(4, 2)),
+        chat_chunk(reasoning="c", finish_reason="length", usage=vllm_usage(5, 3)),
+        {"choices": [], "usage": vllm_usage(5, 3)}) + chunk(DONE) + END)])
+    assert record.status == "ok" and record.answer_ns is None and record.chunk_tokens == [1, 2, 2]
+    assert (record.reasoning_tokens, record.reasoning_tokens_source) == (5, "usage_delta")
+    assert record.output_tokens == 5
