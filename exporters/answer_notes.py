@@ -19,6 +19,12 @@ def _tokens(block: Any) -> str:
     return "/".join("-" if block.get(k) is None else f"{block[k]:.0f}" for k in ("p50", "p99"))
 
 
+def _count(block: Any) -> int:
+    """The requests a block covers (for TTFO: those that answered; a request that reasoned until it was
+    cut off has no TTFO and is not among them)."""
+    return int(block.get("count") or 0) if isinstance(block, dict) else 0
+
+
 def answer_lines(summary: dict[str, Any]) -> list[str]:
     """Three lines on reasoning (TTFO beside TTFT, reasoning time, tokens and where their counts came from)
     and one on tool calls; nothing for a summary without these sections."""
@@ -39,7 +45,8 @@ def answer_lines(summary: dict[str, Any]) -> list[str]:
     else:
         tokens = ["  tokens: no request has a reasoning count (the server reported none and none was counted)"]
     return [
-        f"reasoning: {reasoning.get('reasoned', 0)} of {requests} reasoned; p50/p99 ms: TTFO"
+        f"reasoning: {reasoning.get('reasoned', 0)} of {requests} reasoned, {_count(latency.get('ttfo_s'))}"
+        f" answered; p50/p99 ms: TTFO"
         f" {_ms(latency.get('ttfo_s'))} (TTFT {_ms(latency.get('ttft_s'))}),"
         f" reasoning time {_ms(latency.get('reasoning_time_s'))}",
         *tokens,

@@ -9,7 +9,12 @@ reasoning (`reasoning_at`) and which were tool-call deltas (`tool_at`). From tho
 - `tool_call_ns` the first tool-call chunk, `tool_call_done_ns` when its arguments were complete;
 - `reasoning_tokens`: the server's `completion_tokens_details.reasoning_tokens` (source `usage`), else
   the reasoning chunks' share of the per-chunk tokens (source: the basis of those, the record's
-  `token_source`). A server's 0 beside streamed reasoning contradicts its own stream and is not taken.
+  `token_source`). A server's count below the number of reasoning chunks streamed (each carried at least
+  one token; 0 beside streamed reasoning is the plainest case) contradicts its own stream and is not
+  taken: vLLM's `deepseek_r1` parser counts only tokens after a `<think>` the model itself generated, so a
+  model whose prompt opened the thinking gets 0 or a fraction of its reasoning counted. Nor is a count
+  below the stream's own in a request that streamed no answer (its every content chunk reasoning): the
+  server's count would leave answer tokens that never appeared.
   None when neither is known (a request that streamed no reasoning and whose server said nothing).
 """
 
@@ -31,7 +36,7 @@ def fill_output_kinds(record: RequestRecord, reasoning_at: list[int], tool_at: l
     record.tool_call_ns = chunk_ns[tool_at[0]] if tool_at else None
     record.tool_call_done_ns = tool_done_ns if tool_at else None
     record.reasoning_tokens, record.reasoning_tokens_source = reasoning_tokens(
-        reasoning_at, record.chunk_tokens, record.token_source, usage)
+        reasoning_at, record.chunk_tokens, record.token_source, usage, answered=answer is not None)
 
 
 def first_answer_chunk(reasoning_at: list[int], chunks: int) -> int | None:
@@ -45,12 +50,13 @@ def first_answer_chunk(reasoning_at: list[int], chunks: int) -> int | None:
 
 
 def reasoning_tokens(reasoning_at: list[int], chunk_tokens: list[int] | None, token_source: str,
-                     usage: dict[str, Any]) -> tuple[int | None, str | None]:
+                     usage: dict[str, Any], *, answered: bool = True) -> tuple[int | None, str | None]:
     """(tokens spent reasoning, their source); see the module docstring."""
     details = usage.get("completion_tokens_details")
     told = details.get("reasoning_tokens") if isinstance(details, dict) else None
-    if type(told) is int and told >= 0 and not (told == 0 and reasoning_at):
-        return told, "usage"
+    counted = None
     if reasoning_at and chunk_tokens is not None and len(chunk_tokens) > reasoning_at[-1]:
-        return sum(chunk_tokens[i] for i in reasoning_at), token_source
-    return None, None
+        counted = sum(chunk_tokens[i] for i in reasoning_at)
+    if type(told) is int and told >= len(reasoning_at) and (answered or counted is None or told >= counted):
+        return told, "usage"
+    return (counted, token_source) if counted is not None else (None, None)

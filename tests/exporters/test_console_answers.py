@@ -12,7 +12,7 @@ from tests.metrics._records import MS, rec
 
 def test_reasoning_and_tool_call_lines() -> None:
     lines = format_summary(summarize(reasoning_records(), SummaryConfig(), {})).splitlines()
-    assert ("reasoning: 2 of 3 reasoned; p50/p99 ms: TTFO 110.0/306.0 (TTFT 10.0/49.2), "
+    assert ("reasoning: 2 of 3 reasoned, 3 answered; p50/p99 ms: TTFO 110.0/306.0 (TTFT 10.0/49.2), "
             "reasoning time 200.0/298.0") in lines
     assert ("  reasoning tokens: 50 in the 3 requests with a count (tokenizer 1, usage 2); "
             "answer tokens: 50") in lines
@@ -37,3 +37,15 @@ def test_a_run_without_reasoning_prints_what_it_did() -> None:
     text = format_summary(summarize(stamped, SummaryConfig(), {}))
     assert text == format_summary(summarize(plain, SummaryConfig(), {}))
     assert "reasoning" not in text and "tool calls" not in text and "TTFO" not in text
+
+
+def test_the_ttfo_line_says_how_many_answered() -> None:
+    # Two requests reasoned until they were cut off (as a reasoning model on vLLM does when max_tokens ends
+    # its thinking): no TTFO; the percentiles are over the one that answered, and the line says so.
+    records = [rec(0, d=0, chunks=[10, 20], reasoning_ns=10 * MS, answer_ns=20 * MS),
+               rec(1, d=0, chunks=[10, 30], reasoning_ns=10 * MS),
+               rec(2, d=0, chunks=[15, 40], reasoning_ns=15 * MS)]
+    summary = summarize(records, SummaryConfig(), {})
+    assert summary["latency"]["ttfo_s"]["count"] == 1
+    lines = format_summary(summary).splitlines()
+    assert any(line.startswith("reasoning: 3 of 3 reasoned, 1 answered; p50/p99 ms: TTFO 20.0/20.0 ") for line in lines)

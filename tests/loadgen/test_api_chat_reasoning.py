@@ -100,3 +100,39 @@ async def test_arguments_sent_as_an_object_are_kept_as_json_text() -> None:
                                    calls_out=calls)
     assert record.status == "ok" and record.tool_calls == 1
     assert calls == [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x":1}'}}]
+
+
+def vllm_usage(completion: int, reasoning: int) -> dict[str, Any]:
+    """vLLM's running usage with `--reasoning-parser deepseek_r1`: its reasoning count takes only tokens
+    after a `<think>` the model generated, so a model whose thinking the prompt opened gets 0 or a part."""
+    return {**usage(53, completion), "completion_tokens_details": {"reasoning_tokens": reasoning}}
+
+
+async def test_a_servers_count_below_the_reasoning_chunks_streamed_is_not_taken() -> None:
+    # As vLLM 0.32 streams it (running usage with its reasoning count): four reasoning chunks, then the
+    # answer (the `</think>` token before it sent no delta); the usage says 1 reasoning token although
+    # four reasoning chunks, each at least one token, came first.
+    record, _ = await send("chat", [Send(head()), Send(sse(
+        chat_chunk(role="assistant", content="", usage=vllm_usage(0, 0)),
+        chat_chunk(reasoning_content="a", usage=vllm_usage(1, 0)),
+        chat_chunk(reasoning="b", usage=vllm_usage(2, 0)), chat_chunk(reasoning="c", usage=vllm_usage(3, 0)),
+        chat_chunk(reasoning="d", usage=vllm_usage(4, 1)), chat_chunk("e", finish_reason="length", usage=vllm_usage(6, 1)),
+        {"choices": [], "usage": vllm_usage(6, 1)}) + chunk(DONE) + END)])
+    assert record.status == "ok" and len(record.chunk_ns) == 5 and record.answer_ns == record.chunk_ns[4]
+    assert (record.reasoning_tokens, record.reasoning_tokens_source) == (4, "usage_delta")
+    assert record.output_tokens == 6
+
+
+async def test_a_request_that_never_answered_keeps_the_streams_count_over_a_smaller_servers() -> None:
+    # vLLM 0.32, a stream that never left reasoning (finish length): empty reasoning deltas (a generated
+    # `<think>`, a byte that completes no character) put 5 tokens in 3 reasoning chunks; vLLM counted only
+    # the 3 tokens after the `<think>`. The stream shows all 5 went to reasoning, none to an answer.
+    record, _ = await send("chat", [Send(head()), Send(sse(
+        chat_chunk(role="assistant", content="", usage=vllm_usage(0, 0)),
+        chat_chunk(reasoning="a", usage=vllm_usage(1, 0)), chat_chunk(reasoning="", usage=vllm_usage(2, 0)),
+        chat_chunk(reasoning="b", usage=vllm_usage(3, 1)), chat_chunk(reasoning="", usage=vllm_usage(4, 2)),
+        chat_chunk(reasoning="c", finish_reason="length", usage=vllm_usage(5, 3)),
+        {"choices": [], "usage": vllm_usage(5, 3)}) + chunk(DONE) + END)])
+    assert record.status == "ok" and record.answer_ns is None and record.chunk_tokens == [1, 2, 2]
+    assert (record.reasoning_tokens, record.reasoning_tokens_source) == (5, "usage_delta")
+    assert record.output_tokens == 5
