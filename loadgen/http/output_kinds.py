@@ -14,7 +14,10 @@ reasoning (`reasoning_at`) and which were tool-call deltas (`tool_at`). From tho
   taken: vLLM's `deepseek_r1` parser counts only tokens after a `<think>` the model itself generated, so a
   model whose prompt opened the thinking gets 0 or a fraction of its reasoning counted. Nor is a count
   below the stream's own in a request that streamed no answer (its every content chunk reasoning): the
-  server's count would leave answer tokens that never appeared.
+  server's count would leave answer tokens that never appeared. And where the per-chunk counts are the
+  server's own for every chunk (running usage, `usage_delta`; its per-chunk count, `server`), their sum
+  over the reasoning chunks wins over a final detail that disagrees: vLLM's count was seen both above and
+  below what its own running usage showed before the first answer delta (86 against ~190, 147 against ~100).
   None when neither is known (a request that streamed no reasoning and whose server said nothing).
 """
 
@@ -23,6 +26,10 @@ from __future__ import annotations
 from typing import Any
 
 from metrics.records.record import RequestRecord
+
+# Per-chunk token counts the server itself gave for every chunk (running usage, its own per-chunk count):
+# their sum over the reasoning chunks is what it spent reasoning, whatever its final detail says.
+EXACT_PER_CHUNK = frozenset({"usage_delta", "server"})
 
 
 def fill_output_kinds(record: RequestRecord, reasoning_at: list[int], tool_at: list[int], tool_calls: int,
@@ -57,6 +64,8 @@ def reasoning_tokens(reasoning_at: list[int], chunk_tokens: list[int] | None, to
     counted = None
     if reasoning_at and chunk_tokens is not None and len(chunk_tokens) > reasoning_at[-1]:
         counted = sum(chunk_tokens[i] for i in reasoning_at)
+    if counted is not None and token_source in EXACT_PER_CHUNK and told != counted:
+        return counted, token_source  # the server's own running count, chunk by chunk, over its own deltas
     if type(told) is int and told >= len(reasoning_at) and (answered or counted is None or told >= counted):
         return told, "usage"
     return (counted, token_source) if counted is not None else (None, None)

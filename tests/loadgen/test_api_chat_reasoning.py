@@ -136,3 +136,18 @@ async def test_a_request_that_never_answered_keeps_the_streams_count_over_a_smal
     assert record.status == "ok" and record.answer_ns is None and record.chunk_tokens == [1, 2, 2]
     assert (record.reasoning_tokens, record.reasoning_tokens_source) == (5, "usage_delta")
     assert record.output_tokens == 5
+
+
+async def test_the_servers_running_count_wins_over_a_final_detail_that_disagrees() -> None:
+    # vLLM 0.32 with deepseek_r1, a request that answered: running usage shows 5 tokens in the reasoning
+    # deltas (the `</think>` token's count rides on the first answer delta), the final detail says 7 (it was
+    # seen both above and below the stream's own count): the server's per-delta count wins.
+    record, _ = await send("chat", [Send(head()), Send(sse(
+        chat_chunk(role="assistant", content="", usage=vllm_usage(0, 0)),
+        chat_chunk(reasoning="a", usage=vllm_usage(2, 0)), chat_chunk(reasoning="b", usage=vllm_usage(4, 0)),
+        chat_chunk(reasoning="c", usage=vllm_usage(5, 0)), chat_chunk("x", usage=vllm_usage(7, 0)),
+        chat_chunk("y", finish_reason="length", usage=vllm_usage(8, 7)),
+        {"choices": [], "usage": vllm_usage(8, 7)}) + chunk(DONE) + END)])
+    assert record.status == "ok" and record.chunk_tokens == [2, 2, 1, 2, 1]
+    assert (record.reasoning_tokens, record.reasoning_tokens_source) == (5, "usage_delta")
+    assert record.output_tokens == 8
