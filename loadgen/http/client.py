@@ -26,12 +26,13 @@ import httpx
 
 from loadgen.http import errors
 from loadgen.http.api import api_for
+from loadgen.http.api.url import endpoint_url
 from loadgen.http.body import StreamBody
 from loadgen.http.cancel import event_feed, make_watchdog, planned_close
 from loadgen.http.chunks import ChunkAccumulator
 from loadgen.http.deadlines import Watchdog
 from loadgen.http.failures import error_body, from_httpx, timeout_message
-from loadgen.http.payload import encode_body, endpoint_url
+from loadgen.http.payload import encode_body
 from loadgen.http.sse import DEFAULT_MAX_EVENT_BYTES
 from loadgen.http.transport import RECEIVE_CLOCK, FastTransport, request_head_template
 from loadgen.spec.redact import credential_parts, redact

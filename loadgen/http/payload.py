@@ -42,22 +42,6 @@ def needs_tls(url: str) -> bool:
     return urlsplit(url).scheme.lower() != "http"
 
 
-def endpoint_url(base_url: str, endpoint: str) -> str:
-    """`http://host:8000`, `.../v1`, `.../v1/` or `http://host/prefix[/v1]` → the endpoint's full URL."""
-    parts = urlsplit(base_url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"base URL must look like http://host:port[/v1], got {base_url!r}")
-    if parts.query or parts.fragment:
-        raise ValueError(f"base URL must not carry a query or fragment, got {base_url!r}")
-    from loadgen.http.api import api_for  # the registry imports this module
-
-    api = api_for(endpoint)  # ValueError for an unknown one
-    path = parts.path.rstrip("/")
-    if not path.endswith("/v1"):
-        path += "/v1"
-    return f"{parts.scheme}://{parts.netloc}{path}/{api.path}"
-
-
 def chat_messages(item: WorkItem) -> list[dict[str, Any]]:
     if item.messages:
         return item.messages

@@ -20,7 +20,8 @@ import httpx
 import numpy as np
 
 from loadgen.http.api import Api, api_for
-from loadgen.http.payload import endpoint_url, needs_tls
+from loadgen.http.api.url import endpoint_url
+from loadgen.http.payload import needs_tls
 from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
 from loadgen.workload.text import WORDS, random_words
 

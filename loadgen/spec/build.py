@@ -135,7 +135,8 @@ def _url(url: str | None, endpoint: str) -> tuple[str | None, str | None]:
     """(the URL as it may be stored, the URL as given when that differs: it carries credentials or a query)."""
     if url is None:
         return None, None
-    from loadgen.http.payload import endpoint_url, public_url
+    from loadgen.http.api.url import endpoint_url
+    from loadgen.http.payload import public_url
 
     endpoint_url(url, endpoint if endpoint in ENDPOINTS else "chat")  # ValueError: a usage error
     shown = public_url(url)

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from loadgen.http.api import api_for, api_names
-from loadgen.http.payload import encode_body, endpoint_url
+from loadgen.http.api.url import endpoint_url
+from loadgen.http.payload import encode_body
 from loadgen.http.tools import check_tools, parse_tool_choice, read_tools
 from loadgen.types import ClientConfig, Endpoint, WorkItem
 

@@ -6,7 +6,8 @@ import orjson
 import pytest
 
 import loadgen.http.errors as errors
-from loadgen.http.payload import encode_body, endpoint_url, merge_body, request_body
+from loadgen.http.api.url import endpoint_url
+from loadgen.http.payload import encode_body, merge_body, request_body
 from loadgen.types import ClientConfig, WorkItem
 
 
