@@ -65,10 +65,16 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     need("prometheus")
     tmp = tmp_path_factory.mktemp("prom")
     port = free_port()
-    # Some injected HTTP 500s, so the error panels have errors to show.
-    with embedded_server(["--fault-500", "0.15", "--fault-seed", "1"]) as server, prometheus(_config(tmp, port, server), tmp) as prom_url:
+    # Some injected HTTP 500s, so the error panels have errors to show; a reasoning model that calls a
+    # tool now and then, so the reasoning and tool-call panels do.
+    tools = tmp / "tools.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {
+        "name": "lookup", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]))
+    server_args = ["--fault-500", "0.15", "--fault-seed", "1", "--reasoning-tokens", "4", "--tool-call-rate", "0.3"]
+    with embedded_server(server_args) as server, prometheus(_config(tmp, port, server), tmp) as prom_url:
         out = tmp / "run"
         cmd = [sys.executable, "-c", "from loadgen.cli import main; main()", "run", "--url", server,
+               "--tools", str(tools),
                "--duration", f"{RUN_S}s", "--rate", "5", "--prompt-tokens", "uniform:16:600", "--output-tokens", "16",
                "--tag", "scenario=integration", "--slo", "ttft=1ms", "--slo", "tpot=1s", "--quiet",
                "--metrics-port", str(port), "--metrics-linger", "5s", "--server-metrics-interval", "1s",
