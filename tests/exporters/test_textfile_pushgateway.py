@@ -21,6 +21,9 @@ from tests.exporters._records import random_records
 from tests.servers.scripted import closed_port
 
 _free_port = _prom_procs.free_port
+# Runs against the embedded reference server use its sim engine: these tests are about pushing, and it
+# starts in a quarter of the torch engine's time.
+SIM = "--server-arg=--engine=sim"
 
 
 def _metrics(run_id: str = "run-1") -> RunMetrics:
@@ -202,7 +205,7 @@ def test_goodput_run_with_credentials_in_the_pushgateway_url(tmp_path: Path, cap
     with pushgateway(tmp_path, basic_auth=True) as url:
         out = tmp_path / "run"
         gateway = f"http://{TEST_USER}:{TEST_PASSWORD}@{url.removeprefix('http://')}"
-        code = run_cli(["run", "--requests", "3", "--rate", "50", "--output-tokens", "4", "--quiet",
+        code = run_cli(["run", SIM, "--requests", "3", "--rate", "50", "--output-tokens", "4", "--quiet",
                         "--server-metrics", "none", "--pushgateway", gateway, "--output", str(out)])
         printed = capfd.readouterr()
         assert code == 0, printed.err
@@ -230,7 +233,7 @@ def test_goodput_run_pushes_and_deletes(tmp_path: Path) -> None:
                 for f in text_string_to_metric_families(text) for s in f.samples if s.name == "goodput_requests_total"}
 
     with pushgateway(tmp_path) as url:
-        base = ["run", "--requests", "4", "--rate", "50", "--output-tokens", "4", "--quiet", "--server-metrics", "none",
+        base = ["run", SIM, "--requests", "4", "--rate", "50", "--output-tokens", "4", "--quiet", "--server-metrics", "none",
                 "--pushgateway", url, "--pushgateway-job", "gp-cli"]
         assert run_cli([*base, "--output", str(tmp_path / "kept")]) == 0
         assert groups(url) == {("gp-cli", "kept", "0")}
