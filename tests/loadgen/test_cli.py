@@ -257,7 +257,7 @@ def test_credentials_in_the_url_are_never_written(tmp_path: Path) -> None:
     from loadgen.run.embedded import embedded_server
 
     out = tmp_path / "run"
-    with embedded_server([]) as url:
+    with embedded_server(["--engine=sim"]) as url:
         secret_url = url.replace("http://", "http://scott:tiger-pass@")
         proc = subprocess.run([GOODPUT, "run", "--url", secret_url, "--requests", "2", "--rate", "20",
                                "--output-tokens", "4", "--quiet", "--server-metrics-interval", "0.2s",
