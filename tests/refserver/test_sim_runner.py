@@ -103,16 +103,18 @@ def test_steps_chain_to_absolute_deadlines_so_bookkeeping_does_not_accumulate(
 
 
 def test_ttft_grows_with_prompt_length() -> None:
-    ttfts = []
+    planned = []
     for n in (256, 2048, 8000):
         engine = _engine(max_num_batched_tokens=2048)
         engine.add_request("r", _prompt(n), SamplingParams(max_tokens=1))
         event = _drain(engine)["r"][0]
         assert event.first_token_s is not None
-        ttfts.append(event.first_token_s - event.arrival_s)
-        assert ttfts[-1] >= sum(_runner(engine).pacing.planned_s) - 0.002
-    assert ttfts[0] < ttfts[1] < ttfts[2]
-    assert ttfts[2] > 2 * ttfts[1]  # planned ~4x: 4x the matmul work plus a larger T² term
+        planned.append(sum(_runner(engine).pacing.planned_s))
+        assert event.first_token_s - event.arrival_s >= planned[-1] - 0.002  # the wall clock waits for the plan
+    # The growth is judged on the runner's own plan (the prefill chunks it paced), not on wall-clock TTFTs,
+    # which a busy host inflates by tens of ms (the 2048-token one is ~33 ms).
+    assert planned[0] < planned[1] < planned[2]
+    assert planned[2] > 2 * planned[1]  # ~4x: 4x the matmul work plus a larger T² term
 
 
 def _mean_itl(engine: LLMEngine, rids: list[str]) -> float:
