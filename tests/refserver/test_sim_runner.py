@@ -136,8 +136,13 @@ def test_itl_grows_with_batch_size() -> None:
     planned_single = time_bound(decode_step_cost(LLAMA8, [4000]), H100).seconds
     planned_batched = time_bound(decode_step_cost(LLAMA8, [4000] * 64), H100).seconds
     assert planned_batched > 2 * planned_single  # each sequence reads its own 4000-token KV every step
-    assert itl_single >= planned_single * 0.9
-    assert itl_batched > 1.5 * itl_single
+    # The runner paced its last decode steps (all 64 sequences, or the one) by that plan; on the wall clock
+    # each ITL is at least its plan. (Wall-clock ITLs are not compared with each other: a busy host adds
+    # tens of ms to either.)
+    last_single = list(_runner(single).pacing.planned_s)[-5:]
+    last_batched = list(_runner(batched).pacing.planned_s)[-5:]
+    assert min(last_batched) > 1.5 * max(last_single)
+    assert itl_single >= planned_single * 0.9 and itl_batched >= min(last_batched) * 0.9
     assert batched.stats().prefix_hit_tokens > 0
 
 
@@ -146,12 +151,16 @@ def test_prefix_cache_hit_cuts_ttft() -> None:
     prompt = _prompt(6000)
     engine.add_request("cold", prompt, SamplingParams(max_tokens=1))
     cold = _drain(engine)["cold"][0]
+    cold_planned = sum(_runner(engine).pacing.planned_s)
     engine.add_request("warm", prompt, SamplingParams(max_tokens=1))
     warm = _drain(engine)["warm"][0]
+    warm_planned = sum(_runner(engine).pacing.planned_s) - cold_planned
     assert cold.num_cached_tokens == 0 and warm.num_cached_tokens >= 5984
     assert cold.first_token_s is not None and warm.first_token_s is not None
-    cold_ttft, warm_ttft = cold.first_token_s - cold.arrival_s, warm.first_token_s - warm.arrival_s
-    assert warm_ttft < cold_ttft / 3
+    # Judged on the runner's plan (a busy host adds tens of ms to a ~3 ms wall-clock TTFT); the cold TTFT
+    # on the wall clock is at least its plan.
+    assert warm_planned < cold_planned / 3
+    assert cold.first_token_s - cold.arrival_s >= cold_planned - 0.002
 
 
 def test_preemption_under_a_tiny_kv_pool_still_completes_every_request() -> None:
