@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test install mutate
+.PHONY: demo test test-shuffled install mutate
 
 install: $(VENV)/.installed
 
@@ -24,6 +24,17 @@ test: install
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest -q -rs
+
+# The same suite in a shuffled order (pytest-randomly), to catch tests that depend on the ones before them.
+# pytest-randomly activates itself wherever it is installed, so it lives outside the venv's site-packages,
+# in a throwaway folder put on PYTHONPATH for this target only. Repeat an order: make test-shuffled SEED=N.
+RANDOMLY_DIR := $(VENV)/randomly
+$(RANDOMLY_DIR)/pytest_randomly: $(VENV)/.installed
+	$(PY) -m pip install -q --no-deps --target $(RANDOMLY_DIR) pytest-randomly
+	touch $@
+
+test-shuffled: install $(RANDOMLY_DIR)/pytest_randomly
+	PYTHONPATH=$(RANDOMLY_DIR) $(PY) -m pytest -q -rs -p randomly $(if $(SEED),--randomly-seed=$(SEED))
 
 # Mutation testing (mutmut 3; slow, so not part of `make test` or CI), one module at a time in its own copy
 # of the tree under build/mutate/ (bench/mutate.py lists the modules and their tests). Some modules only:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -15,20 +16,33 @@ from bench.server_processes import ServerProcess, first_difference, refserver_pr
 BUSY = "import time\nwhile True: sum(range(1000))"
 
 
+def _state(pid: int) -> str:
+    """The process's scheduler state from /proc ('R' running, 'S' sleeping, 'T' stopped, ...)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def _until(condition: Callable[[], bool], what: str, timeout_s: float = 60.0) -> None:
+    """Wait for an observable state, not a fixed time: a busy host may give the child little CPU."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"never reached: {what}"
+        time.sleep(0.02)
+
+
 def test_a_paused_server_spends_no_cpu(tmp_path: Path) -> None:
     server = ServerProcess("busy", [sys.executable, "-c", BUSY], tmp_path / "busy.log")
     server.proc = subprocess.Popen(server.command, start_new_session=True)
+    pid = server.proc.pid
     try:
-        time.sleep(0.5)
+        _until(lambda: server.cpu_s() > 0.05, "the child spends CPU")
         server.pause()
-        time.sleep(0.2)  # a stop is delivered asynchronously
+        _until(lambda: _state(pid) == "T", "the child is stopped")  # a stop is delivered asynchronously
         paused_at = server.cpu_s()
         time.sleep(0.8)
-        assert server.cpu_s() - paused_at < 0.05
+        assert server.cpu_s() - paused_at < 0.05  # stopped: no CPU (a running child would spend some)
         server.resume()
         resumed_at = server.cpu_s()
-        time.sleep(0.8)
-        assert server.cpu_s() - resumed_at > 0.1
+        _until(lambda: server.cpu_s() - resumed_at > 0.1, "the resumed child spends CPU again")
     finally:
         server.stop()
     assert server.proc.returncode is not None

@@ -25,7 +25,7 @@ import pytest
 from loadgen.run.embedded import embedded_server
 from metrics.records.record import RequestRecord, read_records
 from tests.dashboards._names import DASHBOARDS, Expr, dashboard_exprs, rule_exprs, variable_queries
-from tests.exporters._prom_procs import free_port, need, prometheus
+from tests.exporters._prom_procs import ATTEMPTS, free_port, need, prometheus
 from tests.exporters._quantiles import check_quantile, latency_samples
 
 pytestmark = pytest.mark.slow
@@ -72,16 +72,23 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "name": "lookup", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]))
     server_args = ["--fault-500", "0.15", "--fault-seed", "1", "--reasoning-tokens", "4", "--tool-call-rate", "0.3"]
     with embedded_server(server_args) as server, prometheus(_config(tmp, port, server), tmp) as prom_url:
-        out = tmp / "run"
-        cmd = [sys.executable, "-c", "from loadgen.cli import main; main()", "run", "--url", server,
-               "--tools", str(tools),
-               "--duration", f"{RUN_S}s", "--rate", "5", "--prompt-tokens", "uniform:16:600", "--output-tokens", "16",
-               "--tag", "scenario=integration", "--slo", "ttft=1ms", "--slo", "tpot=1s", "--quiet",
-               "--metrics-port", str(port), "--metrics-linger", "5s", "--server-metrics-interval", "1s",
-               "--max-failed", "100%", "--output", str(out)]  # the injected 500s may exceed the default limit
-        started = time.time()
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
-        ended = time.time()
+        for attempt in range(ATTEMPTS):
+            out = tmp / f"run-{attempt}"
+            cmd = [sys.executable, "-c", "from loadgen.cli import main; main()", "run", "--url", server,
+                   "--tools", str(tools), "--duration", f"{RUN_S}s", "--rate", "5", "--prompt-tokens", "uniform:16:600", "--output-tokens",
+                   "16", "--tag", "scenario=integration", "--slo", "ttft=1ms", "--slo", "tpot=1s", "--quiet",
+                   "--metrics-port", str(port), "--metrics-linger", "5s", "--server-metrics-interval", "1s",
+                   "--max-failed", "100%", "--output", str(out)]  # the injected 500s may exceed the default limit
+            started = time.time()
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
+            ended = time.time()
+            # Prometheus must know the run's port before the run starts, so the run cannot bind port 0: a
+            # port taken since free_port() chose it is replaced, and Prometheus reloads its targets.
+            if "cannot serve metrics" not in proc.stderr or attempt == ATTEMPTS - 1:
+                break
+            port = free_port()
+            _config(tmp, port, server)
+            assert httpx.post(f"{prom_url}/-/reload", timeout=30).status_code == 200
         assert proc.returncode == 0, proc.stdout + proc.stderr
         yield Stack(prom_url, _last_scraped(prom_url, started, ended), out)
 

@@ -1,6 +1,7 @@
 """The HTML reports in a real browser: Debian's headless Chromium loads each kind of report from a file
 URL with networking off, logs no console error, tries no request, and every chart container has drawn
-its marks. Reports of real runs: `goodput run` with no --url (the embedded reference server), a run
+its marks. Reports of real runs: `goodput run` with no --url (the embedded reference server, on its sim
+engine: the pages do not depend on the torch model, which takes four times as long to start), a run
 against it with most requests failing by fault injection, and `goodput compare` of the two.
 
 Each test saves a full-page screenshot under its pytest tmp dir and prints the path (`pytest -s` shows
@@ -25,7 +26,7 @@ pytestmark = [
 ]
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
-SMALL_RUN = ["--requests", "30", "--rate", "10", "--prompt-tokens", "64", "--output-tokens", "32",
+SMALL_RUN = ["--server-arg=--engine=sim", "--requests", "30", "--rate", "10", "--prompt-tokens", "64", "--output-tokens", "32",
              "--slo", "ttft=300ms", "--slo", "tpot=30ms", "--server-metrics-interval", "0.5s", "--quiet"]
 FAULTS = ["--server-arg=--fault-500", "--server-arg=0.45", "--server-arg=--fault-disconnect", "--server-arg=0.2",
           "--server-arg=--fault-malformed", "--server-arg=0.15", "--max-failed", "100%"]  # failures are the point

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import socket
 from dataclasses import dataclass
 
@@ -28,8 +29,18 @@ def _exposition(metrics: RunMetrics) -> str:
     return generate_latest(metrics.registry).decode()
 
 
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
+    """Every sample of an exposition by name: parsed once, since a test reads many names of one text."""
+    by_name: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            by_name.setdefault(s.name, []).append((s.labels, s.value))
+    return by_name
+
+
 def _samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
-    return [(s.labels, s.value) for f in text_string_to_metric_families(text) for s in f.samples if s.name == name]
+    return [(dict(labels), value) for labels, value in _parsed(text).get(name, [])]
 
 
 def test_bucket_ladders_span_1ms_to_minutes_and_include_every_threshold() -> None:

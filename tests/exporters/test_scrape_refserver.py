@@ -19,12 +19,16 @@ from refserver.server_metrics import REQUEST_LATENCY_BUCKETS, TTFT_BUCKETS
 from tests.exporters._quantiles import check_quantile
 
 N = 40
+# The sim engine: the reference server's real scheduler, KV blocks, prefix cache, /metrics and timing
+# extension, steps paced by the roofline instead of computed by torch. These tests are about what the
+# server reports, not about the torch model, and the sim engine starts in a quarter of the time.
+SIM = "--server-arg=--engine=sim"
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], list[RequestRecord]]:
     out = tmp_path_factory.mktemp("scrape") / "run"
-    code = run_cli(["run", "--requests", str(N), "--rate", "20", "--prompt-tokens", "uniform:32:200",
+    code = run_cli(["run", SIM, "--requests", str(N), "--rate", "20", "--prompt-tokens", "uniform:32:200",
                     "--output-tokens", "24", "--prefix-groups", "2", "--prefix-tokens", "96", "--quiet",
                     "--server-metrics-interval", "0.5s", "--output", str(out)])
     assert code == 0
@@ -77,7 +81,7 @@ def test_gauge_series_and_textfile_are_saved(run: tuple[Path, dict[str, Any], li
 
 def test_server_metrics_none_scrapes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert run_cli(["run", "--requests", "3", "--rate", "50", "--output-tokens", "4", "--quiet",
+    assert run_cli(["run", SIM, "--requests", "3", "--rate", "50", "--output-tokens", "4", "--quiet",
                     "--server-metrics", "none", "--output", str(out)]) == 0
     assert "prometheus" not in json.loads((out / "summary.json").read_text())["server"]
     assert not (out / SERIES_FILE).exists() and (out / "metrics.prom").exists()

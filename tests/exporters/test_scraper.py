@@ -25,6 +25,7 @@ vllm:num_requests_running {n}
 
 class _Handler(BaseHTTPRequestHandler):
     scrapes = 0
+    during = threading.Event()  # set at the second scrape: the first background one, after the 'before'
 
     def do_GET(self) -> None:
         if self.path != "/metrics":
@@ -32,6 +33,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         type(self).scrapes += 1
         n = type(self).scrapes
+        if n >= 2:
+            type(self).during.set()
         body = PARTIAL.format(n=n, s=n * 0.05).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
@@ -46,6 +49,7 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     _Handler.scrapes = 0
+    _Handler.during.clear()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -65,11 +69,13 @@ def test_metrics_url_sits_next_to_v1() -> None:
 def test_before_during_after_and_absent(server: str, tmp_path: Path) -> None:
     scraper = ServerScraper(f"{server}/metrics", interval_s=0.05)
     scraper.start()
-    threading.Event().wait(0.3)  # a few background scrapes; their number does not matter
+    # Wait for a background scrape (the server saw it), not a fixed time: under load a fixed 0.3 s may hold
+    # none. Their number does not matter: every figure below is checked against n, whatever it is.
+    assert _Handler.during.wait(60)
     scraper.stop()
     section = scraper.section()
     n = len(scraper.snapshots)
-    assert n >= 2 and section["scrapes"] == n and section["failed_scrapes"] == 0
+    assert n >= 3 and section["scrapes"] == n and section["failed_scrapes"] == 0
     ttft = section["histograms"]["ttft_s"]
     assert ttft["count"] == n - 1  # the server's count went 1 → n
     assert ttft["sum"] == pytest.approx((n - 1) * 0.05)

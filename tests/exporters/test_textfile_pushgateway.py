@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import httpx
@@ -14,8 +15,15 @@ from exporters.prometheus.pushgateway import PushTarget, delete, push, split_cre
 from exporters.prometheus.textfile import TEXTFILE, write_textfile
 from loadgen.run.prometheus import parse_prom_options
 from metrics.slo import parse_slo
+from tests.exporters import _prom_procs
 from tests.exporters._prom_procs import TEST_PASSWORD, TEST_USER, pushgateway
 from tests.exporters._records import random_records
+from tests.servers.scripted import closed_port
+
+_free_port = _prom_procs.free_port
+# Runs against the embedded reference server use its sim engine: these tests are about pushing, and it
+# starts in a quarter of the torch engine's time.
+SIM = "--server-arg=--engine=sim"
 
 
 def _metrics(run_id: str = "run-1") -> RunMetrics:
@@ -111,10 +119,30 @@ def test_a_push_target_never_takes_a_url_with_credentials() -> None:
 
 
 def test_push_failure_is_a_clear_error_without_credentials() -> None:
-    target = PushTarget(url="http://127.0.0.1:9", run_id="r", username="alice", password="s3cret")
-    with pytest.raises(RuntimeError, match="Pushgateway") as info:
-        push(target, _metrics().registry)
+    with closed_port() as port:
+        target = PushTarget(url=f"http://127.0.0.1:{port}", run_id="r", username="alice", password="s3cret")
+        with pytest.raises(RuntimeError, match="Pushgateway") as info:
+            push(target, _metrics().registry)
     assert "s3cret" not in str(info.value)
+
+
+def test_a_pushgateway_whose_port_was_taken_starts_on_another(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper's retry: the Pushgateway is told its port before it starts (it cannot bind port 0 and
+    report it), and another process may take that port in between; here one does, on purpose."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        chosen: list[int] = []
+
+        def first_taken() -> int:
+            chosen.append(taken.getsockname()[1] if not chosen else _free_port())
+            return chosen[-1]
+
+        monkeypatch.setattr(_prom_procs, "free_port", first_taken)
+        with pushgateway(tmp_path) as url:
+            assert httpx.get(f"{url}/-/ready", timeout=10).status_code == 200
+        assert len(chosen) == 2 and url == f"http://127.0.0.1:{chosen[1]}"
 
 
 def test_push_scrape_delete(tmp_path: Path) -> None:
@@ -177,7 +205,7 @@ def test_goodput_run_with_credentials_in_the_pushgateway_url(tmp_path: Path, cap
     with pushgateway(tmp_path, basic_auth=True) as url:
         out = tmp_path / "run"
         gateway = f"http://{TEST_USER}:{TEST_PASSWORD}@{url.removeprefix('http://')}"
-        code = run_cli(["run", "--requests", "3", "--rate", "50", "--output-tokens", "4", "--quiet",
+        code = run_cli(["run", SIM, "--requests", "3", "--rate", "50", "--output-tokens", "4", "--quiet",
                         "--server-metrics", "none", "--pushgateway", gateway, "--output", str(out)])
         printed = capfd.readouterr()
         assert code == 0, printed.err
@@ -205,7 +233,7 @@ def test_goodput_run_pushes_and_deletes(tmp_path: Path) -> None:
                 for f in text_string_to_metric_families(text) for s in f.samples if s.name == "goodput_requests_total"}
 
     with pushgateway(tmp_path) as url:
-        base = ["run", "--requests", "4", "--rate", "50", "--output-tokens", "4", "--quiet", "--server-metrics", "none",
+        base = ["run", SIM, "--requests", "4", "--rate", "50", "--output-tokens", "4", "--quiet", "--server-metrics", "none",
                 "--pushgateway", url, "--pushgateway-job", "gp-cli"]
         assert run_cli([*base, "--output", str(tmp_path / "kept")]) == 0
         assert groups(url) == {("gp-cli", "kept", "0")}

@@ -17,6 +17,7 @@ import pytest
 
 from loadgen.cli import run_cli
 from metrics.capacity_search.search import round_rate
+from tests.servers.scripted import closed_port
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
 # The sim engine on a slow GPU preset: steps of tens of milliseconds, so a capacity of a few tens of
@@ -101,21 +102,28 @@ def test_capacity_threshold_failure_exits_99(tmp_path: Path, capsys: pytest.Capt
     assert json.loads((out / "capacity.json").read_text())["capacity"]["points"] == 2
 
 
+def _records_after_first_point(out: Path) -> bool:
+    """A record line in a point other than the first one capacity.json shows done."""
+    try:
+        first = json.loads((out / "capacity.json").read_text())["points"][0]["label"]
+    except (OSError, ValueError, KeyError, IndexError):
+        return False
+    return any(path.parent.name != first and path.read_bytes().count(b"\n") >= 1
+               for path in (out / "points").glob("*/records.jsonl"))
+
+
 def test_interrupt_keeps_what_was_measured(tmp_path: Path) -> None:
     out = tmp_path / "cap"
     proc = subprocess.Popen([GOODPUT, "capacity", "--min-rate", "2", "--max-rate", "20", "--point-duration", "2s",
                              "--output", str(out), *SIM], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
+        # SIGINT once a second probe has a record (an observable event, not a fixed sleep after the first
+        # probe's row, which a loaded host might spend before the second probe even starts).
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if json.loads((out / "capacity.json").read_text())["points"]:
-                    break
-            except (OSError, ValueError, KeyError):
-                pass
-            time.sleep(0.1)
-        time.sleep(0.5)
+        while not _records_after_first_point(out):
+            assert proc.poll() is None and time.monotonic() < deadline, "no second probe started"
+            time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
     finally:
@@ -131,8 +139,10 @@ def test_interrupt_keeps_what_was_measured(tmp_path: Path) -> None:
 
 def test_a_server_that_refuses_connections_stops_the_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cap"
-    code = run_cli(["capacity", "--url", "http://127.0.0.1:9", "--model", "m", "--slo", "ttft=1s", "--max-rate", "8",
-                    "--point-requests", "3", "--output", str(out), "--server-metrics", "none", "--quiet"])
+    with closed_port() as port:  # bound and not listening: every connection is refused
+        code = run_cli(["capacity", "--url", f"http://127.0.0.1:{port}", "--model", "m", "--slo", "ttft=1s",
+                        "--max-rate", "8", "--point-requests", "3", "--output", str(out), "--server-metrics", "none",
+                        "--quiet"])
     assert code == 1  # not "fails at every rate": nothing was learnt about attainment
     err = capsys.readouterr().err
     assert "01-rate-4 ended with a runtime error" in err

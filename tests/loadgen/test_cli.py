@@ -118,8 +118,11 @@ def test_embedded_run_then_report_rebuilds_the_same_summary(tmp_path: Path) -> N
 
 
 def _start_long_run(out: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([GOODPUT, "run", "--duration", "120s", "--rate", "4", "--prompt-tokens", "20",
-                             "--output-tokens", "400", "--quiet", "--grace", "1s", "--output", str(out)],
+    # The sim engine: these tests are about signals and files, not the model, and it starts and serves its
+    # first records in a fraction of the torch engine's time on a loaded host.
+    return subprocess.Popen([GOODPUT, "run", "--server-arg=--engine=sim", "--duration", "120s", "--rate", "4",
+                             "--prompt-tokens", "20", "--output-tokens", "400", "--quiet", "--grace", "1s",
+                             "--output", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -257,7 +260,7 @@ def test_credentials_in_the_url_are_never_written(tmp_path: Path) -> None:
     from loadgen.run.embedded import embedded_server
 
     out = tmp_path / "run"
-    with embedded_server([]) as url:
+    with embedded_server(["--engine=sim"]) as url:
         secret_url = url.replace("http://", "http://scott:tiger-pass@")
         proc = subprocess.run([GOODPUT, "run", "--url", secret_url, "--requests", "2", "--rate", "20",
                                "--output-tokens", "4", "--quiet", "--server-metrics-interval", "0.2s",
@@ -274,8 +277,9 @@ def test_metrics_prom_counts_the_same_window_as_the_summary(tmp_path: Path) -> N
     from prometheus_client.parser import text_string_to_metric_families
 
     out = tmp_path / "run"
-    proc = subprocess.run([GOODPUT, "run", "--requests", "20", "--rate", "20", "--cooldown", "0.3s",
-                           "--output-tokens", "8", "--quiet", "--server-metrics", "none", "--output", str(out)],
+    proc = subprocess.run([GOODPUT, "run", "--server-arg=--engine=sim", "--requests", "20", "--rate", "20",
+                           "--cooldown", "0.3s", "--output-tokens", "8", "--quiet", "--server-metrics", "none",
+                           "--output", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())

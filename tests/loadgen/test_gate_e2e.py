@@ -2,8 +2,10 @@
 first-token delay that `gate` and `compare` flag, and abort-on-fail stopping a run against a server that
 fails half its requests.
 
-The injected delay (250 ms) is many times the run-to-run noise of a busy 2-core machine (a TTFT p50 of
-~14 ms moving by ~7 ms between identical runs), so these verdicts do not depend on the machine. That
+The server runs its sim engine (the same scheduler and API, steps paced by the roofline: a quarter of the
+torch engine's start-up). The injected delay (250 ms) is many times the run-to-run noise of a busy 2-core
+machine (a TTFT p50 of ~14 ms moving by ~7 ms between identical runs on the torch engine, less on the sim
+engine), so these verdicts do not depend on the machine. That
 noise *not* being flagged is a statistical property of `compare`, tested on synthetic runs with known
 distributions (tests/metrics/test_compare_noise.py, tests/loadgen/test_gate_cli.py), not here: two real
 runs on a shared machine differ by whatever the machine did meanwhile."""
@@ -45,10 +47,10 @@ def _wait(proc: subprocess.Popen[str]) -> tuple[int, str]:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     root = tmp_path_factory.mktemp("gate_e2e")
     dirs = {name: root / name for name in ("base", "cand")}
-    with embedded_server([]) as url:
+    with embedded_server(["--engine=sim"]) as url:
         code, text = _wait(_run(url, dirs["base"], seed=1, requests=38, extra=WARMUP))
         assert code == 0, text
-    with embedded_server([f"--fault-first-token-delay-s={FIRST_TOKEN_DELAY_S}"]) as slow_url:
+    with embedded_server(["--engine=sim", f"--fault-first-token-delay-s={FIRST_TOKEN_DELAY_S}"]) as slow_url:
         code, text = _wait(_run(slow_url, dirs["cand"], seed=1, requests=28, extra=WARMUP))
         assert code == 0, text
     yield dirs
@@ -86,7 +88,7 @@ def test_abort_on_fail_stops_early_with_complete_outputs(tmp_path: Path) -> None
     planned = 400  # 50 s at 8 req/s: the abort must come long before
     proc = subprocess.run(
         [GOODPUT, "run", "--requests", str(planned), *LOAD, "--output", str(out),
-         "--server-arg=--fault-500=0.5", "--server-arg=--fault-seed=3",
+         "--server-arg=--engine=sim", "--server-arg=--fault-500=0.5", "--server-arg=--fault-seed=3",
          "--threshold", "errors:rate < 0.1", "--threshold", "ttft:p(99) < 10s",
          "--abort-on-fail", "--abort-delay", "1s", "--junit", str(junit)],
         capture_output=True, text=True, timeout=240,

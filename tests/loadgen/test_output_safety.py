@@ -31,7 +31,7 @@ SMALL = ["--rate", "50", "--prompt-tokens", "20", "--output-tokens", "4", "--qui
 def server() -> Iterator[str]:
     from loadgen.run.embedded import embedded_server
 
-    with embedded_server([]) as url:
+    with embedded_server(["--engine=sim"]) as url:
         yield url
 
 

@@ -12,6 +12,7 @@ from loadgen.http.probe import ProbeFailed, calibrate, learn_table, tokenize_url
 from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
 from loadgen.workload.text import WORDS, count_bytes
 from tests.refserver.fake_engine import make_app, serve_in_thread
+from tests.servers.scripted import closed_port
 
 
 def byte_table() -> TableCounter:
@@ -85,5 +86,5 @@ async def test_calibration_fits_the_reference_servers_counts(without_tokenize: s
 
 
 async def test_calibration_needs_a_server_that_answers() -> None:
-    with pytest.raises(ProbeFailed):
-        await calibrate("http://127.0.0.1:9", "m", chat=True)
+    with closed_port() as port, pytest.raises(ProbeFailed):
+        await calibrate(f"http://127.0.0.1:{port}", "m", chat=True)

@@ -20,7 +20,7 @@ SHOWN = ["--server-metrics", "none"]  # without --quiet: the prompt-sizing line 
 def server() -> Iterator[str]:
     from loadgen.run.embedded import embedded_server
 
-    with embedded_server([]) as url:
+    with embedded_server(["--engine=sim"]) as url:
         yield url
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from loadgen.cli import run_cli
 from tests.loadgen._stream_server import paced_server
+from tests.servers.scripted import closed_port
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
 
@@ -59,12 +60,6 @@ def _silent_server() -> Iterator[str]:
         yield f"http://127.0.0.1:{silent.getsockname()[1]}"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
@@ -73,8 +68,8 @@ def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_connection_refused_says_nothing_listens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    port = _free_port()  # bound a moment ago, now closed: nothing listens there
-    code = run_cli(["run", "--url", f"http://127.0.0.1:{port}", "--requests", "1", "--output", str(tmp_path / "o")])
+    with closed_port() as port:  # bound and not listening: refused, and no other process can take it
+        code = run_cli(["run", "--url", f"http://127.0.0.1:{port}", "--requests", "1", "--output", str(tmp_path / "o")])
     err = _one_line(capsys)
     assert code == 1 and not (tmp_path / "o").exists()
     assert err == (f"goodput: error: cannot connect to 127.0.0.1:{port}: connection refused (nothing listens "

@@ -164,7 +164,10 @@ def test_interrupt_keeps_finished_points_and_resume_finishes(tmp_path: Path) -> 
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         _wait_for(lambda: _done_points(out) == ["01-rate-4"], 90)
-        time.sleep(0.5)  # inside the second point
+        # Inside the second point: SIGINT once it has written a record (an observable event, not a fixed
+        # sleep that a loaded host might spend before the point starts).
+        second = out / "points" / "02-rate-5" / "records.jsonl"
+        _wait_for(lambda: second.exists() and second.read_bytes().count(b"\n") >= 1, 90)
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
     finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 from typing import Any
 
@@ -28,6 +27,7 @@ class SlowRunner:
 
     def __init__(self, inner: TorchModelRunner) -> None:
         self.inner = inner
+        self.pauses: list[tuple[float, float]] = []  # (start, end) of each step's pause: the runner's own log
 
     @property
     def model_config(self) -> ModelConfig:
@@ -38,7 +38,9 @@ class SlowRunner:
         return self.inner.num_blocks
 
     def execute(self, batch: ScheduledBatch) -> list[int]:
+        start = time.perf_counter()
         time.sleep(STEP_S)
+        self.pauses.append((start, time.perf_counter()))
         return self.inner.execute(batch)
 
 
@@ -66,10 +68,11 @@ async def test_event_loop_keeps_ticking_while_the_engine_steps(model: Any) -> No
         await engine.stop()
     assert sum(len(e.new_token_ids) for e in events) == 5
     assert busy_s >= 5 * STEP_S
-    gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    # A loop blocked by a step would show a gap of at least STEP_S; generous margin for a loaded machine.
-    assert max(gaps) < STEP_S * 0.75, max(gaps)
-    assert len(ticks) >= 20
+    # A loop blocked by a step could not tick during it: each step's pause, as the runner logged it, holds
+    # ticks. (Measured against the runner's own log, not a bound on the gaps, which a loaded host widens.)
+    assert len(runner.pauses) >= 5
+    for start, end in runner.pauses:
+        assert any(start < t < end for t in ticks), (start, end)
 
 
 async def test_build_engine_satisfies_the_protocol_and_serves() -> None:

@@ -59,25 +59,62 @@ def test_single_request_decode_step_equals_the_roofline_formula() -> None:
         # Decode step k feeds output token k; 100 prompt tokens + k earlier outputs are already in KV.
         expected = time_bound(decode_step_cost(LLAMA8, [100 + k]), H100, efficiency=0.5).seconds + 0.0002
         assert duration == pytest.approx(expected, rel=1e-12)
-    # On the wall clock: steps chain to absolute deadlines, so the request cannot end before the sum of
-    # its planned steps after arrival, and lands near it.
+    # On the wall clock the request cannot end before the sum of its planned steps after arrival. How near
+    # it lands depends on the host's load (a descheduled process wakes late), so the upper side is checked
+    # on a virtual clock below, not against a wall-clock constant.
     wall = events[-1].now_s - events[0].arrival_s
-    assert sum(planned) <= wall < sum(planned) + 0.5
+    assert sum(planned) <= wall
     assert [e.new_token_ids[0] for e in events] == list(FILLER_TOKENS[:8])
     assert events[-1].finish_reason == "length"
 
 
+class _VirtualClock:
+    """Stands in for the engine's `time` module: every clock read costs `tick_s` (the engine's own Python
+    bookkeeping between steps, made deterministic) and `sleep` advances the clock by exactly its argument."""
+
+    def __init__(self, tick_s: float) -> None:
+        self.now, self.tick_s = 1000.0, tick_s
+
+    def perf_counter(self) -> float:
+        self.now += self.tick_s
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += max(seconds, 0.0)
+
+
+def test_steps_chain_to_absolute_deadlines_so_bookkeeping_does_not_accumulate(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    tick = 1e-4
+    clock = _VirtualClock(tick)
+    monkeypatch.setattr("refserver.engine.sim_runner.time", clock)
+    monkeypatch.setattr("refserver.engine.llm_engine.time", clock)
+    engine = _engine(efficiency=0.5)
+    engine.add_request("r", _prompt(100), SamplingParams(max_tokens=64, temperature=0))
+    events = _drain(engine)["r"]
+    pacing = _runner(engine).pacing
+    assert len(pacing.planned_s) == 64 and all(list(pacing.chained)[1:])
+    # Each step reads the clock at least twice between its deadline and the next step's call (`returned`,
+    # `called`): a runner that started each step's duration from its call, instead of from the last
+    # deadline, would end at least 63 * 2 ticks after the planned sum. Chained, only the reads before the
+    # first step and after the last one remain, a handful that does not grow with the number of steps.
+    extra = events[-1].now_s - events[0].arrival_s - sum(pacing.planned_s)
+    assert 0 <= extra < 32 * tick
+
+
 def test_ttft_grows_with_prompt_length() -> None:
-    ttfts = []
+    planned = []
     for n in (256, 2048, 8000):
         engine = _engine(max_num_batched_tokens=2048)
         engine.add_request("r", _prompt(n), SamplingParams(max_tokens=1))
         event = _drain(engine)["r"][0]
         assert event.first_token_s is not None
-        ttfts.append(event.first_token_s - event.arrival_s)
-        assert ttfts[-1] >= sum(_runner(engine).pacing.planned_s) - 0.002
-    assert ttfts[0] < ttfts[1] < ttfts[2]
-    assert ttfts[2] > 2 * ttfts[1]  # planned ~4x: 4x the matmul work plus a larger T² term
+        planned.append(sum(_runner(engine).pacing.planned_s))
+        assert event.first_token_s - event.arrival_s >= planned[-1] - 0.002  # the wall clock waits for the plan
+    # The growth is judged on the runner's own plan (the prefill chunks it paced), not on wall-clock TTFTs,
+    # which a busy host inflates by tens of ms (the 2048-token one is ~33 ms).
+    assert planned[0] < planned[1] < planned[2]
+    assert planned[2] > 2 * planned[1]  # ~4x: 4x the matmul work plus a larger T² term
 
 
 def _mean_itl(engine: LLMEngine, rids: list[str]) -> float:
@@ -99,8 +136,13 @@ def test_itl_grows_with_batch_size() -> None:
     planned_single = time_bound(decode_step_cost(LLAMA8, [4000]), H100).seconds
     planned_batched = time_bound(decode_step_cost(LLAMA8, [4000] * 64), H100).seconds
     assert planned_batched > 2 * planned_single  # each sequence reads its own 4000-token KV every step
-    assert itl_single >= planned_single * 0.9
-    assert itl_batched > 1.5 * itl_single
+    # The runner paced its last decode steps (all 64 sequences, or the one) by that plan; on the wall clock
+    # each ITL is at least its plan. (Wall-clock ITLs are not compared with each other: a busy host adds
+    # tens of ms to either.)
+    last_single = list(_runner(single).pacing.planned_s)[-5:]
+    last_batched = list(_runner(batched).pacing.planned_s)[-5:]
+    assert min(last_batched) > 1.5 * max(last_single)
+    assert itl_single >= planned_single * 0.9 and itl_batched >= min(last_batched) * 0.9
     assert batched.stats().prefix_hit_tokens > 0
 
 
@@ -109,12 +151,16 @@ def test_prefix_cache_hit_cuts_ttft() -> None:
     prompt = _prompt(6000)
     engine.add_request("cold", prompt, SamplingParams(max_tokens=1))
     cold = _drain(engine)["cold"][0]
+    cold_planned = sum(_runner(engine).pacing.planned_s)
     engine.add_request("warm", prompt, SamplingParams(max_tokens=1))
     warm = _drain(engine)["warm"][0]
+    warm_planned = sum(_runner(engine).pacing.planned_s) - cold_planned
     assert cold.num_cached_tokens == 0 and warm.num_cached_tokens >= 5984
     assert cold.first_token_s is not None and warm.first_token_s is not None
-    cold_ttft, warm_ttft = cold.first_token_s - cold.arrival_s, warm.first_token_s - warm.arrival_s
-    assert warm_ttft < cold_ttft / 3
+    # Judged on the runner's plan (a busy host adds tens of ms to a ~3 ms wall-clock TTFT); the cold TTFT
+    # on the wall clock is at least its plan.
+    assert warm_planned < cold_planned / 3
+    assert cold.first_token_s - cold.arrival_s >= cold_planned - 0.002
 
 
 def test_preemption_under_a_tiny_kv_pool_still_completes_every_request() -> None:
