@@ -5,7 +5,6 @@ extension, seconds since it received the request) and its usage are the truth th
 from __future__ import annotations
 
 import json
-import statistics
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,7 +83,33 @@ def test_ttfo_reasoning_time_and_token_counts_match_the_server(url: str, endpoin
     # TTFO is never shorter than the server's own (the request's transit and the delivery only add), and
     # past the first output (TTFT's accuracy: tests/loadgen/test_client_timing.py) the client's TTFO adds
     # exactly the server's reasoning span: TTFO − TTFT against the server's first-answer minus first-output
-    # send times. The median over the requests: one descheduling of this shared 2-core host between a write
-    # and its read shifts a single sample by milliseconds without any fault in the client.
+    # send times. Judged on the best third of the requests: a descheduling of a busy 2-core host between a
+    # write and its read shifts single samples by milliseconds (seen with a second suite running beside
+    # this one) without any fault in the client, while a stamp on the wrong chunk or taken at the wrong
+    # moment shifts every sample by a step of the engine (~6 ms here).
     assert min(ttfo_err) > -BOUND_S / 10, ttfo_err
-    assert statistics.median(abs(e) for e in reasoning_err) < BOUND_S, reasoning_err
+    assert sorted(abs(e) for e in reasoning_err)[len(reasoning_err) // 3] < BOUND_S, reasoning_err
+
+
+def test_workers_a_sweep_and_the_gate_on_the_new_apis(url: str, tmp_path: Path) -> None:
+    """Two worker processes on Messages, a two-point sweep on Responses with a TTFO threshold judged per
+    point: every request recorded once with its reasoning, the threshold's verdict from the records."""
+    out = tmp_path / "workers"
+    base = ["--url", url, "--model", "m", "--prompt-tokens", "8", "--output-tokens", "12", "--ignore-eos",
+            "--tokenizer", "words", "--prompt-sizing", "counter", "--server-metrics", "none", "--no-html",
+            "--quiet", "--seed", "3"]
+    assert run_cli(["run", *base, "--endpoint", "messages", "--requests", "12", "--rate", "20", "--workers", "2",
+                    "--output", str(out)]) == 0
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert sorted(r["id"] for r in records) == list(range(12)) and {r["worker"] for r in records} == {0, 1}
+    assert all(r["status"] == "ok" and r["reasoning_tokens"] == REASONING for r in records)
+    sweep = tmp_path / "sweep"
+    assert run_cli(["sweep", *base, "--endpoint", "responses", "--rates", "5,10", "--point-requests", "6",
+                    "--threshold", "ttfo:p(50)<30s", "--output", str(sweep)]) == 0
+    doc = json.loads((sweep / "sweep.json").read_text())
+    assert len(doc["points"]) == 2
+    for point in sorted((sweep / "points").iterdir()):
+        summary = json.loads((point / "summary.json").read_text())
+        measured = summary["requests"]["in_window_ok"]  # the point's measurement window
+        assert measured >= 4 and summary["requests"]["succeeded"] == 6
+        assert summary["reasoning"]["reasoned"] == measured == summary["latency"]["ttfo_s"]["count"]
