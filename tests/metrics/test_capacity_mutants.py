@@ -8,8 +8,6 @@ Verdicts here use a 0.9 target at 95 % (Wilson): 100 of 100 good has its lower e
 
 from __future__ import annotations
 
-import pytest
-
 from metrics.capacity_search.search import (
     Observation,
     Probe,
