@@ -242,3 +242,17 @@ def test_conclude_turns_a_last_undecided_rate_unresolved() -> None:
     assert (result.capacity, result.upper) == (5.0, 10.0)
     assert result.notes == ("10 req/s: attainment interval still straddles the target after 1 run(s); "
                             "counted as not shown to pass",)
+
+
+def test_doubling_rounds_to_four_digits() -> None:
+    s = SearchSettings(0.9, start_rate=1.23456)
+    # 2 × 1.23456 = 2.46912: four significant digits.
+    assert step(s, obs(1.23456, (0, 0))) == Probe(2.469, "a point at 1.23456 req/s measured no request: double")
+    assert step(s, obs(1.23456, PASS)) == Probe(2.469, "1.23456 req/s passed and nothing above is known: double")
+
+
+def test_no_data_when_only_min_rate_bounds_a_search_that_measured_nothing() -> None:
+    # A point below --min-rate that measured nothing: min_rate is the higher lower limit, and nothing
+    # bounds the search from above, so there is nothing to double from.
+    s = SearchSettings(0.9, min_rate=5.0)
+    assert step(s, obs(2.0, (0, 0))) == Stop("no_data", "no run so far is evidence about the server")
