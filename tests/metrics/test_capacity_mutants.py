@@ -256,3 +256,44 @@ def test_no_data_when_only_min_rate_bounds_a_search_that_measured_nothing() -> N
     # bounds the search from above, so there is nothing to double from.
     s = SearchSettings(0.9, min_rate=5.0)
     assert step(s, obs(2.0, (0, 0))) == Stop("no_data", "no run so far is evidence about the server")
+
+
+def test_between_never_returns_the_upper_end() -> None:
+    # mid 1.006 rounds to 1.01 = hi at three digits: one more digit keeps it inside.
+    assert between(1.002, 1.01) == 1.006
+
+
+def test_start_rate_rounds_a_floor_equal_start_like_any_other() -> None:
+    assert start_rate(SearchSettings(0.9, min_rate=3.14159, floor_rate=3.14159)) == 3.142
+
+
+def test_halving_rounds_to_four_digits() -> None:
+    # 2.46912 / 2 = 1.23456: four significant digits, with no lower limit and above a floor.
+    reason = "nothing passed up to 2.46912 req/s: halve"
+    assert step(SearchSettings(0.9, max_rate=16.0), obs(2.46912, FAIL)) == Probe(1.235, reason)
+    assert step(SearchSettings(0.9, max_rate=16.0, floor_rate=0.1), obs(2.46912, FAIL)) == Probe(1.235, reason)
+
+
+def test_the_lowest_rate_is_checked_only_when_it_lies_below_the_top() -> None:
+    # A failing rate below --min-rate (the top under the lower limit): nothing left to probe.
+    s = SearchSettings(0.9, min_rate=5.0, max_rate=100.0)
+    assert step(s, obs(4.0, FAIL)) == Stop("below_min", "no rate from --min-rate 5 req/s up was shown to pass")
+    # The floor equal to --max-rate, a failure above it: the top is the floor itself, never probed.
+    sf = SearchSettings(0.9, max_rate=10.0, floor_rate=10.0)
+    assert step(sf, obs(20.0, FAIL)) == Stop(
+        "too_short", "no rate from 10 req/s up was shown to pass, and a point of this length measures too few "
+                     "requests below it for a verdict: lengthen --point-duration")
+
+
+def test_no_room_above_a_point_that_measured_nothing() -> None:
+    s = SearchSettings(0.9, start_rate=1.0, tolerance=1e-9)
+    assert step(s, obs(1.0, (0, 0)), obs(1.0000001, FAIL)) == Stop(
+        "too_short", "a point at 1 req/s measured no request and nothing above it passed: lengthen "
+                     "--point-duration")
+
+
+def test_every_pass_above_a_failure_is_named() -> None:
+    s = SearchSettings(0.9, min_rate=1.0, max_rate=100.0)
+    result = conclude(s, [obs(5.0, PASS), obs(10.0, FAIL), obs(20.0, PASS), obs(30.0, PASS)], Stop("bracketed", "x"))
+    assert result.notes == ("passed but above a rate that did not pass, so not claimed (noise, or a server whose "
+                            "attainment is not monotone in load): 20, 30 req/s",)
