@@ -297,3 +297,23 @@ def test_every_pass_above_a_failure_is_named() -> None:
     result = conclude(s, [obs(5.0, PASS), obs(10.0, FAIL), obs(20.0, PASS), obs(30.0, PASS)], Stop("bracketed", "x"))
     assert result.notes == ("passed but above a rate that did not pass, so not claimed (noise, or a server whose "
                             "attainment is not monotone in load): 20, 30 req/s",)
+
+
+def test_a_ceiling_below_four_thirds_starts_below_one() -> None:
+    assert from_ceiling(SearchSettings(0.9, max_rate=10.0), 1.0).start_rate == 0.75
+
+
+def test_a_failure_at_max_rate_brackets_rather_than_bounds() -> None:
+    s = SearchSettings(0.9, min_rate=1.0, max_rate=10.0)
+    assert step(s, obs(9.6, PASS), obs(10.0, FAIL)) == Stop("bracketed", "capacity bracketed in [9.6, 10] req/s")
+
+
+def test_no_room_between_min_rate_and_a_failure_checks_min_rate() -> None:
+    s = SearchSettings(0.9, min_rate=1.0, tolerance=1e-9)
+    assert step(s, obs(1.0000001, FAIL)) == Probe(1.0, "check the lowest rate, 1 req/s, itself")
+    # Above a point that measured nothing, the client saturated just above it: the client is the limit.
+    s2 = SearchSettings(0.9, start_rate=1.0, tolerance=1e-9)
+    sat = obs(1.0000001, PASS, saturated=True)
+    assert step(s2, obs(1.0, (0, 0)), sat, sat) == Stop(
+        "client_limited", "the load generator fell behind at 1 req/s, at or below 1 req/s, the lowest rate the "
+                          "search may probe")
