@@ -172,18 +172,7 @@ class ChunkAccumulator:
                     self._pending_usage += step
         goodput = obj.get("goodput")
         if type(goodput) is dict and goodput:
-            n = goodput.get("n")
-            if content:
-                t = goodput.get("t")
-                if t is not None:
-                    self.server_s.append(float(t))
-                if type(n) is int:
-                    self.server_tokens.append(n + self._pending_server)
-                    self._pending_server = 0
-            elif type(n) is int:
-                self._pending_server += n
-            if len(goodput) > 2 or not _GOODPUT_PER_CHUNK.issuperset(goodput):
-                self.goodput_final = goodput
+            self._server_stamp(goodput, content)
         timings = obj.get("timings")
         if type(timings) is dict and timings:
             self.timings = timings
@@ -210,6 +199,22 @@ class ChunkAccumulator:
         """The answer as streamed: the content chunks' text, without reasoning and tool calls."""
         skip = set(self.reasoning_at)
         return "".join(t for i, t in enumerate(self.texts) if type(t) is str and i not in skip)
+
+    def _server_stamp(self, goodput: dict[str, Any], content: bool) -> None:
+        """The reference server's per-chunk stamp `{"t": s, "n": k}` (its final figures beside them on the
+        last event): a content event's send time and tokens, a non-content event's tokens carried over."""
+        n = goodput.get("n")
+        if content:
+            t = goodput.get("t")
+            if t is not None:
+                self.server_s.append(float(t))
+            if type(n) is int:
+                self.server_tokens.append(n + self._pending_server)
+                self._pending_server = 0
+        elif type(n) is int:
+            self._pending_server += n
+        if len(goodput) > 2 or not _GOODPUT_PER_CHUNK.issuperset(goodput):
+            self.goodput_final = goodput
 
     def fill(self, record: RequestRecord, counter: TokenCounter | None = None) -> None:
         """The record's chunk and token fields; `counter` (the run's tokenizer, if any) is only used when

@@ -42,6 +42,17 @@ def needs_tls(url: str) -> bool:
     return urlsplit(url).scheme.lower() != "http"
 
 
+def add_sampling(body: dict[str, Any], item: WorkItem, config: ClientConfig) -> None:
+    """vLLM's `min_tokens` and `ignore_eos` and the temperature, in this order, as every API's body
+    carries them (the order is the bytes sent)."""
+    if item.min_tokens is not None:
+        body["min_tokens"] = item.min_tokens
+    if config.ignore_eos:
+        body["ignore_eos"] = True
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+
+
 def chat_messages(item: WorkItem) -> list[dict[str, Any]]:
     if item.messages:
         return item.messages
@@ -82,12 +93,7 @@ def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
         }
     if item.max_tokens is not None:
         body["max_tokens"] = item.max_tokens
-    if item.min_tokens is not None:
-        body["min_tokens"] = item.min_tokens
-    if config.ignore_eos:
-        body["ignore_eos"] = True
-    if config.temperature is not None:
-        body["temperature"] = config.temperature
+    add_sampling(body, item, config)
     tools, choice = tools_for(item, config)
     if tools:
         if config.endpoint != "chat":

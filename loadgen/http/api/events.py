@@ -42,8 +42,6 @@ Decoded = tuple[tuple[str, Any], ...]
 Decoder = Callable[[dict[str, Any]], Decoded]
 NOTHING: Decoded = ()
 
-_GOODPUT_PER_CHUNK = frozenset({"t", "n"})
-
 
 class EventAccumulator(ChunkAccumulator):
     """A `ChunkAccumulator` fed by an API decoder instead of chat's chunk shape; `fill` is the same."""
@@ -71,7 +69,7 @@ class EventAccumulator(ChunkAccumulator):
             ended = self._apply(events, t_ns)
             goodput = obj.get("goodput")
             if type(goodput) is dict and goodput:
-                self._server(goodput, len(self.chunk_ns) > before)
+                self._server_stamp(goodput, len(self.chunk_ns) > before)
         except (AttributeError, TypeError, IndexError, KeyError, ValueError) as exc:
             raise InvalidJSON(f"unexpected event shape ({type(exc).__name__}: {exc}): {data[:80]!r}") from None
         return ended
@@ -111,18 +109,3 @@ class EventAccumulator(ChunkAccumulator):
             elif kind == END:
                 self.done = ended = True
         return ended
-
-    def _server(self, goodput: dict[str, Any], content: bool) -> None:
-        """The reference server's per-chunk stamp `{"t": s, "n": k}` on a content event, as for chat."""
-        n = goodput.get("n")
-        if content:
-            t = goodput.get("t")
-            if t is not None:
-                self.server_s.append(float(t))
-            if type(n) is int:
-                self.server_tokens.append(n + self._pending_server)
-                self._pending_server = 0
-        elif type(n) is int:
-            self._pending_server += n
-        if len(goodput) > 2 or not _GOODPUT_PER_CHUNK.issuperset(goodput):
-            self.goodput_final = goodput

@@ -35,7 +35,7 @@ from loadgen.http.api.events import (
     EventAccumulator,
 )
 from loadgen.http.api.registry import Api
-from loadgen.http.payload import chat_messages, merge_body
+from loadgen.http.payload import add_sampling, chat_messages, merge_body
 from loadgen.http.tools import messages_tool_choice, messages_tools, tools_for
 from loadgen.types import ClientConfig, WorkItem
 
@@ -99,12 +99,7 @@ def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
                             "stream": True}
     if system is not None:
         body["system"] = system
-    if item.min_tokens is not None:
-        body["min_tokens"] = item.min_tokens
-    if config.ignore_eos:
-        body["ignore_eos"] = True
-    if config.temperature is not None:
-        body["temperature"] = config.temperature
+    add_sampling(body, item, config)
     tools, choice = tools_for(item, config)
     if tools:
         body["tools"] = messages_tools(tools)

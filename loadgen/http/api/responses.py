@@ -34,7 +34,7 @@ from loadgen.http.api.events import (
     EventAccumulator,
 )
 from loadgen.http.api.registry import Api
-from loadgen.http.payload import chat_messages, merge_body
+from loadgen.http.payload import add_sampling, chat_messages, merge_body
 from loadgen.http.tools import responses_tool_choice, responses_tools, tools_for
 from loadgen.types import ClientConfig, WorkItem
 
@@ -89,12 +89,7 @@ def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
                             "stream": True, "store": False}
     if item.max_tokens is not None:
         body["max_output_tokens"] = item.max_tokens
-    if item.min_tokens is not None:
-        body["min_tokens"] = item.min_tokens
-    if config.ignore_eos:
-        body["ignore_eos"] = True
-    if config.temperature is not None:
-        body["temperature"] = config.temperature
+    add_sampling(body, item, config)
     tools, choice = tools_for(item, config)
     if tools:
         body["tools"] = responses_tools(tools)
