@@ -134,7 +134,7 @@ def test_a_run_refuses_capacity_thresholds_and_names_where_they_belong() -> None
      "invalid threshold 'ttft{output_bucket:9k}:p(99)<1s': no output_tokens bucket '9k'; "
      "buckets are 0-128, 128-2k, 2k+, unknown"),  # unknown: a request whose count is not known
     ("ttft{turn:10}:p(99)<1s",
-     "invalid threshold 'ttft{turn:10}:p(99)<1s': no turn bucket '10'; buckets are 1, 2, 3-4, 5-8, 9+, unknown"),
+     "invalid threshold 'ttft{turn:10}:p(99)<1s': no turn bucket '10'; buckets are 1, 2, 3-4, 5-8, 9+, tool, unknown"),
 ])
 def test_bucket_labels_no_run_can_have_are_refused(text: str, message: str) -> None:
     with pytest.raises(ThresholdError) as refused:
@@ -175,7 +175,8 @@ def test_a_duration_limit_is_exact_as_written() -> None:
      "invalid threshold 'capacity{cache:none}:rate>=1': capacity is measured over the whole search, not per bucket"),
     ("bogus:avg<1", "invalid threshold 'bogus:avg<1': unknown metric 'bogus'; expected one of ttft, "
                     "ttft_from_schedule, itl, itl_token, tpot, e2e, e2e_close, e2e_from_schedule, dispatch_lag, "
-                    "max_itl, fluidity, goodput, errors, requests, throughput, capacity"),
+                    "max_itl, fluidity, ttfo, reasoning_time, tool_call, tool_call_done, reasoning_tokens, "
+                    "answer_tokens, tool_calls, goodput, errors, requests, throughput, capacity"),
 ])
 def test_unknown_names_list_the_known_ones(text: str, message: str) -> None:
     with pytest.raises(ThresholdError) as refused:

@@ -88,8 +88,8 @@ def test_steps_chain_to_absolute_deadlines_so_bookkeeping_does_not_accumulate(
     tick = 1e-4
     clock = _VirtualClock(tick)
     monkeypatch.setattr("refserver.engine.sim_runner.time", clock)
-    monkeypatch.setattr("refserver.engine.llm_engine.time", clock)
     engine = _engine(efficiency=0.5)
+    engine.clock = clock.perf_counter  # the engine's own stamps (arrival, step ends) on the same clock
     engine.add_request("r", _prompt(100), SamplingParams(max_tokens=64, temperature=0))
     events = _drain(engine)["r"]
     pacing = _runner(engine).pacing
