@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -179,3 +181,40 @@ def test_fluidity_deadlines_need_both_ends() -> None:
     # Asked for, with only one end known: no deadlines (never a half-known pair).
     assert SLO(fluidity_min=0.9, ttft_s=0.5).fluidity_deadlines() is None
     assert SLO(fluidity_min=0.9, tpot_s=0.05).fluidity_deadlines() is None
+
+
+def _judge_ttfo(slo: SLO, ttfo: list[float], ok: list[bool] | None = None) -> list[bool]:
+    """Only the TTFO varies: every other metric is far inside any bound."""
+    n = len(ttfo)
+    return good_requests(
+        slo,
+        ok_with_content=np.array(ok if ok is not None else [True] * n),
+        ttft_s=np.full(n, 0.001),
+        tpot_s=np.full(n, 0.001),
+        e2e_s=np.full(n, 0.002),
+        max_itl_s=np.full(n, 0.001),
+        fluidity=np.full(n, 1.0),
+        ttfo_s=np.array(ttfo),
+    ).tolist()
+
+
+def test_ttfo_slo_judged_at_below_and_above_its_bound() -> None:
+    # Inclusive like every bound: the adjacent floats either side of 2 s fall on each side of it, and a
+    # request that never answered (NaN TTFO) misses it.
+    below, above = float(np.nextafter(2.0, 0.0)), float(np.nextafter(2.0, 3.0))
+    assert _judge_ttfo(parse_slo(["ttfo=2s"]), [2.0, below, above, math.nan]) == [True, True, False, False]
+
+
+def test_ttfo_slo_never_makes_a_failed_request_good() -> None:
+    # The bound narrows the good set; it never adds to it (a failed request within it stays not good).
+    assert _judge_ttfo(SLO(ttfo_s=1.0), [0.5, 0.5, 1.5], ok=[False, True, True]) == [False, True, False]
+
+
+def test_a_ttfo_slo_without_the_requests_ttfo_is_refused() -> None:
+    with pytest.raises(ValueError) as info:
+        good_requests(SLO(ttfo_s=1.0), ok_with_content=np.array([True]), ttft_s=np.array([0.1]),
+                      tpot_s=np.array([0.01]), e2e_s=np.array([0.2]), max_itl_s=np.array([0.01]),
+                      fluidity=np.array([1.0]))
+    assert str(info.value) == "a TTFO SLO needs the requests' TTFO"
+    # Without a TTFO bound the argument is not needed, and given it changes nothing.
+    assert _judge_ttfo(SLO(ttft_s=1.0), [math.nan, 99.0]) == [True, True]
