@@ -49,7 +49,7 @@ def _predict_options(
     replicas: Annotated[int, typer.Option(help="Replicas behind a router; --rates and the capacity are their total.", rich_help_panel=PREDICT)] = 1,
     routing: Annotated[str, typer.Option(help="How the router picks a replica: round-robin or least-loaded (fewest unfinished requests).", rich_help_panel=PREDICT)] = "round-robin",
     json_path: Annotated[Path, typer.Option("--json", help="Where to write the prediction; its HTML page goes beside it (predict.json: predict.html; --no-html: none).", rich_help_panel=PREDICT)] = Path("predict.json"),
-    measured: Annotated[list[Path] | None, typer.Option("--measured", help="A run, sweep or capacity directory to hold the prediction against (repeatable): its points are predicted at their own rates too, and the page overlays them, with the error per rate and of the capacity.", rich_help_panel=PREDICT)] = None,
+    measured: Annotated[list[Path] | None, typer.Option("--measured", metavar="DIR", help="A run, sweep or capacity directory to hold the prediction against (repeatable): its points are predicted at their own rates too, and the page overlays them, with the error per rate and of the capacity.", rich_help_panel=PREDICT)] = None,
     gpu_hour_cost: Annotated[float | None, typer.Option(help=GPU_HOUR_COST_HELP + " At the predicted capacity (--capacity).", rich_help_panel=COST)] = None,
     gpus_per_replica: Annotated[int | None, typer.Option(help=GPUS_PER_REPLICA_HELP, rich_help_panel=COST)] = None,
     target_rate: Annotated[float | None, typer.Option(help=TARGET_RATE_HELP, rich_help_panel=COST)] = None,
