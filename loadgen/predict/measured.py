@@ -101,8 +101,9 @@ def _read_run(directory: Path) -> Measured:
     summary = read_summary(directory)
     run = _run_json(directory) or _dict(summary.get("run"))
     spec = _dict(run.get("spec"))
-    out = Measured(str(directory), "run", [], spec, slo_given(_dict(summary.get("goodput")).get("slo")),
-                   _resolved_ignore_eos(run, spec))
+    judged = _dict(summary.get("goodput")).get("slo")  # the summary's (`goodput report --slo` may change it)
+    slo = judged if isinstance(judged, dict) else _dict(spec.get("metrics")).get("slo")
+    out = Measured(str(directory), "run", [], spec, slo_given(slo), _resolved_ignore_eos(run, spec))
     rate = _run_rate(run, summary)
     if run.get("open_loop") is False or rate is None:
         out.notes.append(f"{out.label} ran closed loop (no offered rate to predict at): left out")

@@ -244,3 +244,38 @@ def test_predict_html_draws_offline_in_a_browser(tmp_path: Path, model: Path,
         page.screenshot(path=str(shot), full_page=True)
     with capsys.disabled():
         print(f"\nscreenshot: {shot}")
+
+
+def test_what_is_not_compared_is_noted(tmp_path: Path, model: Path) -> None:
+    """A closed-loop run has no offered rate to predict at; a run that did not ask for exactly max_tokens may
+    have stopped early, where every predicted request runs to its max tokens: both are said."""
+    closed, free = tmp_path / "closed", tmp_path / "free"
+    for path, run in ((closed, {"spec": spec_json(), "open_loop": False, "resolved": {"ignore_eos": True}}),
+                      (free, {"spec": spec_json(rate=1.0), "open_loop": True, "resolved": {"ignore_eos": False}})):
+        path.mkdir()
+        (path / "summary.json").write_text(json.dumps(MEASURED[1.0]))
+        (path / "run.json").write_text(json.dumps(run))
+    out = tmp_path / "p.json"
+    assert run_cli(["predict", "--server-model", str(model), *PREDICT, "--prompt-tokens", "64", "--measured",
+                    str(closed), "--measured", str(free), "--json", str(out)]) == 0
+    first, second = json.loads(out.read_text())["measured"]
+    assert first["points"] == [] and first["notes"] == ["closed ran closed loop (no offered rate to predict at): left out"]
+    assert [p["rate"] for p in second["points"]] == [1.0] and second["points"][0]["attainment_error_pp"] == pytest.approx(10.0)
+    assert second["notes"] == ["free did not ask for exactly max_tokens (no --ignore-eos): a request may have ended "
+                               "early, where the prediction runs every request to its max tokens"]
+
+
+def test_the_predicted_cost_table_names_predict_json(tmp_path: Path) -> None:
+    from exporters.html.page import Table
+    from exporters.html.predict_page import predict_page
+
+    doc = {"server_model": "m.json", "points": [], "replicas": 1, "routing": "round-robin",
+           "capacity": {"attainment": 0.9, "rate": 4.0, "low": 3.5, "high": 4.5},
+           "cost": {"rate": 4.0, "gpu_hour_cost": 2.0, "gpus_per_replica": 1, "cost_per_hour_per_replica": 2.0,
+                    "mean_output_tokens": 32.0, "per_million_requests": 2.0 * 1e6 / (3600 * 4.0),
+                    "per_million_output_tokens": 2.0 * 1e6 / (3600 * 4.0 * 32)}}
+    tables = {i.caption: i for s in predict_page(doc).sections for i in s.items if isinstance(i, Table)}
+    cost = tables["Cost at the capacity (predict.json 'cost')"]
+    assert ["per million requests", "$138.89"] in cost.rows
+    assert "known only from below" not in cost.note  # a predicted capacity is not a search's lower bound
+    assert tables["Capacity at 90 % attainment, 1 replica(s)"].rows[0][1:3] == ["4 req/s", "3.5 – 4.5 req/s"]
