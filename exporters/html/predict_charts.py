@@ -146,8 +146,10 @@ def throughput_chart(doc: dict[str, Any]) -> Chart | Text:
         return Text("Output throughput: nothing predicted or measured at a rate.")
     lay = fig.layout("Output tokens/s against the offered rate", fig.axis(RATE_AXIS),
                      fig.axis("output tokens/s", rangemode="tozero"))
-    return Chart(fig.figure(traces, lay), "Predicted: output tokens over the virtual run's duration (every request "
-                 "runs to its max tokens). Measured: each point's output tokens/s over its measurement window.")
+    return Chart(fig.figure(traces, lay), "Predicted: all the requests' output tokens over the virtual run, from the "
+                 "first arrival to the last token (every request runs to its max tokens). Measured: each point's "
+                 "output tokens/s over its own measurement window. The spans differ (a short run's drain weighs "
+                 "more in it), so no error is computed from them.")
 
 
 def rates_text(rates: Sequence[float]) -> str:

@@ -115,9 +115,7 @@ def comparison_tables(m: dict[str, Any]) -> list[Item]:
                 cells += [fmt.ms(pred["latency_s"][key][pct]), fmt.ms(meas["latency_s"][key][pct]), err(e[key][pct])]
             lat_rows.append(cells)
         other_rows.append([f"{r['rate']:g}", Cell(label, "name"), fmt.pct(pred.get("attainment")),
-                           fmt.pct(meas.get("attainment")), err(r.get("attainment_error_pp"), "pp"),
-                           fmt.rate(pred.get("output_tokens_per_s"), ""), fmt.rate(meas.get("output_tokens_per_s"), ""),
-                           err(e.get("output_tokens_per_s"))])
+                           fmt.pct(meas.get("attainment")), err(r.get("attainment_error_pp"), "pp")])
     if not m["points"]:
         return [Text(f"{m['label']}: no measured point at an offered rate to compare.")]
     head = ["rate (req/s)", "point", "metric"]
@@ -127,10 +125,9 @@ def comparison_tables(m: dict[str, Any]) -> list[Item]:
     note = "Error: (predicted − measured) / measured." + (f" Another workload was measured: {differs}." if differs else "")
     return [Table(f"Latency, predicted against {m['label']} ({m['kind']}), each at the point's offered rate",
                   head, lat_rows, note),
-            Table(f"Attainment and throughput, predicted against {m['label']}",
-                  ["rate (req/s)", "point", "attainment predicted", "measured", "error",
-                   "output tokens/s predicted", "measured", "error"], other_rows,
-                  "Attainment's error in percentage points (pp); – where the SLOs differ.")]
+            Table(f"SLO attainment, predicted against {m['label']}",
+                  ["rate (req/s)", "point", "attainment predicted", "measured", "error"], other_rows,
+                  "Error in percentage points (pp); – where the SLOs differ.")]
 
 
 def model_table(doc: dict[str, Any]) -> Table:

@@ -125,7 +125,6 @@ def test_errors_per_rate_are_the_hand_derived_ones(tmp_path: Path, model: Path) 
     assert [at1["error_pct"]["ttft"][p] for p in ("p50", "p90", "p99")] == pytest.approx([25.0, -100 / 6, -37.5])
     assert at1["error_pct"]["tpot"]["p50"] == pytest.approx(-20.0)  # 0.1 against 0.125
     assert at1["error_pct"]["e2e"]["p50"] == pytest.approx(-20.0)  # 0.4 against 0.5
-    assert at1["error_pct"]["output_tokens_per_s"] == pytest.approx((40 / 9.4 - 5) / 5 * 100)
     assert at1["attainment_error_pp"] == pytest.approx(10.0)  # 100 % against 9 of 10
     assert at2["error_pct"]["ttft"]["p50"] == pytest.approx(-50.0)  # 0.1 against 0.2
     assert at2["error_pct"]["e2e"]["p50"] == pytest.approx(25.0)  # 0.4 against 0.32
