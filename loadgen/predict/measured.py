@@ -70,7 +70,14 @@ def _run_json(path: Path) -> dict[str, Any]:
     return _dict(data)
 
 
+def _shared_spec(doc: dict[str, Any]) -> dict[str, Any]:
+    """The spec every point of a sweep or search starts from, less its load: each point sets its own arrivals
+    (a search's spec holds the ceiling's closed loop), so only a point's run.json says what they were."""
+    return {k: v for k, v in _dict(doc.get("spec")).items() if k != "load"}
+
+
 def _first_point_run(directory: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """run.json of the first of these points that has one ({} when none has)."""
     for row in rows:
         try:
             found = _run_json(point_path(directory, row.get("label")))
@@ -117,8 +124,8 @@ def _read_sweep(directory: Path) -> Measured:
     doc = read_document(directory, SWEEP_FILE, "sweep")
     finished = done(sweep_rows(doc))
     rows = [{**r, "rate": float(r["value"])} for r in finished if r.get("kind") == "rate" and r.get("role") != "ceiling"]
-    run = _first_point_run(directory, finished)
-    spec = _dict(run.get("spec")) or _dict(doc.get("spec"))
+    run = _first_point_run(directory, rows)
+    spec = _dict(run.get("spec")) or _shared_spec(doc)
     out = Measured(str(directory), "sweep", rows, spec, slo_given(_dict(spec.get("metrics")).get("slo")),
                    _resolved_ignore_eos(run, spec), doc)
     if len(rows) < len(finished):
@@ -131,8 +138,8 @@ def _read_capacity(directory: Path) -> Measured:
     doc = read_document(directory, CAPACITY_FILE, "capacity")
     finished = [r for r in doc["points"] if isinstance(r, dict) and r.get("status") == "done"]
     rows = [{**r, "rate": float(r["rate"])} for r in finished if _number(r.get("rate")) is not None]
-    run = _first_point_run(directory, finished)
-    spec = _dict(run.get("spec")) or _dict(doc.get("spec"))
+    run = _first_point_run(directory, rows)
+    spec = _dict(run.get("spec")) or _shared_spec(doc)
     return Measured(str(directory), "capacity", rows, spec, slo_given(doc.get("slo")),
                     _resolved_ignore_eos(run, spec), doc)
 

@@ -278,3 +278,28 @@ def test_the_predicted_cost_table_names_predict_json(tmp_path: Path) -> None:
     assert ["per million requests", "$138.89"] in cost.rows
     assert "known only from below" not in cost.note  # a predicted capacity is not a search's lower bound
     assert tables["Capacity at 90 % attainment, 1 replica(s)"].rows[0][1:3] == ["4 req/s", "3.5 – 4.5 req/s"]
+
+
+def test_a_searchs_workload_is_its_probes_not_its_ceilings(tmp_path: Path) -> None:
+    """A capacity search's spec, and its ceiling point's run.json, hold the closed loop the ceiling ran; its
+    probes ran the arrivals compared: those are checked, so a search of the predicted workload differs in
+    nothing, and one whose probes ran Poisson arrivals differs in its arrivals only."""
+    closed = spec_json()
+    closed["load"]["arrival"].update(kind="concurrency", concurrency=8)
+    for probe_arrival, expected in (("constant", []), ("poisson", ["arrivals: measured poisson, predicted constant"])):
+        doc = capacity_doc([(8.0, 200, 200), (12.0, 190, 200)], ceiling_rps=20.0)
+        doc.update(slo={"ttft_s": 0.15}, spec=closed)
+        path = tmp_path / probe_arrival
+        for row in doc["points"]:
+            probe = spec_json()
+            probe["load"]["arrival"]["kind"] = probe_arrival
+            (path / "points" / row["label"]).mkdir(parents=True)
+            run = {"spec": closed if row["rate"] is None else probe}
+            (path / "points" / row["label"] / "run.json").write_text(json.dumps(run))
+        (path / "capacity.json").write_text(json.dumps(doc))
+        measured = read_measured(path)
+        assert [r["rate"] for r in measured.rows] == [8.0, 12.0]
+        predicted = {r["rate"]: {"latency_s": {m: {p: 0.1 for p in ("p50", "p90", "p99")} for m in ("ttft", "tpot", "e2e")},
+                                 "attainment": 1.0} for r in measured.rows}
+        entry = compare(measured, predicted, spec=spec_json(), slo={"ttft_s": 0.15}, target=0.9, band=None)
+        assert entry["workload_differences"] == expected
