@@ -71,7 +71,8 @@ def points_table(doc: dict[str, Any]) -> Table:
                      fmt.rate(p.get("output_tokens_per_s"), ""), fmt.count(p.get("preemptions"))])
     header = ["rate (req/s)", "requests", *(f"{name} {pct}" for _, name in METRICS for pct in PERCENTILES),
               "attainment", "output tokens/s", "preemptions"]
-    return Table("Predicted, per rate (predict.json 'points')", header, rows)
+    return Table("Predicted, per rate (predict.json 'points')", header, rows,
+                 "" if rows else "No rate was predicted: give --rates, or --measured directories to predict at their rates.")
 
 
 def bracket_text(rate: float | None, upper: float | None) -> str:
