@@ -114,3 +114,13 @@ def test_every_run_option_is_documented_in_run_config() -> None:
     text = (ROOT / "docs" / "run-config.md").read_text()
     missing = [o.flag for o in OPTIONS if f"| `{o.flag}` |" not in text or (not o.secret and f"| `{o.file_key}` |" not in text)]
     assert not missing, f"docs/run-config.md has no row for {', '.join(missing)}"
+
+
+def test_run_config_key_table_is_the_one_made_from_the_option_declarations() -> None:
+    from loadgen.spec.key_table import BEGIN, END, key_table
+
+    text = (ROOT / "docs" / "run-config.md").read_text()
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    assert text[start:end] == key_table(), (
+        "docs/run-config.md's key table differs from the option declarations: "
+        "python -m loadgen.spec.key_table docs/run-config.md")
