@@ -93,7 +93,8 @@ def calibrate(
         servers = {str(d): read_server_run(d) if server_metrics else None for d in dirs}
         flags = {"max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
                  "block_size": block_size, "num_blocks": num_blocks, "enable_prefix_caching": prefix_caching}
-        limits, limit_sources = resolve_limits(flags, server_limits(servers))
+        given = tuple(k for k, v in flags.items() if v is not None)
+        limits, limit_sources = resolve_limits(flags, server_limits(servers, given))
         budget = limits.max_num_batched_tokens
         records = {str(d): read_records(str(d / "records.jsonl")) for d in dirs}
         by_run: dict[str, list[Step]] = {k: reconstruct(v, max_batched_tokens=budget) for k, v in records.items()}
@@ -122,7 +123,8 @@ def calibrate(
         err = fit.std_err.get(name)
         held = " (held: --fix, or at its lower bound)"
         typer.echo(f"{name:>14} = {fit.values[name]:.4g}" + (f" ± {err:.2g}" if err is not None else held))
-    typer.echo(f"{fit.points} steps, {server.fit['form']} form, residual RMS {fit.residual_rms_s * 1e3:.3f} ms ("
+    extra = f" + {len(rows)} server rows" if server_rows else ""
+    typer.echo(f"{len(all_steps)} steps{extra}, {server.fit['form']} form, residual RMS {fit.residual_rms_s * 1e3:.3f} ms ("
                + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in forms.items()) + ")")
     if server_rows:
         typer.echo(f"{', '.join(need)}: from the server's mean prefill time of {len(rows)} run(s), one row each "

@@ -10,8 +10,9 @@ Per run, three comparisons of what the server measured with what the fitted mode
   (loadgen.predict.steps.prefill_steps). The chunk times never time a step in which nothing decodes, so a
   run whose prefills rarely share a step with decodes cannot identify prefill_s (nor prefill_ctx_s) from
   them; the server's mean can: `prefill_aggregate` makes it one row of the fit (loadgen.predict.calibrate).
-- the batch: the mean of vllm:num_requests_running (and waiting) over the scrapes made while the run's
-  requests were in flight, and the batch the steps imply at the same instants (steps.batch_at).
+- the batch: the mean of vllm:num_requests_running (and waiting) over the busy scrapes made while the
+  run's requests were in flight (busy: the gauge or the steps show a request), and the batch the steps
+  imply at the same instants (steps.batch_at).
 """
 
 from __future__ import annotations
@@ -63,12 +64,13 @@ def batch_check(records: list[RequestRecord], server: ServerRun) -> dict[str, An
     if window is None:
         return None
     samples = [g for g in server.gauges if window[0] <= g.t_s <= window[1]]
-    if not samples:
-        return None
     implied = batch_at(records, [g.t_s for g in samples])
-    waiting = [g.waiting for g in samples if g.waiting is not None]
-    return {"scrapes": len(samples), "running": float(np.mean([g.running for g in samples])),
-            "waiting": float(np.mean(waiting)) if waiting else None, "steps_imply": float(np.mean(implied))}
+    busy = [(g, n) for g, n in zip(samples, implied, strict=True) if g.running > 0 or n > 0]
+    if not busy:
+        return None
+    waiting = [g.waiting for g, _ in busy if g.waiting is not None]
+    return {"scrapes": len(busy), "running": float(np.mean([g.running for g, _ in busy])),
+            "waiting": float(np.mean(waiting)) if waiting else None, "steps_imply": float(np.mean([n for _, n in busy]))}
 
 
 def server_check(model: StepModel, steps: list[Step], prefills: list[tuple[StepFeatures, ...]],
@@ -96,5 +98,5 @@ def check_line(check: dict[str, Any]) -> str:
     if batch is not None:
         waiting = f", waiting {batch['waiting']:.1f}" if batch["waiting"] is not None else ""
         parts.append(f"running {batch['running']:.1f} (steps imply {batch['steps_imply']:.1f}, "
-                     f"{batch['scrapes']} scrapes{waiting})")
+                     f"{batch['scrapes']} busy scrapes{waiting})")
     return "; ".join(parts)

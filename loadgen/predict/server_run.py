@@ -117,15 +117,22 @@ def read_server_run(run_dir: Path) -> ServerRun | None:
                      gauges=gauges(run_dir, float(start)) if isinstance(start, (int, float)) else [])
 
 
-def server_limits(runs: dict[str, ServerRun | None]) -> dict[str, Any]:
-    """The limits the servers' cache configs agree on; ValueError naming the runs when they differ."""
+FLAG_OF = {"block_size": "--block-size", "num_blocks": "--num-blocks",
+           "enable_prefix_caching": "--prefix-caching or --no-prefix-caching"}
+
+
+def server_limits(runs: dict[str, ServerRun | None], given: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The limits the servers' cache configs give, but those `given` by a flag; ValueError naming the runs
+    when they differ in one."""
     found: dict[str, tuple[Any, str]] = {}
     for name, run in runs.items():
         for key, value in (run.cache_config if run is not None else {}).items():
+            if key in given:
+                continue
             if key in found and found[key][0] != value:
                 label = CACHE_LABELS[key]
                 raise ValueError(f"the runs' servers differ in {label} ({found[key][0]} in {found[key][1]}, {value} "
-                                 f"in {name}): calibrate runs of one server configuration")
+                                 f"in {name}): calibrate runs of one server configuration, or give {FLAG_OF[key]}")
             found.setdefault(key, (value, name))
     return {k: v for k, (v, _) in found.items()}
 

@@ -66,8 +66,12 @@ def unusable_reason(r: RequestRecord) -> str | None:
             return SEVERAL_TOKENS
         if r.token_source not in MEASURED_SPLITS:
             return UNKNOWN_TOKENS
-    elif r.output_tokens_estimated or r.output_tokens != len(r.chunk_ns):
-        return UNKNOWN_TOKENS if r.output_tokens_estimated else SEVERAL_TOKENS
+    elif r.output_tokens_estimated or r.output_tokens is None:
+        return UNKNOWN_TOKENS
+    elif r.output_tokens > len(r.chunk_ns):
+        return SEVERAL_TOKENS
+    elif r.output_tokens < len(r.chunk_ns):
+        return "had fewer tokens than content chunks"
     return None
 
 
