@@ -62,15 +62,15 @@ def calibrate(
     runs: Annotated[list[Path], typer.Argument(help="Run, sweep or capacity directories.", show_default=False)],
     output: Annotated[Path, typer.Option(help="Where to write the server model.")] = Path("server-model.json"),
     fix: Annotated[list[str] | None, typer.Option(help="Pin a parameter instead of fitting it: prefill_ctx_s=0 (repeat).")] = None,
-    max_num_seqs: Annotated[int | None, typer.Option(help="The server's running-sequence cap [default: 64].", show_default=False)] = None,
-    max_num_batched_tokens: Annotated[int | None, typer.Option(help="The server's token budget per step [default: 512].", show_default=False)] = None,
-    block_size: Annotated[int | None, typer.Option(help="KV block size, tokens [default: the server's vllm:cache_config_info, else 16].", show_default=False)] = None,
-    num_blocks: Annotated[int | None, typer.Option(help="KV blocks in the server's pool [default: the server's num_gpu_blocks, else 65536].", show_default=False)] = None,
+    max_num_seqs: Annotated[int | None, typer.Option(help="The server's running-sequence cap (default 64).", show_default=False)] = None,
+    max_num_batched_tokens: Annotated[int | None, typer.Option(help="The server's token budget per step (default 512).", show_default=False)] = None,
+    block_size: Annotated[int | None, typer.Option(help="KV block size, tokens (default: the server's, else 16).", show_default=False)] = None,
+    num_blocks: Annotated[int | None, typer.Option(help="KV blocks in the server's pool (default: the server's, else 65536).", show_default=False)] = None,
     model: Annotated[str | None, typer.Option(help="The served model (preset or config.json), with --gpu: roofline lower bounds of the parameters; one the runs cannot identify is held at its bound.")] = None,
     gpu: Annotated[str | None, typer.Option(help="The GPU preset (H100-SXM, L4, ...), with --model.")] = None,
     tp: Annotated[int, typer.Option(help="Tensor-parallel size, with --model and --gpu.")] = 1,
-    prefix_caching: Annotated[bool | None, typer.Option("--prefix-caching/--no-prefix-caching", help="Whether the server caches prefixes [default: the server's enable_prefix_caching, else on].", show_default=False)] = None,
-    server_metrics: Annotated[bool, typer.Option("--server-metrics/--no-server-metrics", help="Read the server's scraped /metrics in the run directories (server_prometheus.json, server_metrics.jsonl).")] = True,
+    prefix_caching: Annotated[bool | None, typer.Option("--prefix-caching/--no-prefix-caching", help="Whether the server caches prefixes (default: the server's, else on).", show_default=False)] = None,
+    server_metrics: Annotated[bool, typer.Option("--server-metrics/--no-server-metrics", help="Read the server's /metrics as the runs scraped it (limits, prefill time, checks).")] = True,
 ) -> int:
     from dataclasses import replace
 
