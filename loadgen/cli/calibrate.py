@@ -76,10 +76,11 @@ def calibrate(
 
     from loadgen.predict.bounds import roofline_bounds
     from loadgen.predict.calibrate import IdentifyError, build_model, fit_best, prefill_unidentified
+    from loadgen.predict.prefill import prefill_steps
     from loadgen.predict.server_check import check_line, prefill_aggregate, server_check
     from loadgen.predict.server_run import read_server_run, resolve_limits, server_limits
     from loadgen.predict.step_model import PARAMS
-    from loadgen.predict.steps import Step, no_steps_message, prefill_steps, reconstruct
+    from loadgen.predict.steps import Step, no_steps_message, reconstruct
     from metrics.records.record import read_records
 
     try:

@@ -7,7 +7,7 @@ Per run, three comparisons of what the server measured with what the fitted mode
   chunk times' (Σ D·measured step / Σ D). The chunk times time these steps already, so it is a check only:
   a gap says the client's clock distorts the steps (a saturated client, chunks the server coalesced).
 - mean prefill time: the server's (first scheduled to first token) and the model's over the run's requests
-  (loadgen.predict.steps.prefill_steps). The chunk times never time a step in which nothing decodes, so a
+  (loadgen.predict.prefill). The chunk times never time a step in which nothing decodes, so a
   run whose prefills rarely share a step with decodes cannot identify prefill_s (nor prefill_ctx_s) from
   them; the server's mean can: `prefill_aggregate` makes it one row of the fit (loadgen.predict.calibrate).
 - the batch: the mean of vllm:num_requests_running (and waiting) over the busy scrapes made while the

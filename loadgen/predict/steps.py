@@ -14,13 +14,12 @@ cluster into steps (a gap wider than `tolerance` starts the next one). For each 
   which no chunk marks), PC: each of those × its prompt.
 
 Steps where no request decoded have no measured duration and are left out of `reconstruct`; their
-features still place each request's prefill (`prefill_steps`, for the server's prefill-time histogram).
+features still place each request's prefill (loadgen.predict.prefill, for the server's prefill time).
 Only requests that ended ok with one token per chunk are used (`unusable_reason` says why one is not).
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -142,32 +141,6 @@ def _features(members: list[Row], used: list[RequestRecord], budget: int | None)
         scale = max(budget - decode, 0) / prefill
         prefill, prefill_ctx = round(prefill * scale), prefill_ctx * scale
     return StepFeatures(prefill, prefill_ctx, decode, kv)
-
-
-def prefill_steps(records: list[RequestRecord], *, tolerance_s: float | None = None,
-                  max_batched_tokens: int | None = None) -> list[tuple[StepFeatures, ...]]:
-    """Per usable request, the steps that computed its prompt, as the server's prefill time spans them
-    (first scheduled to first token): the step of its first token (its features as reconstructed, timed or
-    not), preceded, when the budget is known and its uncached prompt is longer than that step's share
-    (budget less D), by one step per earlier chunk of that share beside the same decodes."""
-    c = clusters(records, tolerance_s)
-    out: list[tuple[StepFeatures, ...]] = []
-    for members in c.groups:
-        last = _features(members, c.used, max_batched_tokens)
-        for _, k, j in members:
-            if j == 0:
-                out.append((*_earlier_chunks(c.used[k], last, max_batched_tokens), last))
-    return out
-
-
-def _earlier_chunks(r: RequestRecord, last: StepFeatures, budget: int | None) -> list[StepFeatures]:
-    prompt, cached = r.prompt_tokens or 0, r.cached_tokens or 0
-    share = max(1, (budget or 0) - last.decode_seqs)
-    if budget is None or prompt - cached <= share:
-        return []
-    chunks = math.ceil((prompt - cached) / share) - 1
-    return [StepFeatures(share, float(share * (cached + share * (i + 1))), last.decode_seqs, last.kv_tokens)
-            for i in range(chunks)]
 
 
 def batch_at(records: list[RequestRecord], instants_s: list[float], *,

@@ -160,3 +160,17 @@ def test_runs_without_a_timeable_step_are_refused(tmp_path: Path, runs: list[Pat
     assert code == 2 and len(err.strip().splitlines()) == 1 and not out.exists()
     assert "no engine step can be timed: of 24 requests, " + reason in err
     assert "the server's histograms alone give means per run, not steps" in err
+
+
+def test_cache_config_labels_and_the_decode_fallback() -> None:
+    from loadgen.predict.server_run import decode_per_token, parse_cache_config
+
+    # vLLM publishes str() of every CacheConfig field: "None" before the KV cache is sized.
+    assert parse_cache_config({"block_size": "16", "num_gpu_blocks": "None", "enable_prefix_caching": "True",
+                               "swap_space": "4"}) == {"block_size": 16, "enable_prefix_caching": True}
+    # 10 requests, 2 s of decode, 210 tokens: 2 / (210 - 10) = 10 ms per token after the first.
+    section = {"histograms": {"decode_s": {"count": 10, "sum": 2.0}, "itl_s": {"count": 4, "sum": 0.2}},
+               "counters": {"generation_tokens": {"delta": 210}}}
+    assert decode_per_token(section) == pytest.approx(0.01)
+    del section["counters"]  # no generation counter: the inter-token latency histogram's mean
+    assert decode_per_token(section) == pytest.approx(0.05)
