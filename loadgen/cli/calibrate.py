@@ -115,7 +115,8 @@ def calibrate(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     server = build_model(fit, limits, by_run, [str(d) for d in dirs], forms)
-    checks = {k: server_check(server, by_run[k], prefills[k], records[k], s) for k, s in servers.items() if s}
+    checks = {k: server_check(server, by_run[k], prefills[k], records[k], s) for k, s in servers.items()
+              if s is not None and s.has_figures}
     run_fit = {k: {**v, **({"server": checks[k]} if k in checks else {})} for k, v in server.fit["runs"].items()}
     server_rows = {"parameters": need, "runs": sorted(rows), "weight": "sqrt(requests)"} if need and rows else None
     server = replace(server, fit={**server.fit, "runs": run_fit, "limits_source": limit_sources,

@@ -43,6 +43,12 @@ class ServerRun:
     queue_mean_s: float | None = None
     gauges: list[Gauge] = field(default_factory=list)
 
+    @property
+    def has_figures(self) -> bool:
+        """Whether the server gave any figure the per-run check reads (a /metrics that is not vLLM's may not)."""
+        return bool(self.gauges) or any(v is not None for v in (self.prefill_mean_s, self.decode_per_token_s,
+                                                                 self.queue_mean_s))
+
 
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:

@@ -174,3 +174,14 @@ def test_cache_config_labels_and_the_decode_fallback() -> None:
     assert decode_per_token(section) == pytest.approx(0.01)
     del section["counters"]  # no generation counter: the inter-token latency histogram's mean
     assert decode_per_token(section) == pytest.approx(0.05)
+
+
+def test_a_metrics_endpoint_without_vllm_figures_gives_limits_only(tmp_path: Path) -> None:
+    from loadgen.predict.server_run import read_server_run
+
+    (tmp_path / "server_prometheus.json").write_text(json.dumps({
+        "available": True, "block_size": 64, "histograms": {}, "counters": {}, "absent": []}))
+    run = read_server_run(tmp_path)
+    assert run is not None and run.cache_config == {"block_size": 64} and not run.has_figures
+    (tmp_path / "server_prometheus.json").write_text(json.dumps({"available": False}))  # fewer than two scrapes
+    assert read_server_run(tmp_path) is None
