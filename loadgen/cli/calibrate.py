@@ -109,8 +109,8 @@ def calibrate(
             fit, forms = fit_best(all_steps, pinned, lower, tuple(rows.values()) if need else ())
         except IdentifyError as exc:
             hint = ("; the server's mean prefill time (one row per run) was fitted too" if need and rows else
-                    "; scraping the server's /metrics during the runs (vLLM's prefill-time histogram) would "
-                    "identify it" if set(exc.names) & set(need) else "")
+                    "; the server's prefill-time histogram (vllm:request_prefill_time_seconds, scraped during "
+                    "the runs) would identify it" if set(exc.names) & set(need) else "")
             raise ValueError(str(exc) + hint) from None
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None

@@ -95,7 +95,7 @@ def test_the_server_prefill_time_identifies_what_the_chunk_times_cannot(
     assert "prefill_s, prefill_ctx_s: from the server's mean prefill time of 2 run(s)" in capsys.readouterr().out
     code, _ = _calibrate(tmp_path, runs, "--no-server-metrics")
     err = capsys.readouterr().err
-    assert code == 2 and "cannot tell apart" in err and "prefill_s" in err and "scraping the server's /metrics" in err
+    assert code == 2 and "cannot tell apart" in err and "prefill_s" in err and "the server's prefill-time histogram (vllm:request_prefill_time_seconds" in err
     code, _ = _calibrate(tmp_path, runs[:1])  # one run: one row cannot give two parameters
     err = capsys.readouterr().err
     assert code == 2 and "the server's mean prefill time (one row per run) was fitted too" in err
