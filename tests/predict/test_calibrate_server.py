@@ -79,8 +79,9 @@ def test_a_flag_overrides_the_server(tmp_path: Path, runs: list[Path]) -> None:
     limits = load_model(out).limits
     assert (limits.block_size, limits.num_blocks, limits.enable_prefix_caching) == (16, 5000, True)
     assert load_model(out).fit["limits_source"]["num_blocks"] == "flag"
-    code, out = _calibrate(tmp_path, runs, "--no-server-metrics")  # nothing read: the defaults
-    assert code == 2  # and prefill_s is then unidentified (below)
+    code, out = _calibrate(tmp_path, runs, "--no-server-metrics", "--fix", "prefill_s=5e-5", "--fix", "prefill_ctx_s=2e-8")
+    assert code == 0  # the server not read: its limits neither
+    assert load_model(out).limits == SchedulerLimits(max_num_seqs=32, max_num_batched_tokens=2048)
 
 
 def test_the_server_prefill_time_identifies_what_the_chunk_times_cannot(
