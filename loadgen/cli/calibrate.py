@@ -14,7 +14,11 @@ engine's steps from the chunk times (the reference server's per-chunk server tim
 fits step_s = fixed + prefill·P + prefill_ctx·P·context + decode_seq·D + decode_kv·K by least squares,
 additive or overlapped (fixed + max(memory + decode_kv·K, the rest)): the better fit wins.
 Prints each parameter with its standard error and the residuals per run; writes --output for
-goodput predict. The scheduler limits are not measured: give the server's (--max-num-seqs, ...).
+goodput predict. Where the runs scraped the server's /metrics (vLLM, the reference server):
+block size, KV blocks and prefix caching come from vllm:cache_config_info, and its prefill, decode
+and queue histograms and running/waiting gauges are printed beside each run's residuals; its mean
+prefill time is fitted where the chunk times cannot identify prefill_s. A flag overrides the server;
+--max-num-seqs and --max-num-batched-tokens are never published: give the server's.
 With --model and --gpu the roofline bounds each parameter from below (no token computes faster than
 its FLOPs at peak); a parameter the runs cannot identify is then held at its bound. Otherwise: exit 2
 with one line when the runs cannot identify a parameter (pin it with --fix NAME=VALUE).
@@ -58,23 +62,28 @@ def calibrate(
     runs: Annotated[list[Path], typer.Argument(help="Run, sweep or capacity directories.", show_default=False)],
     output: Annotated[Path, typer.Option(help="Where to write the server model.")] = Path("server-model.json"),
     fix: Annotated[list[str] | None, typer.Option(help="Pin a parameter instead of fitting it: prefill_ctx_s=0 (repeat).")] = None,
-    max_num_seqs: Annotated[int, typer.Option(help="The server's running-sequence cap.")] = 64,
-    max_num_batched_tokens: Annotated[int, typer.Option(help="The server's token budget per step.")] = 512,
-    block_size: Annotated[int, typer.Option(help="KV block size, tokens.")] = 16,
-    num_blocks: Annotated[int, typer.Option(help="KV blocks in the server's pool.")] = 65_536,
+    max_num_seqs: Annotated[int | None, typer.Option(help="The server's running-sequence cap (default 64).", show_default=False)] = None,
+    max_num_batched_tokens: Annotated[int | None, typer.Option(help="The server's token budget per step (default 512).", show_default=False)] = None,
+    block_size: Annotated[int | None, typer.Option(help="KV block size, tokens (default: the server's, else 16).", show_default=False)] = None,
+    num_blocks: Annotated[int | None, typer.Option(help="KV blocks in the server's pool (default: the server's, else 65536).", show_default=False)] = None,
     model: Annotated[str | None, typer.Option(help="The served model (preset or config.json), with --gpu: roofline lower bounds of the parameters; one the runs cannot identify is held at its bound.")] = None,
     gpu: Annotated[str | None, typer.Option(help="The GPU preset (H100-SXM, L4, ...), with --model.")] = None,
     tp: Annotated[int, typer.Option(help="Tensor-parallel size, with --model and --gpu.")] = 1,
-    prefix_caching: Annotated[bool, typer.Option("--prefix-caching/--no-prefix-caching", help="Whether the server caches prefixes.")] = True,
+    prefix_caching: Annotated[bool | None, typer.Option("--prefix-caching/--no-prefix-caching", help="Whether the server caches prefixes (default: the server's, else on).", show_default=False)] = None,
+    server_metrics: Annotated[bool, typer.Option("--server-metrics/--no-server-metrics", help="Read the server's /metrics as the runs scraped it (limits, prefill time, checks).")] = True,
 ) -> int:
+    from dataclasses import replace
+
     from loadgen.predict.bounds import roofline_bounds
-    from loadgen.predict.calibrate import build_model, fit_best
-    from loadgen.predict.step_model import PARAMS, SchedulerLimits
-    from loadgen.predict.steps import Step, reconstruct
+    from loadgen.predict.calibrate import IdentifyError, build_model, fit_best, prefill_unidentified
+    from loadgen.predict.prefill import prefill_steps
+    from loadgen.predict.server_check import check_line, prefill_aggregate, server_check
+    from loadgen.predict.server_run import read_server_run, resolve_limits, server_limits
+    from loadgen.predict.step_model import PARAMS
+    from loadgen.predict.steps import Step, no_steps_message, reconstruct
     from metrics.records.record import read_records
 
     try:
-        limits = SchedulerLimits(max_num_seqs, max_num_batched_tokens, block_size, num_blocks, prefix_caching)
         pinned = _fixed(fix or [])
         if (model is None) != (gpu is None):
             raise ValueError("--model and --gpu go together (the roofline needs both)")
@@ -82,21 +91,52 @@ def calibrate(
         dirs = _run_dirs(runs)
         if not dirs:
             raise ValueError("no records.jsonl in " + ", ".join(map(str, runs)))
-        by_run: dict[str, list[Step]] = {str(d): reconstruct(read_records(str(d / "records.jsonl")),
-                                                   max_batched_tokens=max_num_batched_tokens) for d in dirs}
-        fit, forms = fit_best([s for steps in by_run.values() for s in steps], pinned, lower)
+        servers = {str(d): read_server_run(d) if server_metrics else None for d in dirs}
+        flags = {"max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
+                 "block_size": block_size, "num_blocks": num_blocks, "enable_prefix_caching": prefix_caching}
+        given = tuple(k for k, v in flags.items() if v is not None)
+        limits, limit_sources = resolve_limits(flags, server_limits(servers, given))
+        budget = limits.max_num_batched_tokens
+        records = {str(d): read_records(str(d / "records.jsonl")) for d in dirs}
+        by_run: dict[str, list[Step]] = {k: reconstruct(v, max_batched_tokens=budget) for k, v in records.items()}
+        all_steps = [s for steps in by_run.values() for s in steps]
+        if not all_steps:
+            raise ValueError(no_steps_message([r for recs in records.values() for r in recs]))
+        prefills = {k: prefill_steps(v, max_batched_tokens=budget) for k, v in records.items()}
+        need = prefill_unidentified(all_steps, pinned)
+        rows = {k: a for k in records if (a := prefill_aggregate(prefills[k], servers[k])) is not None}
+        try:
+            fit, forms = fit_best(all_steps, pinned, lower, tuple(rows.values()) if need else ())
+        except IdentifyError as exc:
+            hint = ("; the server's mean prefill time (one row per run) was fitted too" if need and rows else
+                    "; the server's prefill-time histogram (vllm:request_prefill_time_seconds, scraped during "
+                    "the runs) would identify it" if set(exc.names) & set(need) else "")
+            raise ValueError(str(exc) + hint) from None
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     server = build_model(fit, limits, by_run, [str(d) for d in dirs], forms)
+    checks = {k: server_check(server, by_run[k], prefills[k], records[k], s) for k, s in servers.items()
+              if s is not None and s.has_figures}
+    run_fit = {k: {**v, **({"server": checks[k]} if k in checks else {})} for k, v in server.fit["runs"].items()}
+    server_rows = {"parameters": need, "runs": sorted(rows), "weight": "sqrt(requests)"} if need and rows else None
+    server = replace(server, fit={**server.fit, "runs": run_fit, "limits_source": limit_sources,
+                                  **({"server_rows": server_rows} if server_rows else {})})
     for name in PARAMS:
         err = fit.std_err.get(name)
         held = " (held: --fix, or at its lower bound)"
         typer.echo(f"{name:>14} = {fit.values[name]:.4g}" + (f" ± {err:.2g}" if err is not None else held))
-    typer.echo(f"{fit.points} steps, {server.fit['form']} form, residual RMS {fit.residual_rms_s * 1e3:.3f} ms ("
+    extra = f" + {len(rows)} server rows" if server_rows else ""
+    typer.echo(f"{len(all_steps)} steps{extra}, {server.fit['form']} form, residual RMS {fit.residual_rms_s * 1e3:.3f} ms ("
                + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in forms.items()) + ")")
-    for run, r in server.fit["runs"].items():
+    if server_rows:
+        typer.echo(f"{', '.join(need)}: from the server's mean prefill time of {len(rows)} run(s), one row each "
+                   f"weighted by the square root of its requests (the chunk times time no prefill-only step)")
+    typer.echo("limits: " + ", ".join(f"{k} {getattr(limits, k)} ({limit_sources[k]})" for k in limit_sources))
+    for run, r in run_fit.items():
         typer.echo(f"  {run}: {r['steps']:.0f} steps, mean {r['mean_step_s'] * 1e3:.2f} ms, "
                    f"residual RMS {r['rms_residual_s'] * 1e3:.3f} ms")
+        if "server" in r:
+            typer.echo(f"    {check_line(r['server'])}")
     try:
         server.save(output)
     except OSError as exc:

@@ -119,6 +119,21 @@ def parse_exposition(text: str, *, unix_s: float = 0.0) -> Snapshot:
     return snap
 
 
+def series_point(snap: Snapshot, *, started_unix_s: float, t_s: float) -> dict[str, Any]:
+    """One line of server_metrics.jsonl: the scrape's gauges and a few counters, by goodput's key."""
+    point: dict[str, Any] = {"t_s": t_s, "unix_s": snap.unix_s,
+                             "started_unix_s": started_unix_s}  # the gauges are of a moment in between
+    for key, names in GAUGES.items():
+        name = _first(names, snap.gauges)
+        if name is not None:
+            point[key] = snap.gauges[name]
+    for key in ("prefix_cache_queries", "prefix_cache_hits", "generation_tokens"):
+        name = _first(COUNTERS[key], snap.counters)
+        if name is not None:
+            point[f"{key}_total"] = snap.counters[name]
+    return point
+
+
 def metrics_url_for(base_url: str) -> str:
     """The target's /metrics: vLLM and the reference server serve it next to /v1, not under it."""
     root = base_url.rstrip("/").removesuffix("/v1")
@@ -170,18 +185,9 @@ class ServerScraper:
         return snap
 
     def _keep(self, snap: Snapshot, started_unix_s: float) -> None:
-        point: dict[str, Any] = {"t_s": round(time.perf_counter() - self._t0, 6), "unix_s": snap.unix_s,
-                                 "started_unix_s": started_unix_s}  # the gauges are of a moment in between
-        for key, names in GAUGES.items():
-            name = _first(names, snap.gauges)
-            if name is not None:
-                point[key] = snap.gauges[name]
-        for key in ("prefix_cache_queries", "prefix_cache_hits", "generation_tokens"):
-            name = _first(COUNTERS[key], snap.counters)
-            if name is not None:
-                point[f"{key}_total"] = snap.counters[name]
         self.snapshots.append(snap)
-        self.series.append(point)
+        self.series.append(series_point(snap, started_unix_s=started_unix_s,
+                                        t_s=round(time.perf_counter() - self._t0, 6)))
 
     def start(self) -> None:
         """The 'before' scrape (raises if the server does not answer), then scrape in the background."""
@@ -248,6 +254,8 @@ def prometheus_section(snapshots: list[Snapshot], series: list[dict[str, Any]], 
     out["available"] = True
     if last.block_size is not None:
         out["block_size"] = last.block_size
+    if last.cache_config:
+        out["cache_config"] = dict(last.cache_config)  # vllm:cache_config_info's labels, as published
     out["span_s"] = last.unix_s - first.unix_s
     absent: list[str] = []
     hists: dict[str, Any] = {}

@@ -76,3 +76,27 @@ def test_a_parameter_the_steps_cannot_identify_is_held_at_its_bound() -> None:
 def test_a_fit_below_its_bound_is_held_there() -> None:
     fit = fit_steps(_steps(200, 0.0), lower={"decode_kv_s": 1e-6})  # the truth is 2e-7
     assert fit.values["decode_kv_s"] == 1e-6 and "decode_kv_s" not in fit.std_err
+
+
+def test_an_aggregate_is_one_row_weighted_by_the_root_of_its_requests() -> None:
+    from loadgen.predict.calibrate import Aggregate, design
+
+    # Four requests whose prompts ran in two steps of 100 and 300 tokens: the row is their sum over 4
+    # requests (the mean per request), times √4; the observation is the server's mean, times √4.
+    steps = _steps(10, 0.0)
+    agg = Aggregate((StepFeatures(100, 1e4), StepFeatures(300, 9e4)), requests=4, mean_s=0.03)
+    x, y = design(steps, aggregates=(agg,))
+    assert x.shape == (11, 6)
+    assert x[-1].tolist() == pytest.approx([2 * 2 / 4, 0.0, 2 * 400 / 4, 2 * 1e5 / 4, 0.0, 0.0])
+    assert y[-1] == pytest.approx(0.06)
+    fit = fit_steps(steps, aggregates=(agg,))
+    assert fit.points == 11 and fit.residual_rms_s >= 0
+
+
+def test_the_steps_alone_say_which_prefill_parameters_they_cannot_identify() -> None:
+    from loadgen.predict.calibrate import prefill_unidentified
+
+    decode_only = [Step(StepFeatures(0, 0.0, 1 + i % 4, 100 + 37 * i), 0.01) for i in range(30)]
+    assert prefill_unidentified(decode_only) == ["prefill_s", "prefill_ctx_s"]
+    assert prefill_unidentified(decode_only, {"prefill_ctx_s": 0.0}) == ["prefill_s"]
+    assert prefill_unidentified(_steps(50, 0.0)) == []

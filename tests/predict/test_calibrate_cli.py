@@ -37,7 +37,7 @@ def _records(rate: float, n: int, seed: int) -> list[RequestRecord]:
         for rid, event in engine.step():
             times[int(rid)].append(event.now_s)
     return [RequestRecord(id=k, intended_ns=int(arrivals[k] * 1e9), sent_ns=int(arrivals[k] * 1e9),
-                          chunk_ns=[int(t * 1e9) for t in ts], chunk_tokens=[1] * len(ts),
+                          chunk_ns=[int(t * 1e9) for t in ts], chunk_tokens=[1] * len(ts), token_source="server",
                           prompt_tokens=prompts[k], cached_tokens=0,
                           server_chunk_s=[t - float(arrivals[k]) for t in ts]) for k, ts in times.items()]
 
@@ -64,7 +64,7 @@ def test_calibrate_recovers_the_model_that_made_the_records(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(("tokens", "message"), [
-    (1, "0 measured engine steps cannot fit 5 parameters"),  # one chunk per request: no step is timed
+    (1, "no engine step can be timed: of 1 requests, 1 had fewer than two content chunks"),  # no step is timed
     (24, "cannot tell apart fixed_s, prefill_s"),  # one request decoding alone: never a prefill beside it
 ])
 def test_calibrate_refuses_runs_that_cannot_identify_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str],
