@@ -77,7 +77,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "metrics/latency/samples.py": _LATENCY_TESTS,
     "metrics/latency/aggregate.py": _LATENCY_TESTS,
     "metrics/latency/burst.py": _LATENCY_TESTS,
-    "metrics/latency/answer.py": ("tests/metrics/test_reasoning_metrics.py",),
+    "metrics/latency/answer.py": ("tests/metrics/test_reasoning_metrics.py", "tests/metrics/test_answer_mutants.py"),
     "metrics/summary/build.py": _SUMMARY_TESTS,
     "metrics/summary/buckets.py": _SUMMARY_TESTS,
     "metrics/summary/failures.py": _SUMMARY_TESTS,
