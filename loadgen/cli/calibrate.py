@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from metrics.results import POINTS_DIR, RECORDS_FILE
+
 CALIBRATE_HELP = """Fit a step-time model of the served engine from measured runs.
 
 Reads each run directory's records.jsonl (a sweep or capacity directory: every point's), rebuilds the
@@ -32,10 +34,10 @@ Examples:
 def _run_dirs(paths: list[Path]) -> list[Path]:
     found: list[Path] = []
     for p in paths:
-        if (p / "records.jsonl").is_file():
+        if (p / RECORDS_FILE).is_file():
             found.append(p)
         else:
-            found.extend(sorted(q.parent for q in p.glob("points/*/records.jsonl")))
+            found.extend(sorted(q.parent for q in p.glob(f"{POINTS_DIR}/*/{RECORDS_FILE}")))
     return found
 
 
@@ -82,7 +84,7 @@ def calibrate(
         dirs = _run_dirs(runs)
         if not dirs:
             raise ValueError("no records.jsonl in " + ", ".join(map(str, runs)))
-        by_run: dict[str, list[Step]] = {str(d): reconstruct(read_records(str(d / "records.jsonl")),
+        by_run: dict[str, list[Step]] = {str(d): reconstruct(read_records(str(d / RECORDS_FILE)),
                                                    max_batched_tokens=max_num_batched_tokens) for d in dirs}
         fit, forms = fit_best([s for steps in by_run.values() for s in steps], pinned, lower)
     except ValueError as exc:
