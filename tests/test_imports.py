@@ -104,3 +104,126 @@ def test_packages_depend_in_the_documented_directions() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# The results contract (metrics/results, docs/architecture.md "Results contract"): below both the load
+# generator and the exporters, light (the standard library only: a run imports it before its first request).
+RESULTS = "metrics.results"
+RESULTS_DIR = ROOT / "metrics" / "results"
+
+
+def _in_results(module: str) -> bool:
+    return module == RESULTS or module.startswith(RESULTS + ".")
+
+
+def test_the_results_contract_imports_only_itself_and_the_standard_library() -> None:
+    import sys
+
+    graph = import_graph()
+    inner = sorted(f"{a} → {b}" for a in graph if _in_results(a) for b in graph[a] if not _in_results(b))
+    assert not inner, "metrics.results imports outside itself: " + ", ".join(inner)
+    outside = sorted(f"{path.name}: {name}" for path in RESULTS_DIR.glob("*.py")
+                     for name in _top_level_imports(ast.parse(path.read_text()))
+                     if name not in sys.stdlib_module_names and name != "metrics")
+    assert not outside, "metrics.results imports beyond the standard library: " + ", ".join(outside)
+
+
+def _top_level_imports(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _layout_names() -> dict[str, str]:
+    """The contract's file names: constant name → file name (metrics/results/layout.py)."""
+    from metrics.results import layout
+
+    return {k: v for k, v in vars(layout).items() if k.isupper() and isinstance(v, str)}
+
+
+DOCUMENTS = ("RUN_FILE", "SUMMARY_FILE", "SWEEP_FILE", "CAPACITY_FILE")
+READS_OR_WRITES = {"load", "loads", "read_text", "read_bytes", "open", "write_json", "write_atomic", "write_text",
+                   "write_bytes"}
+
+
+def _mentions(node: ast.AST, names: set[str]) -> bool:
+    return any((isinstance(n, ast.Name) and n.id in names) or (isinstance(n, ast.Attribute) and n.attr in names)
+               for n in ast.walk(node))
+
+
+def _call_name(call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    return call.func.attr if isinstance(call.func, ast.Attribute) else None
+
+
+def contract_violations(tree: ast.AST, files: dict[str, str]) -> list[tuple[int, str]]:
+    """Where a module outside metrics/results names a result file itself (a string equal to one of the
+    contract's file names; `points` where it makes a path), or reads or writes run.json, summary.json,
+    sweep.json or capacity.json itself (json.load(s), read_text, open, write_json, ... on an expression built
+    from the contract's name for it, directly or through a variable assigned from one)."""
+    names = set(files.values()) - {files["POINTS_DIR"]}
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value in names:
+            found.append((node.lineno, f"names {node.value!r} itself"))
+        elif any(isinstance(part, ast.Constant) and part.value == files["POINTS_DIR"] for part in _path_parts(node)):
+            found.append((node.lineno, f"makes a path of {files['POINTS_DIR']!r} itself"))
+    for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        paths = set(DOCUMENTS)  # names of a document's path: the contract's constant, a variable made from one
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign) and _is_path(node.value, paths):
+                paths.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Call) and _call_name(node) in READS_OR_WRITES and any(
+                    _is_path(part, paths) for part in [*node.args, getattr(node.func, "value", None)] if part):
+                found.append((node.lineno, f"{_call_name(node)}() on a result document itself"))
+    return sorted(set(found))
+
+
+def _path_parts(node: ast.AST) -> list[ast.AST]:
+    """The operands of `a / b` and the arguments of `Path(...)`: the parts a path is made of."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return [node.left, node.right]
+    return list(node.args) if isinstance(node, ast.Call) and _call_name(node) == "Path" else []
+
+
+def _is_path(node: ast.AST, paths: set[str]) -> bool:
+    """`DIR / SUMMARY_FILE`, `SUMMARY_FILE` or a variable holding such a path (`str(...)` around it too)."""
+    if isinstance(node, ast.Call) and _call_name(node) == "str" and node.args:
+        return _is_path(node.args[0], paths)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return _is_path(node.right, paths) or _is_path(node.left, paths)
+    return (isinstance(node, ast.Name) and node.id in paths) or (isinstance(node, ast.Attribute) and node.attr in paths)
+
+
+def test_only_the_results_contract_names_result_files_and_opens_result_documents() -> None:
+    files = _layout_names()
+    wrong = []
+    for pkg in PACKAGES:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            if path.is_relative_to(RESULTS_DIR):
+                continue
+            for line, what in contract_violations(ast.parse(path.read_text()), files):
+                wrong.append(f"{path.relative_to(ROOT)}:{line} {what}")
+    assert not wrong, "use metrics.results instead: " + "; ".join(wrong)
+
+
+def test_the_contract_check_finds_what_it_forbids() -> None:
+    files = _layout_names()
+    source = '''
+SUMMARY = "summary.json"
+probe = Path("points") / "check"
+def read(d):
+    path = d / RUN_FILE
+    return json.loads(path.read_text())
+def write(d, doc):
+    write_json(d / SWEEP_FILE, doc)
+def fine(d):
+    return (d / CAPACITY_FILE).is_file(), {"points": 3}, "see summary.json"
+'''
+    assert sorted({line for line, _ in contract_violations(ast.parse(source), files)}) == [2, 3, 6, 8]

@@ -20,11 +20,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 from exporters.files import write_atomic
+from metrics.results import POINTS_DIR
 
 LIBRARY_PACKAGE = "exporters.html"
 LIBRARY_RESOURCE = "vendor/plotly-basic.min.js"
 LIBRARY_FILE = "plotly-basic.min.js"  # the shared copy in a sweep or capacity directory
-POINTS_DIR = "points"  # a sweep's or capacity search's points: DIR/points/<label>/
 
 
 @cache

@@ -6,13 +6,14 @@ from typing import Any
 
 from exporters.html import fmt
 from exporters.html.page import Cell, Table
+from metrics.results import CAPACITY_FILE
 
 
 def _usd(value: Any) -> str:
     return fmt.NONE if value is None else f"${float(value):,.2f}"
 
 
-def cost_table(doc: dict[str, Any], *, source: str = "capacity.json") -> Table | None:
+def cost_table(doc: dict[str, Any], *, source: str = CAPACITY_FILE) -> Table | None:
     """None when the search was not asked for a cost. `source`: the file whose 'cost' it shows (a search's
     capacity can be known only from below; a predicted one, predict.json's, cannot)."""
     cost = doc.get("cost")
@@ -20,7 +21,7 @@ def cost_table(doc: dict[str, Any], *, source: str = "capacity.json") -> Table |
         return None
     rate = cost.get("rate")
     cap: dict[str, Any] = doc["capacity"] if isinstance(doc.get("capacity"), dict) else {}
-    from_below = source == "capacity.json" and rate is not None and cap.get("upper") is None
+    from_below = source == CAPACITY_FILE and rate is not None and cap.get("upper") is None
     rows: list[list[str | Cell]] = [
         ["GPU-hour cost x GPUs per replica", f"${cost.get('gpu_hour_cost', 0):g} x {cost.get('gpus_per_replica')} = "
                                              f"{_usd(cost.get('cost_per_hour_per_replica'))} an hour per replica"],

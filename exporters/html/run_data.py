@@ -20,6 +20,7 @@ from metrics.latency import answer, derive
 from metrics.latency.fluidity import fluidity_index
 from metrics.latency.samples import Samples
 from metrics.records.frame import OK, RequestFrame
+from metrics.results import SERVER_SERIES_FILE
 from metrics.slo import good_requests
 from metrics.summary.answers import shown
 from metrics.summary.buckets import Dimension
@@ -29,8 +30,6 @@ from metrics.summary.window import Window, measurement_window
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
 
-SUMMARY_FILE = "summary.json"
-SERVER_SERIES_FILE = "server_metrics.jsonl"  # written by loadgen.run.scrape
 PER_REQUEST = ("ttft_s", "ttft_from_schedule_s", "tpot_s", "e2e_s", "dispatch_lag_s")
 
 
@@ -124,14 +123,3 @@ def read_server_series(run_dir: Path) -> list[dict[str, Any]]:
         if isinstance(row, dict):
             rows.append(row)
     return rows
-
-
-def read_summary(run_dir: Path) -> dict[str, Any]:
-    """summary.json (ValueError when it is missing or not a JSON object)."""
-    path = run_dir / SUMMARY_FILE
-    if not path.is_file():
-        raise ValueError(f"no {SUMMARY_FILE} in {run_dir}: run `goodput report {run_dir}` first")
-    summary = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(summary, dict):
-        raise ValueError(f"{path} is not a JSON object")
-    return summary

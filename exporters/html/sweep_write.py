@@ -7,11 +7,9 @@ capacity.json keep the run spec, where an embedded server's model is only resolv
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from exporters.files import write_atomic
@@ -20,36 +18,14 @@ from exporters.html.capacity_page import capacity_page
 from exporters.html.header import workload_text
 from exporters.html.page import render_page
 from exporters.html.sweep_page import sweep_page
-from exporters.point_dirs import check_label, point_path
-
-SWEEP_FILE = "sweep.json"
-CAPACITY_FILE = "capacity.json"
-SWEEP_REPORT_FILE = "sweep.html"
-CAPACITY_REPORT_FILE = "capacity.html"
-POINT_REPORT = "report.html"
-RUN_FILE = "run.json"
-
-
-def read_document(directory: Path, name: str, kind: str) -> dict[str, Any]:
-    """sweep.json or capacity.json (ValueError, one line, when it is missing or is not one)."""
-    path = directory / name
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != kind or not isinstance(data.get("points"), list):
-        raise ValueError(f"{path} is not a {name} written by goodput {kind}")
-    try:  # each label names a directory under points/: a name, never a path
-        for p in data["points"]:
-            if isinstance(p, dict) and isinstance(p.get("plan"), dict) and "label" in p["plan"]:
-                check_label(p["plan"]["label"])
-        for label in _labels(data):
-            check_label(label)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-    return data
+from metrics.results import CAPACITY_FILE as CAPACITY_FILE
+from metrics.results import CAPACITY_REPORT_FILE as CAPACITY_REPORT_FILE
+from metrics.results import REPORT_FILE as POINT_REPORT
+from metrics.results import SWEEP_FILE as SWEEP_FILE
+from metrics.results import SWEEP_REPORT_FILE as SWEEP_REPORT_FILE
+from metrics.results import point_labels as _labels
+from metrics.results import point_path, run_or_none
+from metrics.results import read_document as read_document
 
 
 def point_links(directory: Path, labels: Iterable[str], page: Path) -> dict[str, str]:
@@ -70,23 +46,13 @@ def point_run(directory: Path, labels: Iterable[str]) -> tuple[str | None, str |
     """(model, workload) as the first point with a readable run.json says."""
     for label in labels:
         try:
-            run = json.loads((point_path(directory, label) / RUN_FILE).read_text())
-        except (OSError, ValueError):
+            run = run_or_none(point_path(directory, label))
+        except ValueError:
             continue
-        if isinstance(run, dict):
+        if run is not None:
             model = run.get("model")
             return (str(model) if model else None), workload_text(run)
     return None, None
-
-
-def _labels(doc: dict[str, Any], *, finished: bool = False) -> list[str]:
-    """The points' labels (sweep.json nests each row under `row`; capacity.json lists the rows)."""
-    out = []
-    for p in doc.get("points") or []:
-        row = p.get("row") if isinstance(p, dict) and isinstance(p.get("row"), dict) else p
-        if isinstance(row, dict) and row.get("label") and (row.get("status") == "done" or not finished):
-            out.append(str(row["label"]))
-    return out
 
 
 def _label(directory: Path) -> str:

@@ -15,17 +15,16 @@ from exporters.files import write_atomic
 from exporters.html.assets import library_src, results_dir, shared_library
 from exporters.html.compare_page import compare_page
 from exporters.html.page import render_page
-from exporters.html.run_data import RunData, read_server_series, read_summary, run_data
+from exporters.html.run_data import RunData, read_server_series, run_data
 from exporters.html.run_page import run_page
 from metrics.gate.compare import Row
 from metrics.gate.evaluate import RunView, Verdict, evaluate_one
 from metrics.gate.thresholds import parse_threshold
 from metrics.latency.samples import Samples
 from metrics.records.frame import RequestFrame
+from metrics.results import RECORDS_FILE, read_summary
+from metrics.results import REPORT_FILE as REPORT_FILE
 from metrics.summary.build import SummaryConfig
-
-REPORT_FILE = "report.html"
-RECORDS_FILE = "records.jsonl"
 
 
 def read_frame(run_dir: Path) -> RequestFrame:

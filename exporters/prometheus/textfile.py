@@ -9,8 +9,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, generate_latest
 
 from exporters.files import write_atomic
-
-TEXTFILE = "metrics.prom"
+from metrics.results import TEXTFILE as TEXTFILE
 
 
 def write_textfile(path: Path, registry: CollectorRegistry) -> Path:

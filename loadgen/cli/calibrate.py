@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from metrics.results import POINTS_DIR, RECORDS_FILE
+
 CALIBRATE_HELP = """Fit a step-time model of the served engine from measured runs.
 
 Reads each run directory's records.jsonl (a sweep or capacity directory: every point's), rebuilds the
@@ -36,10 +38,10 @@ Examples:
 def _run_dirs(paths: list[Path]) -> list[Path]:
     found: list[Path] = []
     for p in paths:
-        if (p / "records.jsonl").is_file():
+        if (p / RECORDS_FILE).is_file():
             found.append(p)
         else:
-            found.extend(sorted(q.parent for q in p.glob("points/*/records.jsonl")))
+            found.extend(sorted(q.parent for q in p.glob(f"{POINTS_DIR}/*/{RECORDS_FILE}")))
     return found
 
 
@@ -97,7 +99,7 @@ def calibrate(
         given = tuple(k for k, v in flags.items() if v is not None)
         limits, limit_sources = resolve_limits(flags, server_limits(servers, given))
         budget = limits.max_num_batched_tokens
-        records = {str(d): read_records(str(d / "records.jsonl")) for d in dirs}
+        records = {str(d): read_records(str(d / RECORDS_FILE)) for d in dirs}
         by_run: dict[str, list[Step]] = {k: reconstruct(v, max_batched_tokens=budget) for k, v in records.items()}
         all_steps = [s for steps in by_run.values() for s in steps]
         if not all_steps:

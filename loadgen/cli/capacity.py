@@ -108,6 +108,7 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     from loadgen.sweep.gate import capacity_gate_plan
     from loadgen.sweep.points import plan_point, point_length, point_spec
     from metrics.capacity_search.search import SearchSettings
+    from metrics.results import POINTS_DIR
     from metrics.slo import SLO
 
     costs = parse_cost_options(options["gpu_hour_cost"], options["gpus_per_replica"], options["target_rate"])
@@ -139,7 +140,7 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
             else DEFAULT_CEILING_CONCURRENCY
     # Everything a probe needs that can be wrong (dataset, tokenizer, schedule) fails here, before anything is sent.
     sample = plan_point(1, "rate", settings.min_rate or settings.max_rate or 1.0, length, seed=spec.load.seed)
-    plan_run(point_spec(probe_spec, sample, run_dir=Path("points") / "check", server_url="http://127.0.0.1:9"),
+    plan_run(point_spec(probe_spec, sample, run_dir=Path(POINTS_DIR) / "check", server_url="http://127.0.0.1:9"),
              secrets)
     output = spec.outputs.output
     run_dir = prepare_sweep_dir(Path(output) if output is not None else None, kind="capacity", overwrite=spec.outputs.overwrite)

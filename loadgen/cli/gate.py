@@ -4,13 +4,13 @@ flagged regression), 2 invalid thresholds / config / run directory."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from loadgen.run.outputs import RECORDS_FILE, read_run, run_summary_config
+from metrics.results import summary_or_none
 from metrics.slo import parse_slo
 
 if TYPE_CHECKING:  # imported by the commands themselves: `goodput --help` stays light
@@ -74,7 +74,7 @@ def gate(
     junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here (one test case per threshold).")] = None,
     markdown: Annotated[Path | None, typer.Option(help="Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY).")] = None,
 ) -> int:
-    from loadgen.sweep.capacity_doc import is_capacity_dir
+    from metrics.results import is_capacity_dir
 
     if is_capacity_dir(run_dir):  # a `goodput capacity` directory: capacity:* thresholds on its capacity.json
         from loadgen.sweep.gate import gate_capacity_dir
@@ -231,11 +231,8 @@ def write_compare_html(path: Path, run_dirs: list[Path], runs: list[tuple[Summar
 
     loaded = []
     for d, (config, samples) in zip(run_dirs, runs, strict=True):
-        try:
-            summary = json.loads((d / "summary.json").read_text())
-        except (OSError, ValueError):
-            summary = {}  # flags need it; the figures come from the records
-        loaded.append(run_data(run_label(d), summary if isinstance(summary, dict) else {}, read_run(d), samples.frame,
+        summary = summary_or_none(d) or {}  # flags need it; the figures come from the records
+        loaded.append(run_data(run_label(d), summary, read_run(d), samples.frame,
                                config, gaps=(samples.samples["itl_s"], samples.samples["itl_token_s"]),
                                server_series=read_server_series(d)))
     return write_compare_report(path, loaded[:-1], loaded[-1], rows, rule)

@@ -10,11 +10,11 @@ from typing import Annotated, Any
 import typer
 
 from exporters.console import format_summary
-from exporters.prometheus.textfile import TEXTFILE
 from loadgen.run.gpu_scrape import add_gpu_section
 from loadgen.run.outputs import RECORDS_FILE, build_outputs, read_run
 from loadgen.run.prometheus import add_server_section, load_server_section, rebuild_textfile
 from metrics.records.record_check import InputReport
+from metrics.results import CAPACITY_FILE, POINTS_DIR, SWEEP_FILE, TEXTFILE, read_capacity, read_document
 from metrics.slo import parse_slo
 
 SHOWN_ON_CONSOLE = 3
@@ -119,8 +119,8 @@ def report(
 
 def results_kind(directory: Path) -> str | None:
     """`sweep` or `capacity` for a directory `goodput sweep` / `goodput capacity` wrote; None otherwise."""
-    for kind in ("sweep", "capacity"):
-        if (directory / f"{kind}.json").is_file():
+    for kind, name in (("sweep", SWEEP_FILE), ("capacity", CAPACITY_FILE)):
+        if (directory / name).is_file():
             return kind
     return None
 
@@ -132,7 +132,7 @@ def report_results(directory: Path, kind: str, *, html: bool, html_path: Path | 
     `goodput report DIR/points/<point>` rebuilds one."""
     if run_only:
         raise typer.BadParameter(f"{', '.join(run_only)}: only for a run directory; {directory} is a {kind} "
-                                 f"(give one of its points: {directory / 'points' / '<point>'})")
+                                 f"(give one of its points: {directory / POINTS_DIR / '<point>'})")
     from loadgen.sweep.html_pages import write_capacity_html, write_sweep_html
     from loadgen.sweep.report import capacity_line, points_table
 
@@ -159,14 +159,11 @@ def report_results(directory: Path, kind: str, *, html: bool, html_path: Path | 
 
 def read_results(directory: Path, kind: str) -> dict[str, Any]:
     """sweep.json or capacity.json, checked (ValueError, one line)."""
-    from exporters.html.sweep_write import read_document
-    from loadgen.sweep.capacity_doc import read_capacity
-
     if kind == "capacity":
         return read_capacity(directory)
-    doc = read_document(directory, "sweep.json", "sweep")
+    doc = read_document(directory, SWEEP_FILE, "sweep")
     if not all(isinstance(p, dict) and isinstance(p.get("row"), dict) for p in doc["points"]):
-        raise ValueError(f"{directory / 'sweep.json'} is malformed (a point without its row)")
+        raise ValueError(f"{directory / SWEEP_FILE} is malformed (a point without its row)")
     return doc
 
 

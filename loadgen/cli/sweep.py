@@ -107,8 +107,9 @@ def check_points(state: SweepState, secrets: Secrets) -> None:
     checked on the first planned point and on a rate point before anything is sent (ValueError)."""
     from loadgen.run.setup import plan_run
     from loadgen.sweep.points import plan_point, point_gate, point_spec
+    from metrics.results import POINTS_DIR
 
-    probe_dir = Path("points") / "check"
+    probe_dir = Path(POINTS_DIR) / "check"
     samples = [state.points[0]]
     if state.points[0].kind != "rate":
         samples.append(plan_point(1, "rate", 1.0, state.length, seed=state.spec.load.seed))
@@ -157,8 +158,8 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     state.spec = replace(state.spec, outputs=replace(state.spec.outputs, quiet=spec.outputs.quiet, html=spec.outputs.html))
     if not state.missing():
         raise ValueError(f"--resume {directory}: the sweep is complete; nothing to run")
-    from exporters.point_dirs import point_path
     from loadgen.sweep.points import point_gate
+    from metrics.results import point_path
 
     for point in state.pending():  # every directory it would write, checked before anything is sent
         point_dir = point_path(directory, point.label)

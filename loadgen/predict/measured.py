@@ -11,18 +11,23 @@ the predicted workload is said rather than compared silently (`workload_differen
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from exporters.html.capacity_data import capacity_verdict
-from exporters.html.run_data import read_summary
 from exporters.html.sweep_data import done, sweep_capacity, sweep_rows
-from exporters.html.sweep_write import CAPACITY_FILE, SWEEP_FILE, read_document
-from exporters.point_dirs import point_path
 from loadgen.sweep.points import PointPlan
 from loadgen.sweep.rows import point_row
+from metrics.results import (
+    CAPACITY_FILE,
+    SUMMARY_FILE,
+    SWEEP_FILE,
+    point_path,
+    read_document,
+    read_summary,
+    run_or_none,
+)
 
 # The run spec's workload settings a prediction depends on, and how the page names them.
 WORKLOAD_KEYS: tuple[tuple[str, str], ...] = (
@@ -63,11 +68,7 @@ def slo_given(slo: Any) -> dict[str, float]:
 
 
 def _run_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((path / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return _dict(data)
+    return run_or_none(path) or {}
 
 
 def _shared_spec(doc: dict[str, Any]) -> dict[str, Any]:
@@ -153,7 +154,7 @@ def read_measured(directory: Path) -> Measured:
             return _read_capacity(directory)
         if (directory / SWEEP_FILE).is_file():
             return _read_sweep(directory)
-        if (directory / "summary.json").is_file():
+        if (directory / SUMMARY_FILE).is_file():
             return _read_run(directory)
     except ValueError as exc:
         raise ValueError(f"--measured {directory}: {exc}") from None

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.predict.step_model import SchedulerLimits
+from metrics.results import SERVER_SECTION_FILE, SERVER_SERIES_FILE, run_or_none
 
-SECTION_FILE = "server_prometheus.json"  # loadgen.run.prometheus.SECTION_FILE
-SERIES_FILE = "server_metrics.jsonl"  # loadgen.run.scrape.SERIES_FILE
 # server-model limit name → vllm:cache_config_info label
 CACHE_LABELS = {"block_size": "block_size", "num_blocks": "num_gpu_blocks",
                 "enable_prefix_caching": "enable_prefix_caching"}
@@ -90,7 +89,7 @@ def decode_per_token(section: dict[str, Any]) -> float | None:
 def gauges(run_dir: Path, start_unix_s: float) -> list[Gauge]:
     out: list[Gauge] = []
     try:
-        lines = (run_dir / SERIES_FILE).read_text(encoding="utf-8").splitlines()
+        lines = (run_dir / SERVER_SERIES_FILE).read_text(encoding="utf-8").splitlines()
     except OSError:
         return out
     for line in lines:
@@ -108,7 +107,7 @@ def gauges(run_dir: Path, start_unix_s: float) -> list[Gauge]:
 
 def read_server_run(run_dir: Path) -> ServerRun | None:
     """The server's metrics of one run directory; None when it has no server_prometheus.json with scrapes."""
-    section = _read_json(run_dir / SECTION_FILE)
+    section = _read_json(run_dir / SERVER_SECTION_FILE)
     if section is None or not section.get("available"):
         return None
     labels = dict(section.get("cache_config") or {})
@@ -116,7 +115,7 @@ def read_server_run(run_dir: Path) -> ServerRun | None:
         labels["block_size"] = str(section["block_size"])
     hists = section.get("histograms", {})
     prefill, count = _mean(hists.get("prefill_s"))
-    run = _read_json(run_dir / "run.json") or {}
+    run = run_or_none(run_dir) or {}
     start = run.get("start_unix_s")
     return ServerRun(cache_config=parse_cache_config(labels), prefill_mean_s=prefill, prefill_count=count,
                      decode_per_token_s=decode_per_token(section), queue_mean_s=_mean(hists.get("queue_s"))[0],

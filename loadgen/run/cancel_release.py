@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from exporters.files import write_json
-from loadgen.run.prometheus import SECTION_FILE
-from loadgen.run.scrape import SERIES_FILE
 from metrics.records.frame import RequestFrame
+from metrics.results import SERVER_SECTION_FILE as SECTION_FILE
+from metrics.results import SERVER_SERIES_FILE as SERIES_FILE
+from metrics.results import write_json
 from metrics.server.release import GaugePoint, release_report, release_warning
 from metrics.summary.cancels import planned
 

@@ -15,7 +15,6 @@ from typing import Any
 
 from exporters.console import format_summary
 from exporters.failure_notes import all_failed_alike
-from exporters.files import write_json
 from loadgen.run.cancel_release import with_cancel_release
 from loadgen.run.failing import FailingAlike, too_many_failed
 from loadgen.run.gate import abort_fields, finish_run_gate
@@ -25,6 +24,7 @@ from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, Outputs, build_outputs, 
 from loadgen.run.prometheus import add_server_section
 from loadgen.run.runner import RunState
 from loadgen.run.setup import RunSetup
+from metrics.results import write_run
 
 
 def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, console: bool = True) -> int:
@@ -42,7 +42,7 @@ def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, cons
     if info["aborted"] or writer.error is not None or state.failure is not None or lost_workers:
         info["complete"] = False  # stopped early, or a lost worker's requests: the planned load was not all sent
     try:
-        write_json(out / RUN_FILE, info)
+        write_run(out, info)
     except OSError as exc:  # the run.json written at the start stays
         run.output_errors.append(exc)
     summary = None

@@ -33,14 +33,9 @@ class OutputDirError(ValueError):
 
 def run_files() -> tuple[str, ...]:
     """Every file a run writes in its directory (imported here: `goodput --help` stays light)."""
-    from exporters.prometheus.textfile import TEXTFILE
-    from loadgen.run.layout import RECORDS_FILE, RUN_FILE
-    from loadgen.run.prometheus import SECTION_FILE
-    from loadgen.run.records_status import STATUS_FILE
-    from loadgen.run.scrape import SERIES_FILE
+    from metrics.results import RUN_FILES
 
-    return (RECORDS_FILE, RUN_FILE, "summary.json", "summary.csv", "records.parquet", TEXTFILE, SERIES_FILE,
-            SECTION_FILE, "report.html", STATUS_FILE)
+    return RUN_FILES
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ while `interrupted` stays false (nobody pressed Ctrl-C). Its exit code is 99.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ from metrics.gate.config import load_gate_config
 from metrics.gate.evaluate import RunView, Verdict, evaluate, failed
 from metrics.gate.thresholds import Threshold, check_labels, parse_threshold
 from metrics.records.record import RequestRecord
+from metrics.results import SUMMARY_FILE, load_summary
 from metrics.slo import SLO
 from metrics.summary.buckets import DEFAULT_OUTPUT_EDGES, DEFAULT_PROMPT_EDGES
 from metrics.summary.build import SummaryConfig, summarize
@@ -134,13 +134,13 @@ def gate_plan(spec: RunSpec) -> GatePlan | None:
 def load_run_view(run_dir: Path, *, slo: SLO | Sequence[str] | None = None) -> RunView:
     """A finished run's summary.json (re-judged from records.jsonl when `slo` replaces its SLOs), with
     its records behind it for questions the summary cannot answer. ValueError if it is not a run."""
-    summary_path = run_dir / "summary.json"
+    summary_path = run_dir / SUMMARY_FILE
     records_path = run_dir / RECORDS_FILE
     if not summary_path.is_file() and not records_path.is_file():
-        raise ValueError(f"{run_dir} is not a run directory (no summary.json or {RECORDS_FILE})")
+        raise ValueError(f"{run_dir} is not a run directory (no {SUMMARY_FILE} or {RECORDS_FILE})")
     try:
         run = read_run(run_dir)
-        summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
+        summary = load_summary(run_dir) if summary_path.is_file() else None
     except (OSError, ValueError) as exc:
         raise ValueError(f"unreadable run in {run_dir}: {exc}") from None
     if summary is not None and not run:

@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 
 from loadgen.run.scrape import ServerScraper, scrape_failure
+from metrics.results import GPU_FILE as GPU_FILE
 
-GPU_FILE = "gpu_metrics.json"
 # sample key → DCGM exporter family, and its unit as the exporter gives it.
 FAMILIES: dict[str, str] = {
     "util_pct": "DCGM_FI_DEV_GPU_UTIL",  # %
@@ -164,7 +164,7 @@ def add_gpu_section(out: Path, summary: dict[str, Any]) -> None:
     (its gpu_metrics.json exists); nothing otherwise. `goodput report` calls it too."""
     import json
 
-    from exporters.files import write_json
+    from metrics.results import write_summary
     from metrics.server.gpu import gpu_section
 
     path = out / GPU_FILE
@@ -180,4 +180,4 @@ def add_gpu_section(out: Path, summary: dict[str, Any]) -> None:
                           output_tokens=rate * duration if rate is not None and duration else None)
     if section is not None:
         summary["gpu"] = section
-        write_json(out / "summary.json", summary)
+        write_summary(out, summary)

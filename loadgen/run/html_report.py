@@ -10,13 +10,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from exporters.html.run_data import read_summary
 from exporters.html.write import run_gate_baseline, summary_run, write_report
 from loadgen.run.gate import load_run_view
 from loadgen.run.outputs import run_summary_config
 from metrics.gate.evaluate import RunView
 from metrics.latency.samples import Samples
 from metrics.records.frame import RequestFrame
+from metrics.results import read_summary
 from metrics.slo import SLO
 
 

@@ -9,7 +9,6 @@ requests finish. Together they are enough to rebuild everything else. A run.json
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -19,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from exporters.files import write_json, write_records_parquet, write_summary_csv
+from exporters.files import write_records_parquet, write_summary_csv
 from loadgen.run.layout import RECORDS_FILE as RECORDS_FILE
 from loadgen.run.layout import RUN_FILE as RUN_FILE
 from loadgen.run.layout import summary_config_of
@@ -30,6 +29,8 @@ from metrics.records.frame import RequestFrame
 from metrics.records.frame_arrow import frame_from_table, read_records_checked
 from metrics.records.jsonl import copy_records, read_jsonl_frame
 from metrics.records.record_check import InputReport
+from metrics.results import RECORDS_PARQUET_FILE, SUMMARY_CSV_FILE, write_summary
+from metrics.results import read_run as read_run
 from metrics.slo import SLO, parse_slo
 from metrics.summary.build import SummaryConfig, summarize_frame
 
@@ -67,14 +68,6 @@ def run_roofline(run: dict[str, Any]) -> dict[str, Any] | None:
     source = run.get("resolved") if "spec" in run else run.get("settings")
     roofline = (source or {}).get("roofline")
     return roofline if isinstance(roofline, dict) else None
-
-
-def read_run(out_dir: Path) -> dict[str, Any]:
-    path = out_dir / RUN_FILE
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text())
-    return data if isinstance(data, dict) else {}
 
 
 def _tune_memory() -> None:
@@ -172,7 +165,7 @@ def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
         # records.parquet is written on a second thread (Arrow's writer releases the GIL) while this one
         # summarises; the table is dropped as soon as both are done with it.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet") as pool:
-            parquet = pool.submit(write_records_parquet, out_dir / "records.parquet", source, table)
+            parquet = pool.submit(write_records_parquet, out_dir / RECORDS_PARQUET_FILE, source, table)
             if frame is None:
                 frame = _frame(records, table)
             if frame is None:
@@ -185,8 +178,8 @@ def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
     spec = run_roofline(run)
     if spec:
         summary["roofline"] = roofline_section(summary, spec)
-    write_json(out_dir / "summary.json", summary)
-    write_summary_csv(out_dir / "summary.csv", summary)
+    write_summary(out_dir, summary)
+    write_summary_csv(out_dir / SUMMARY_CSV_FILE, summary)
     if parquet_error is not None:
         raise parquet_error
     return Outputs(summary, frame, (per.samples["itl_s"], per.samples["itl_token_s"]), report)

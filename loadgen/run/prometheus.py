@@ -18,6 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from metrics.results import SERVER_SECTION_FILE as SECTION_FILE
+
 if TYPE_CHECKING:  # the real imports happen when a run starts, so `goodput --help` stays fast
     from prometheus_client.registry import Collector
 
@@ -38,7 +40,6 @@ class RecordSource(Protocol):
 
     hooks: list[RecordHook]
     state: RunState
-SECTION_FILE = "server_prometheus.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +129,12 @@ def add_server_section(out: Path, summary: dict[str, Any], section: dict[str, An
     `goodput report` can call it with `load_server_section(out)`: the section is kept in its own file
     because the scrapes cannot be rebuilt from records.jsonl.
     """
-    from exporters.files import write_json
+    from metrics.results import write_summary
 
     if section is None:
         return
     summary.setdefault("server", {})["prometheus"] = section
-    write_json(out / "summary.json", summary)
+    write_summary(out, summary)
 
 
 def load_server_section(out: Path) -> dict[str, Any] | None:

@@ -22,7 +22,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-STATUS_FILE = "records.status.json"
+from metrics.results import RECORDS_STATUS_FILE as STATUS_FILE
+
 STATUS_BYTES = 512
 MAX_ERROR_CHARS = 300
 

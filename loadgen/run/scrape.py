@@ -23,6 +23,7 @@ import httpx
 
 from loadgen.http.payload import needs_tls, public_url, scrub_userinfo
 from loadgen.run.startup import first_line
+from metrics.results import SERVER_SERIES_FILE as SERIES_FILE
 from metrics.server.histograms import (
     INTERPOLATION,
     CumulativeHistogram,
@@ -33,7 +34,6 @@ from metrics.server.histograms import (
     ratio,
 )
 
-SERIES_FILE = "server_metrics.jsonl"
 # summary key → metric family names, preferred first (families as the parser names them: no _total).
 HISTOGRAMS: dict[str, tuple[str, ...]] = {
     "ttft_s": ("vllm:time_to_first_token_seconds",),

@@ -20,20 +20,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from exporters.files import write_json
 from loadgen.http.payload import public_url
 from loadgen.run.cache_prediction import prediction_line, run_prediction
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EmbeddedServerError, ServerArgumentError, embedded_server
 from loadgen.run.failing import early_stop_hooks
-from loadgen.run.layout import RECORDS_FILE, RUN_FILE, RUN_SCHEMA_VERSION
+from loadgen.run.layout import RECORDS_FILE, RUN_SCHEMA_VERSION
 from loadgen.run.model_len import ContextTooSmall, check_context
 from loadgen.run.models import check_mix, list_models
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, EXIT_USAGE, RunSoFar, describe_os_error
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters, server_metrics_url, start_exporters
 from loadgen.run.recorder import RecordWriter
-from loadgen.run.records_status import STATUS_FILE
 from loadgen.run.roofline import spec_from_models_entry
 from loadgen.run.runner import GcFreezer, Runner
 from loadgen.run.scrape import SCRAPE_TIMEOUT_S
@@ -42,6 +40,8 @@ from loadgen.run.sizing import SIZING_LIMIT_S, resolve_sizing
 from loadgen.run.startup import announced
 from loadgen.spec.redact import redact
 from loadgen.types import ClientConfig
+from metrics.results import RECORDS_STATUS_FILE as STATUS_FILE
+from metrics.results import write_run
 
 TOOL_VERSION = "0.1.0"
 
@@ -122,7 +122,7 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
         "output_dir": str(out),
         "complete": False,
     }
-    write_json(out / RUN_FILE, run.run_info)
+    write_run(out, run.run_info)
     run.writer = RecordWriter(out / RECORDS_FILE, status=out / STATUS_FILE)
     return client
 

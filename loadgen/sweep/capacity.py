@@ -27,15 +27,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from exporters.files import write_json
-from exporters.point_dirs import point_path
 from loadgen.run.directory import RunDir
 from loadgen.run.embedded import EmbeddedServerError
 from loadgen.run.gate import GatePlan
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.secrets import Secrets
 from loadgen.sweep.capacity_cost import cost_console_lines, with_cost
-from loadgen.sweep.capacity_doc import CAPACITY_FILE, capacity_document
+from loadgen.sweep.capacity_doc import capacity_document
 from loadgen.sweep.ceiling import completed_rate
 from loadgen.sweep.directory import discard
 from loadgen.sweep.execute import PointOutcome, run_point
@@ -43,7 +41,6 @@ from loadgen.sweep.gate import judge_capacity
 from loadgen.sweep.html_pages import write_page_at_end
 from loadgen.sweep.points import (
     DEFAULT_WARMUP_FRACTION,
-    POINTS_DIR,
     PointLength,
     PointPlan,
     plan_point,
@@ -66,12 +63,13 @@ from metrics.capacity_search.search import (
     round_rate,
 )
 from metrics.model.cost import CostOptions
+from metrics.results import CAPACITY_FILE, POINTS_DIR, point_path, write_capacity
+from metrics.results import CAPACITY_REPORT_FILE as CAPACITY_PAGE
 
 DEFAULT_POINT_DURATION_S = 60.0
 DEFAULT_CEILING_CONCURRENCY = 256
 EXIT_RUNTIME_ERROR = 1
 EXIT_INTERRUPTED = 130
-CAPACITY_PAGE = "capacity.html"
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +208,7 @@ def _probe(search: _Search, step: Probe, index: int, out: Path) -> None:
 
 
 def _save(search: _Search, out: Path) -> None:
-    write_json(out / CAPACITY_FILE, search.document())
+    write_capacity(out, search.document())
 
 
 def run_capacity(job: CapacityJob, run_dir: RunDir) -> int:
@@ -260,7 +258,7 @@ def _finish(search: _Search, run_dir: RunDir) -> int:
         return EXIT_INTERRUPTED if search.interrupted else EXIT_RUNTIME_ERROR
     doc = search.document()
     try:
-        write_json(out / CAPACITY_FILE, doc)
+        write_capacity(out, doc)
     except OSError as exc:
         search.error = search.error or f"cannot write {exc.filename or out}: {exc.strerror or exc}"
     print(points_table(search.rows or []))

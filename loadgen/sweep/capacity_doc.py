@@ -26,18 +26,16 @@ could not keep up with was told apart. `goodput gate DIR --threshold
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from loadgen.spec.run_spec import RunSpec
 from loadgen.sweep.exact_rate import RATE_BASIS
 from metrics.capacity_search.saturation import LAG_SHARE_OF_GAP, MIN_LAG_LIMIT_S, RATE_SHORTFALL
 from metrics.capacity_search.search import RateEvidence, SearchResult, SearchSettings
-
-CAPACITY_FILE = "capacity.json"
-SCHEMA_VERSION = 1
+from metrics.results import CAPACITY_SCHEMA_VERSION as SCHEMA_VERSION
+from metrics.results import is_capacity_dir as is_capacity_dir
+from metrics.results import read_capacity as read_capacity
 
 
 def client_rule(absolute_lag_s: float | None) -> str:
@@ -80,29 +78,3 @@ def capacity_document(*, spec: RunSpec, settings: SearchSettings, result: Search
         "server": server,
         "spec": spec.to_json(),
     }
-
-
-def read_capacity(directory: Path) -> dict[str, Any]:
-    """A capacity search's capacity.json (ValueError, one line, when it is missing or not one)."""
-    path = directory / CAPACITY_FILE
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise ValueError(f"{directory} is not a capacity search ({CAPACITY_FILE}: {exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != "capacity" or not isinstance(data.get("capacity"), dict):
-        raise ValueError(f"{path} is not a capacity.json written by goodput capacity")
-    from exporters.point_dirs import check_label
-
-    points = data.get("points")
-    for row in points if isinstance(points, list) else []:  # each label names a directory under points/, never a path
-        try:
-            check_label(row.get("label") if isinstance(row, dict) else None)
-        except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from None
-    return data
-
-
-def is_capacity_dir(directory: Path) -> bool:
-    return (directory / CAPACITY_FILE).is_file()

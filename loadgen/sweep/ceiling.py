@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from metrics.records.frame import OK, frame_from_jsonl
+from metrics.results import RECORDS_FILE
 from metrics.summary.window import completion_ns
 from metrics.units import NS_PER_S
-
-RECORDS_FILE = "records.jsonl"
 
 
 def completed_rate(point_dir: Path) -> float | None:

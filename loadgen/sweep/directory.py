@@ -25,9 +25,8 @@ from loadgen.run.directory import (
     remove_created_dirs,
     run_files,
 )
-from loadgen.sweep.points import POINTS_DIR
-
-RESULT_FILES = ("sweep.json", "sweep.csv", "capacity.json")
+from metrics.results import POINTS_DIR
+from metrics.results import POINTS_RESULT_FILES as RESULT_FILES
 
 
 def _point_dirs(path: Path) -> list[Path]:

@@ -20,17 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exporters.files import write_json
-from exporters.point_dirs import check_label, check_labels
 from loadgen.spec.run_spec import RunSpec
 from loadgen.sweep.exact_rate import RATE_BASIS
 from loadgen.sweep.points import PointLength, PointPlan
 from loadgen.sweep.report import write_points_csv
 from loadgen.sweep.rows import point_row
+from metrics.results import SWEEP_CSV_FILE as SWEEP_CSV
+from metrics.results import SWEEP_FILE, check_label, check_labels, check_not_newer, load_sweep
+from metrics.results import SWEEP_SCHEMA_VERSION as SCHEMA_VERSION
+from metrics.results import write_sweep as write_sweep_document
 
-SWEEP_FILE = "sweep.json"
-SWEEP_CSV = "sweep.csv"
-SCHEMA_VERSION = 1
 AUTO_PLANNED_LATER = "(rates planned after the ceiling point)"
 
 
@@ -81,8 +80,7 @@ class SweepState:
         """The state sweep.json holds (ValueError, one line, when it is not a sweep this version can resume)."""
         if not isinstance(data, dict) or data.get("kind") != "sweep":
             raise ValueError("not a sweep.json written by goodput sweep")
-        if not isinstance(data.get("schema_version"), int) or data["schema_version"] > SCHEMA_VERSION:
-            raise ValueError(f"sweep.json schema {data.get('schema_version')!r} is newer than this goodput understands")
+        check_not_newer(data, SWEEP_FILE, SCHEMA_VERSION)
         try:
             length = data["length"]
             points = [PointPlan.from_json(p["plan"]) for p in data["points"]]
@@ -101,16 +99,13 @@ class SweepState:
 
 def write_sweep(sweep_dir: Path, state: SweepState) -> None:
     """sweep.json and sweep.csv, each replaced atomically."""
-    write_json(sweep_dir / SWEEP_FILE, state.to_json())
+    write_sweep_document(sweep_dir, state.to_json())
     write_points_csv(sweep_dir / SWEEP_CSV, [state.row(p) for p in state.points])
 
 
 def read_sweep(sweep_dir: Path) -> SweepState:
-    import json
-
-    path = sweep_dir / SWEEP_FILE
     try:
-        data = json.loads(path.read_text())
+        data = load_sweep(sweep_dir)
     except OSError as exc:
         raise ValueError(f"--resume {sweep_dir}: cannot read {SWEEP_FILE} ({exc.strerror or exc})") from None
     except ValueError as exc:

@@ -4,7 +4,6 @@ rate exactly over its window (`loadgen.sweep.exact_rate`)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from loadgen.sweep.exact_rate import exact_rate_offsets
 from loadgen.sweep.points import PointPlan
 from loadgen.workload.build import is_sessions
 from loadgen.workload.schedule import Schedule
+from metrics.results import summary_or_none
 
 EXIT_INTERRUPTED = 130
 
@@ -55,8 +55,4 @@ def run_point(spec: RunSpec, secrets: Secrets, *, point: PointPlan | None = None
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((run_dir / "summary.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return summary_or_none(run_dir)

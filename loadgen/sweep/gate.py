@@ -15,10 +15,10 @@ from typing import Any
 
 from loadgen.run.gate import GatePlan, judge
 from loadgen.run.output_files import check_output_files
-from loadgen.sweep.capacity_doc import read_capacity
 from metrics.gate.config import load_gate_config
 from metrics.gate.evaluate import RunView
 from metrics.gate.thresholds import Threshold, parse_threshold
+from metrics.results import read_capacity
 
 
 def capacity_view(directory: Path) -> RunView:

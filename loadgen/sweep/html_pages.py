@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from exporters.html.sweep_write import write_capacity_report, write_sweep_report
-from loadgen.sweep.capacity_doc import read_capacity
 from loadgen.sweep.report import capacity_line
+from metrics.results import CAPACITY_REPORT_FILE, SWEEP_REPORT_FILE, read_capacity
 
 
 def write_sweep_html(sweep_dir: Path, *, path: Path | None = None) -> Path:
@@ -31,7 +31,7 @@ def write_page_at_end(command: str, directory: Path, *, capacity: bool) -> tuple
     except OSError as exc:
         return None, exc
     except (RuntimeError, ValueError) as exc:
-        name = "capacity.html" if capacity else "sweep.html"
+        name = CAPACITY_REPORT_FILE if capacity else SWEEP_REPORT_FILE
         print(f"goodput {command}: warning: {name} not written: {exc}", file=sys.stderr)
         return None, None
     return written, None

@@ -27,7 +27,6 @@ from loadgen.workload.arrivals import Arrival, parse_arrival
 DEFAULT_WARMUP_FRACTION = 0.1
 OPEN_LOOP_KINDS = ("constant", "poisson", "gamma")  # a sweep point keeps one of these; ramp becomes poisson
 PointKind = Literal["rate", "concurrency"]
-POINTS_DIR = "points"
 
 
 @dataclass(frozen=True, slots=True)

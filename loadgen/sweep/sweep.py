@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from exporters.point_dirs import point_path
 from loadgen.run.directory import RunDir
 from loadgen.run.embedded import EmbeddedServerError
 from loadgen.spec.secrets import Secrets
@@ -30,11 +29,12 @@ from loadgen.sweep.directory import discard
 from loadgen.sweep.document import SweepState, write_sweep
 from loadgen.sweep.execute import run_point
 from loadgen.sweep.html_pages import write_page_at_end
-from loadgen.sweep.points import POINTS_DIR, PointLength, PointPlan, plan_point, point_gate, point_spec
+from loadgen.sweep.points import PointLength, PointPlan, plan_point, point_gate, point_spec
 from loadgen.sweep.report import point_line, points_table, progress
 from loadgen.sweep.rows import point_row
 from loadgen.sweep.target import SharedServer, shared_server
 from metrics.capacity_search.search import round_rate
+from metrics.results import POINTS_DIR, SWEEP_CSV_FILE, SWEEP_FILE, SWEEP_REPORT_FILE, point_path
 
 DEFAULT_AUTO_POINTS = 8
 DEFAULT_CEILING_CONCURRENCY = 256
@@ -177,10 +177,11 @@ def run_sweep(state: SweepState, secrets: Secrets, run_dir: RunDir, *, quiet: bo
         stopped = stopped or f"cannot write {exc.filename or sweep_dir}: {exc.strerror or exc}"
     print(points_table([state.row(p) for p in state.points]))
     page, page_error = write_page_at_end("sweep", sweep_dir, capacity=False) if state.spec.outputs.html else (None, None)
-    print(f"results: {sweep_dir} (sweep.json, sweep.csv, {'sweep.html, ' if page else ''}{POINTS_DIR}/<point>/)")
+    print(f"results: {sweep_dir} ({SWEEP_FILE}, {SWEEP_CSV_FILE}, {SWEEP_REPORT_FILE + ', ' if page else ''}"
+          f"{POINTS_DIR}/<point>/)")
     code = _finish(state, sweep_dir, codes, stopped)
     if page_error is not None:
-        print(f"goodput sweep: error: cannot write {page_error.filename or 'sweep.html'}: "
+        print(f"goodput sweep: error: cannot write {page_error.filename or SWEEP_REPORT_FILE}: "
               f"{page_error.strerror or page_error}", file=sys.stderr)
         return code or EXIT_RUNTIME_ERROR
     return code

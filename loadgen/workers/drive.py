@@ -27,10 +27,8 @@ import signal
 import time
 from typing import Any
 
-from exporters.files import write_json
 from loadgen.run.failing import early_stop_hooks
 from loadgen.run.gate import watch_for_abort
-from loadgen.run.layout import RUN_FILE
 from loadgen.run.outcome import RunSoFar
 from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters
@@ -43,6 +41,7 @@ from loadgen.workers.events import Pool
 from loadgen.workers.metrics import WorkerMetrics
 from loadgen.workers.share import split
 from loadgen.workload.build import is_sessions
+from metrics.results import write_run
 
 LEAD_S = 0.05  # local workers: from the anchor being taken to the first intended send
 LEAD_PER_WORKER_S = 0.01
@@ -116,7 +115,7 @@ async def _main(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters:
                                   sessions=sessions, count=plan.count, grace_s=load.grace_s,
                                   on_failure=setup.spec.scale.on_worker_failure, planned=planned)
         run.run_info["workers"] = pool.describe()
-        write_json(writer.path.parent / RUN_FILE, run.run_info)  # what the workers are, before any request
+        write_run(writer.path.parent, run.run_info)  # what the workers are, before any request
         coordinator.hooks += [writer, GcFreezer(), *early_stop_hooks(setup.spec.load.keep_going)]
         exporters.attach(coordinator)
         exporters.add_collector(WorkerMetrics(coordinator))

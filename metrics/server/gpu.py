@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from metrics.model.cost import energy_joules, joules_per_output_token
+from metrics.results import GPU_FILE
 
 COVERAGE_SLACK = 0.999  # power samples reaching this share of the window count as spanning it
 
@@ -50,7 +51,7 @@ def gpu_section(document: dict[str, Any], *, start_unix_s: float, window_start_s
                 window_end_s: float | None, output_tokens: float | None) -> dict[str, Any] | None:
     """None when no GPU sample was scraped at all (every endpoint failed, or served no DCGM family)."""
     sources = list(document.get("sources") or [])
-    out: dict[str, Any] = {"sources": sources, "file": "gpu_metrics.json"}
+    out: dict[str, Any] = {"sources": sources, "file": GPU_FILE}
     samples = [s for s in document.get("samples") or [] if isinstance(s, dict) and "unix_s" in s]
     if window_start_s is None or window_end_s is None:
         return {**out, "available": False, "reason": "no measurement window"} if sources else None

@@ -36,6 +36,7 @@ from metrics.latency.samples import Samples
 from metrics.latency.stats import PERCENTILE_METHOD
 from metrics.records.frame import CANCELLED, ERROR, OK, RequestFrame, frame_from_records
 from metrics.records.record import RequestRecord
+from metrics.results.versions import SUMMARY_SCHEMA_VERSION
 from metrics.slo import SLO, good_requests, slo_summary
 from metrics.summary.answers import add_bucket_blocks, answer_sections, answer_values, shown, split_blocks
 from metrics.summary.buckets import (
@@ -59,7 +60,7 @@ from metrics.summary.sessions import sessions_section
 from metrics.summary.tokens import cache_share, tokens_section
 from metrics.summary.window import Window, measurement_window, throughput
 
-SCHEMA_VERSION = 2  # 2: `requests.sent` counts only requests that were sent; `records` counts them all
+SCHEMA_VERSION = SUMMARY_SCHEMA_VERSION  # metrics.results.versions
 # How the `requests` counters add up; README and the console state the same.
 REQUEST_IDENTITIES: tuple[str, ...] = (
     "records = sent + never_sent + lost_with_worker",

@@ -1,0 +1,159 @@
+"""The one reader and the one writer of each result document: run.json, summary.json, sweep.json and
+capacity.json. Nothing else in goodput parses or writes them (tests/test_imports.py holds it).
+
+Each reader keeps the behaviour its callers rely on; where callers need different answers to a missing
+or damaged file, the document has one variant per answer, all parsing through `_load`:
+
+- run.json: `read_run` ({} when absent or not an object; a damaged file raises), `run_or_none` (None
+  unless it is a readable object);
+- summary.json: `load_summary` (the parsed JSON; OSError/ValueError as they come), `read_summary`
+  (ValueError, one line, when absent or not an object), `summary_or_none`;
+- sweep.json / capacity.json: `load_sweep` (raw, for `--resume`), `read_document` (checked: kind,
+  points, point labels), `read_capacity` (checked: kind, capacity, point labels).
+
+Writers replace the file atomically (metrics.results.atomic). Schema versions: metrics.results.versions.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from metrics.results.atomic import write_json
+from metrics.results.layout import CAPACITY_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE
+from metrics.results.points import check_label
+
+
+def _load(path: Path) -> Any:
+    """A result document parsed (OSError when it cannot be read, ValueError when it is not JSON)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# run.json
+
+
+def write_run(directory: Path, info: dict[str, Any]) -> None:
+    write_json(directory / RUN_FILE, info)
+
+
+def read_run(directory: Path) -> dict[str, Any]:
+    """run.json: {} when there is none or it is not a JSON object (ValueError: not JSON)."""
+    path = directory / RUN_FILE
+    if not path.exists():
+        return {}
+    data = _load(path)
+    return data if isinstance(data, dict) else {}
+
+
+def run_or_none(directory: Path) -> dict[str, Any] | None:
+    """run.json when it is a readable JSON object; None otherwise."""
+    try:
+        data = _load(directory / RUN_FILE)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+# summary.json
+
+
+def write_summary(directory: Path, summary: dict[str, Any]) -> None:
+    write_json(directory / SUMMARY_FILE, summary)
+
+
+def load_summary(directory: Path) -> Any:
+    """summary.json parsed, whatever it holds (OSError, ValueError as they come)."""
+    return _load(directory / SUMMARY_FILE)
+
+
+def read_summary(directory: Path) -> dict[str, Any]:
+    """summary.json (ValueError when it is missing or not a JSON object)."""
+    path = directory / SUMMARY_FILE
+    if not path.is_file():
+        raise ValueError(f"no {SUMMARY_FILE} in {directory}: run `goodput report {directory}` first")
+    summary = _load(path)
+    if not isinstance(summary, dict):
+        raise ValueError(f"{path} is not a JSON object")
+    return summary
+
+
+def summary_or_none(directory: Path) -> dict[str, Any] | None:
+    """summary.json when it is a readable JSON object; None otherwise."""
+    try:
+        data = load_summary(directory)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+# sweep.json and capacity.json
+
+
+def write_sweep(directory: Path, doc: dict[str, Any]) -> None:
+    write_json(directory / SWEEP_FILE, doc)
+
+
+def write_capacity(directory: Path, doc: dict[str, Any]) -> None:
+    write_json(directory / CAPACITY_FILE, doc)
+
+
+def load_sweep(directory: Path) -> Any:
+    """sweep.json parsed, whatever it holds (OSError, ValueError as they come)."""
+    return _load(directory / SWEEP_FILE)
+
+
+def read_document(directory: Path, name: str, kind: str) -> dict[str, Any]:
+    """sweep.json or capacity.json (ValueError, one line, when it is missing or is not one)."""
+    path = directory / name
+    try:
+        data = _load(path)
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("kind") != kind or not isinstance(data.get("points"), list):
+        raise ValueError(f"{path} is not a {name} written by goodput {kind}")
+    try:  # each label names a directory under points/: a name, never a path
+        for p in data["points"]:
+            if isinstance(p, dict) and isinstance(p.get("plan"), dict) and "label" in p["plan"]:
+                check_label(p["plan"]["label"])
+        for label in point_labels(data):
+            check_label(label)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    return data
+
+
+def point_labels(doc: dict[str, Any], *, finished: bool = False) -> list[str]:
+    """The points' labels (sweep.json nests each row under `row`; capacity.json lists the rows)."""
+    out = []
+    for p in doc.get("points") or []:
+        row = p.get("row") if isinstance(p, dict) and isinstance(p.get("row"), dict) else p
+        if isinstance(row, dict) and row.get("label") and (row.get("status") == "done" or not finished):
+            out.append(str(row["label"]))
+    return out
+
+
+def read_capacity(directory: Path) -> dict[str, Any]:
+    """A capacity search's capacity.json (ValueError, one line, when it is missing or not one)."""
+    path = directory / CAPACITY_FILE
+    try:
+        data = _load(path)
+    except OSError as exc:
+        raise ValueError(f"{directory} is not a capacity search ({CAPACITY_FILE}: {exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("kind") != "capacity" or not isinstance(data.get("capacity"), dict):
+        raise ValueError(f"{path} is not a capacity.json written by goodput capacity")
+    points = data.get("points")
+    for row in points if isinstance(points, list) else []:  # each label names a directory under points/, never a path
+        try:
+            check_label(row.get("label") if isinstance(row, dict) else None)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+    return data
+
+
+def is_capacity_dir(directory: Path) -> bool:
+    return (directory / CAPACITY_FILE).is_file()
