@@ -7,6 +7,8 @@
 - `write_sweep_report(sweep_dir)` and `write_capacity_report(directory, verdict_line)`: a sweep's
   sweep.html and a capacity search's capacity.html, from sweep.json / capacity.json, linking to each
   point's report.html.
+- `write_predict_report(doc, path)`: `goodput predict`'s predict.html from predict.json, with the points of
+  measured runs, sweeps and capacity searches overlaid (`predict_page`, `predict_charts`).
 
 Layout: `page` (page model and HTML), `figures` (Plotly figure JSON), one module per kind of data
 (`cdf`, `timeline`, `server_data`, `downsample`), one per group of charts (`dist_charts`, `time_charts`,
@@ -17,6 +19,7 @@ Layout: `page` (page model and HTML), `figures` (Plotly figure JSON), one module
 
 from __future__ import annotations
 
+from exporters.html.predict_page import write_predict_report
 from exporters.html.sweep_write import (
     CAPACITY_REPORT_FILE,
     SWEEP_REPORT_FILE,
@@ -26,4 +29,4 @@ from exporters.html.sweep_write import (
 from exporters.html.write import REPORT_FILE, load_run_data, write_compare_report, write_report
 
 __all__ = ["CAPACITY_REPORT_FILE", "REPORT_FILE", "SWEEP_REPORT_FILE", "load_run_data", "write_capacity_report",
-           "write_compare_report", "write_report", "write_sweep_report"]
+           "write_compare_report", "write_predict_report", "write_report", "write_sweep_report"]

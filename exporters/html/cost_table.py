@@ -12,14 +12,15 @@ def _usd(value: Any) -> str:
     return fmt.NONE if value is None else f"${float(value):,.2f}"
 
 
-def cost_table(doc: dict[str, Any]) -> Table | None:
-    """None when the search was not asked for a cost."""
+def cost_table(doc: dict[str, Any], *, source: str = "capacity.json") -> Table | None:
+    """None when the search was not asked for a cost. `source`: the file whose 'cost' it shows (a search's
+    capacity can be known only from below; a predicted one, predict.json's, cannot)."""
     cost = doc.get("cost")
     if not isinstance(cost, dict):
         return None
     rate = cost.get("rate")
     cap: dict[str, Any] = doc["capacity"] if isinstance(doc.get("capacity"), dict) else {}
-    from_below = rate is not None and cap.get("upper") is None
+    from_below = source == "capacity.json" and rate is not None and cap.get("upper") is None
     rows: list[list[str | Cell]] = [
         ["GPU-hour cost x GPUs per replica", f"${cost.get('gpu_hour_cost', 0):g} x {cost.get('gpus_per_replica')} = "
                                              f"{_usd(cost.get('cost_per_hour_per_replica'))} an hour per replica"],
@@ -40,4 +41,4 @@ def cost_table(doc: dict[str, Any]) -> Table | None:
     if from_below:
         note += ("; the capacity is known only from below (nothing above it failed): costs and replicas are at "
                  "most these")
-    return Table("Cost at the capacity (capacity.json 'cost')", ["figure", "value"], rows, note)
+    return Table(f"Cost at the capacity ({source} 'cost')", ["figure", "value"], rows, note)

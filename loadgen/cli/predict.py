@@ -20,7 +20,9 @@ PREDICT_HELP = """Predict latency, SLO attainment and capacity from a calibrated
 The reference engine's own scheduler, KV block manager and prefix cache run the workload's arrival
 schedule in virtual time, each engine step lasting what the server model (goodput calibrate) says.
 No request is sent. Workload and load options are those of goodput run (synthetic lengths, datasets,
-traces; open-loop arrivals). Prints one row per rate and writes predict.json (--json).
+traces; open-loop arrivals). Prints one row per rate and writes predict.json (--json) and
+predict.html beside it: charts of every predicted figure against the rate, with the points of
+--measured runs, sweeps or capacity searches overlaid and their error.
 
 \b
 Examples:
@@ -33,6 +35,9 @@ Examples:
       --slo ttft=1s --replicas 4 --routing least-loaded
   goodput predict --server-model server-model.json --capacity \\
       --slo ttft=1s --gpu-hour-cost 2.5 --target-rate 40
+  goodput predict --server-model server-model.json --capacity \\
+      --slo ttft=1s --prompt-tokens 1024 --output-tokens 32 \\
+      --measured runs/sweep --measured runs/cap --json out/predict.json
 """
 
 
@@ -43,7 +48,8 @@ def _predict_options(
     attainment: Annotated[str, typer.Option(help="Target SLO attainment for --capacity (0.9 or 90%).", rich_help_panel=PREDICT)] = "0.9",
     replicas: Annotated[int, typer.Option(help="Replicas behind a router; --rates and the capacity are their total.", rich_help_panel=PREDICT)] = 1,
     routing: Annotated[str, typer.Option(help="How the router picks a replica: round-robin or least-loaded (fewest unfinished requests).", rich_help_panel=PREDICT)] = "round-robin",
-    json_path: Annotated[Path, typer.Option("--json", help="Where to write the prediction.", rich_help_panel=PREDICT)] = Path("predict.json"),
+    json_path: Annotated[Path, typer.Option("--json", help="Where to write the prediction; its HTML page goes beside it (predict.json: predict.html; --no-html: none).", rich_help_panel=PREDICT)] = Path("predict.json"),
+    measured: Annotated[list[Path] | None, typer.Option("--measured", metavar="DIR", help="A run, sweep or capacity directory to hold the prediction against (repeatable): its points are predicted at their own rates too, and the page overlays them, with the error per rate and of the capacity.", rich_help_panel=PREDICT)] = None,
     gpu_hour_cost: Annotated[float | None, typer.Option(help=GPU_HOUR_COST_HELP + " At the predicted capacity (--capacity).", rich_help_panel=COST)] = None,
     gpus_per_replica: Annotated[int | None, typer.Option(help=GPUS_PER_REPLICA_HELP, rich_help_panel=COST)] = None,
     target_rate: Annotated[float | None, typer.Option(help=TARGET_RATE_HELP, rich_help_panel=COST)] = None,
@@ -64,7 +70,10 @@ def _rates(text: str) -> list[float]:
 def predict(ctx: typer.Context, **options: Any) -> int:
     from loadgen.cli.capacity import _fraction
     from loadgen.cli.cost_options import parse_cost_options
+    from loadgen.predict.compare import compare, measured_rates
+    from loadgen.predict.measured import read_measured, slo_given
     from loadgen.predict.predict import Fleet, capacity_band, format_table, point
+    from loadgen.predict.report import measured_lines, prediction_context
     from loadgen.predict.requests import RequestSource
     from loadgen.predict.step_model import load_model
     from loadgen.spec.build import build_spec
@@ -77,6 +86,9 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         spec, _ = build_spec(values)
         slo = None if spec.metrics.slo == SLO() else spec.metrics.slo
         rates = _rates(options["rates"]) if options["rates"] else []
+        measured = [read_measured(path) for path in options["measured"] or []]
+        if measured:  # every measured point is predicted at its own rate
+            rates = sorted(set(rates) | set(measured_rates(measured)))
         if not rates and not options["capacity"]:
             raise ValueError("give --rates r1,r2,... or --capacity")
         if options["capacity"] and slo is None:
@@ -108,6 +120,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
                               "points": [p.to_dict() for p in points]}
     if points:
         typer.echo(format_table(points))
+    result.update(prediction_context(spec, model, options["server_model"]))
     if band is not None:
         result["capacity"] = {"attainment": target, **band}
         typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment "
@@ -116,10 +129,30 @@ def predict(ctx: typer.Context, **options: Any) -> int:
             result["cost"] = predicted_cost(band["rate"], fleet.replicas, source.at(band["rate"]).max_tokens, costs)
             for line in cost_lines(result["cost"]):
                 typer.echo(line)
+    if measured:
+        by_rate = {p.rate: p.to_dict() for p in points}
+        given = slo_given(slo.to_dict()) if slo is not None else None
+        result["measured"] = [compare(m, by_rate, spec=result["spec"], slo=given, target=target, band=band)
+                              for m in measured]
+        for line in measured_lines(result["measured"]):
+            typer.echo(line)
+    return write_prediction(result, options["json_path"], html=options["html"])
+
+
+def write_prediction(result: dict[str, Any], json_path: Path, *, html: bool) -> int:
+    """predict.json, and its page beside it (same name, .html) unless --no-html; exit 1 when one cannot be
+    written."""
+    from exporters.html.predict_page import write_predict_report
+
     try:
-        options["json_path"].write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        if html:
+            page = json_path.with_name(json_path.name + ".html") if json_path.suffix == ".html" \
+                else json_path.with_suffix(".html")
+            typer.echo(f"HTML report: {write_predict_report(result, page)}")
     except OSError as exc:
-        print(f"goodput predict: cannot write {options['json_path']}: {exc}", file=sys.stderr)
+        print(f"goodput predict: cannot write {exc.filename or json_path}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
 

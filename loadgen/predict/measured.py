@@ -1,0 +1,202 @@
+"""What `goodput predict --measured DIR` holds a prediction against: a run (summary.json), a sweep
+(sweep.json) or a capacity search (capacity.json), read with the readers of their own pages.
+
+Every measured point becomes the row a sweep gives a point (loadgen.sweep.rows: p50/p90/p99 of TTFT,
+TPOT and E2E, attainment, good and measured requests), a run's summary made into that row by the same
+function, with the offered rate it was planned at (a sweep point's rate, a probe's rate, a run's arrival
+rate, else the rate its schedule offered). Closed-loop points have no offered rate to predict at: left
+out, and said. What the directory's run.json records of its workload is kept, so that a difference from
+the predicted workload is said rather than compared silently (`workload_differences`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from exporters.html.capacity_data import capacity_verdict
+from exporters.html.run_data import read_summary
+from exporters.html.sweep_data import done, sweep_capacity, sweep_rows
+from exporters.html.sweep_write import CAPACITY_FILE, SWEEP_FILE, read_document
+from exporters.point_dirs import point_path
+from loadgen.sweep.points import PointPlan
+from loadgen.sweep.rows import point_row
+
+# The run spec's workload settings a prediction depends on, and how the page names them.
+WORKLOAD_KEYS: tuple[tuple[str, str], ...] = (
+    ("dataset", "dataset"), ("trace", "trace"), ("prompt_tokens", "prompt tokens"),
+    ("output_tokens", "output tokens"), ("prefix_groups", "prefix groups"), ("prefix_tokens", "prefix tokens"),
+    ("prefix_weights", "prefix weights"), ("turns", "turns"), ("cache_bust", "cache bust"),
+)
+OPEN_LOOP_RATE = ("constant", "poisson", "gamma")  # arrivals whose planned rate is the offered rate
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(slots=True)
+class Measured:
+    path: str
+    kind: str  # run | sweep | capacity
+    rows: list[dict[str, Any]]  # finished open-loop points, each with its offered "rate"
+    spec: dict[str, Any]  # the run spec its run.json records ({} when none is recorded)
+    slo: dict[str, float]  # the SLO its attainment was judged with (parts not given left out)
+    ignore_eos: bool | None  # whether its requests were asked for exactly max_tokens (run.json)
+    doc: dict[str, Any] = field(default_factory=dict)  # sweep.json / capacity.json
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return Path(self.path).name or self.path
+
+
+def slo_given(slo: Any) -> dict[str, float]:
+    """An SLO's parts that are set (summary.json and capacity.json list the others as null)."""
+    return {k: float(v) for k, v in _dict(slo).items() if _number(v) is not None}
+
+
+def _run_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((path / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return _dict(data)
+
+
+def _shared_spec(doc: dict[str, Any]) -> dict[str, Any]:
+    """The spec every point of a sweep or search starts from, less its load: each point sets its own arrivals
+    (a search's spec holds the ceiling's closed loop), so only a point's run.json says what they were."""
+    return {k: v for k, v in _dict(doc.get("spec")).items() if k != "load"}
+
+
+def _first_point_run(directory: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """run.json of the first of these points that has one ({} when none has)."""
+    for row in rows:
+        try:
+            found = _run_json(point_path(directory, row.get("label")))
+        except ValueError:
+            continue
+        if found:
+            return found
+    return {}
+
+
+def _resolved_ignore_eos(run: dict[str, Any], spec: dict[str, Any]) -> bool | None:
+    resolved = _dict(run.get("resolved")).get("ignore_eos")
+    if isinstance(resolved, bool):
+        return resolved
+    asked = _dict(spec.get("request")).get("ignore_eos")
+    return asked if isinstance(asked, bool) else None
+
+
+def _run_rate(run: dict[str, Any], summary: dict[str, Any]) -> float | None:
+    arrival = _dict(_dict(_dict(run.get("spec")).get("load")).get("arrival"))
+    workload = _dict(_dict(run.get("spec")).get("workload"))
+    if arrival.get("kind") in OPEN_LOOP_RATE and workload.get("trace") is None and _number(arrival.get("rate")):
+        return _number(arrival.get("rate"))
+    return _number(_dict(summary.get("throughput")).get("offered_rps"))
+
+
+def _read_run(directory: Path) -> Measured:
+    summary = read_summary(directory)
+    run = _run_json(directory) or _dict(summary.get("run"))
+    spec = _dict(run.get("spec"))
+    judged = _dict(summary.get("goodput")).get("slo")  # the summary's (`goodput report --slo` may change it)
+    slo = judged if isinstance(judged, dict) else _dict(spec.get("metrics")).get("slo")
+    out = Measured(str(directory), "run", [], spec, slo_given(slo), _resolved_ignore_eos(run, spec))
+    rate = _run_rate(run, summary)
+    if run.get("open_loop") is False or rate is None:
+        out.notes.append(f"{out.label} ran closed loop (no offered rate to predict at): left out")
+        return out
+    plan = PointPlan(out.label, "rate", rate, None, None, 0.0, 0)
+    out.rows.append({**point_row(plan, status="done", code=0, summary=summary), "rate": rate})
+    return out
+
+
+def _read_sweep(directory: Path) -> Measured:
+    doc = read_document(directory, SWEEP_FILE, "sweep")
+    finished = done(sweep_rows(doc))
+    rows = [{**r, "rate": float(r["value"])} for r in finished if r.get("kind") == "rate" and r.get("role") != "ceiling"]
+    run = _first_point_run(directory, rows)
+    spec = _dict(run.get("spec")) or _shared_spec(doc)
+    out = Measured(str(directory), "sweep", rows, spec, slo_given(_dict(spec.get("metrics")).get("slo")),
+                   _resolved_ignore_eos(run, spec), doc)
+    if len(rows) < len(finished):
+        out.notes.append(f"{out.label}: {len(finished) - len(rows)} closed-loop point(s) (no offered rate to "
+                         "predict at) left out")
+    return out
+
+
+def _read_capacity(directory: Path) -> Measured:
+    doc = read_document(directory, CAPACITY_FILE, "capacity")
+    finished = [r for r in doc["points"] if isinstance(r, dict) and r.get("status") == "done"]
+    rows = [{**r, "rate": float(r["rate"])} for r in finished if _number(r.get("rate")) is not None]
+    run = _first_point_run(directory, rows)
+    spec = _dict(run.get("spec")) or _shared_spec(doc)
+    return Measured(str(directory), "capacity", rows, spec, slo_given(doc.get("slo")),
+                    _resolved_ignore_eos(run, spec), doc)
+
+
+def read_measured(directory: Path) -> Measured:
+    """A run, sweep or capacity directory (ValueError, one line, for anything else)."""
+    if not directory.is_dir():
+        raise ValueError(f"--measured {directory}: not a directory")
+    try:
+        if (directory / CAPACITY_FILE).is_file():
+            return _read_capacity(directory)
+        if (directory / SWEEP_FILE).is_file():
+            return _read_sweep(directory)
+        if (directory / "summary.json").is_file():
+            return _read_run(directory)
+    except ValueError as exc:
+        raise ValueError(f"--measured {directory}: {exc}") from None
+    raise ValueError(f"--measured {directory}: no summary.json, sweep.json or capacity.json there (a run, sweep "
+                     "or capacity directory of goodput)")
+
+
+def measured_capacity(m: Measured, target: float) -> dict[str, Any] | None:
+    """The capacity a capacity search found (capacity.json), or the one a sweep's points show by the
+    search's rule at `target` (exporters.html.sweep_data); None for a run."""
+    if m.kind == "capacity":
+        v = capacity_verdict(m.doc)
+        return {"rate": v.rate, "upper": v.upper, "target": v.target, "status": v.status,
+                "basis": "capacity.json's capacity"}
+    if m.kind == "sweep":
+        found = sweep_capacity(sweep_rows(m.doc), target=target)
+        if found is None:
+            return None
+        return {"rate": found.capacity, "upper": found.upper, "target": target, "status": found.status,
+                "basis": "read from the sweep's points by goodput capacity's rule"}
+    return None
+
+
+def setting_text(value: Any) -> str:
+    """A workload setting as the command line writes it (a length distribution as `uniform:64:512`)."""
+    if isinstance(value, dict) and {"kind", "a"} <= set(value):
+        from loadgen.workload.lengths import LengthDist
+
+        return str(LengthDist(str(value["kind"]), float(value["a"]), float(value.get("b") or 0.0)))
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def workload_differences(predicted: dict[str, Any], measured: dict[str, Any]) -> list[str]:
+    """'prompt tokens: measured 512, predicted 1024' for each WORKLOAD_KEYS setting that differs between two
+    run specs' workloads, and the arrival process; [] when they agree."""
+    pw, mw = _dict(predicted.get("workload")), _dict(measured.get("workload"))
+    out = [f"{name}: measured {setting_text(mw.get(key))}, predicted {setting_text(pw.get(key))}"
+           for key, name in WORKLOAD_KEYS if key in mw and setting_text(mw.get(key)) != setting_text(pw.get(key))]
+    pa = _dict(_dict(predicted.get("load")).get("arrival"))
+    ma = _dict(_dict(measured.get("load")).get("arrival"))
+    for key, name in (("kind", "arrivals"), ("burstiness", "burstiness")):
+        if key in ma and ma.get(key) != pa.get(key):
+            out.append(f"{name}: measured {setting_text(ma.get(key))}, predicted {setting_text(pa.get(key))}")
+    return out
