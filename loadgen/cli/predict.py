@@ -90,8 +90,10 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         values, explicit = run_spec_values(ctx, options["config"])
         unused = config_not_used(ctx, explicit)
         if unused:
+            where = "; --output or --json place predict.json" if "output" in unused else ""
             print(f"goodput predict: note: the config file's {', '.join(unused)} "
-                  f"{'is' if len(unused) == 1 else 'are'} not used by a prediction (nothing is sent)", file=sys.stderr)
+                  f"{'is' if len(unused) == 1 else 'are'} not used by a prediction (nothing is sent{where})",
+                  file=sys.stderr)
         spec, _ = build_spec(values)
         slo = None if spec.metrics.slo == SLO() else spec.metrics.slo
         rates = _rates(options["rates"]) if options["rates"] else []

@@ -67,12 +67,12 @@ def refuse_unused(ctx: typer.Context, run_names: set[str]) -> None:
 
 def config_not_used(ctx: typer.Context, explicit: set[str]) -> list[str]:
     """The config file's keys a prediction does not use (explicit names set neither on the command line nor
-    in the environment)."""
+    in the environment); its `output` is the run's directory, and predict.json goes by --output or --json."""
     def from_file(name: str) -> bool:
         source = ctx.get_parameter_source(name)
         return source is None or source.name not in ("COMMANDLINE", "ENVIRONMENT")
 
-    return sorted(n for n in explicit - USED if from_file(n))
+    return sorted(n for n in explicit - (USED - {"output"}) if from_file(n))  # a run's directory: not predict's
 
 
 def json_path(ctx: typer.Context, options: dict[str, Any]) -> Path:

@@ -95,14 +95,15 @@ def test_the_environment_is_not_refused_and_a_config_files_keys_are_noted(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("GOODPUT_METRICS_PORT", "0")
     config = tmp_path / "run.yaml"
-    config.write_text("url: http://127.0.0.1:9\ntimeout_total: 5s\nrequests: 3\n")
+    config.write_text(f"url: http://127.0.0.1:9\ntimeout_total: 5s\nrequests: 3\noutput: {tmp_path / 'run'}\n")
     out = tmp_path / "p.json"
     assert run_cli(["predict", "--server-model", str(model), *PREDICT[2:], "--config", str(config),
                     "--no-html", "--json", str(out)]) == 0
     assert json.loads(out.read_text())["points"][0]["requests"] == 3  # the config's workload is used
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["goodput predict: note: the config file's timeout_total, url are not used by a prediction "
-                   "(nothing is sent)"]
+    assert err == ["goodput predict: note: the config file's output, timeout_total, url are not used by a "
+                   "prediction (nothing is sent; --output or --json place predict.json)"]
+    assert not (tmp_path / "run").exists()
 
 
 def test_help_shows_only_the_options_a_prediction_uses() -> None:
