@@ -54,6 +54,9 @@ def predict_flags(doc: dict[str, Any]) -> list[Flag]:
     flags = [Flag("info", "Predicted, not measured.", "Every predicted figure comes from running the reference "
                   "engine's scheduler over the workload's arrival schedule in virtual time, each step lasting what "
                   "the server model says; no request was sent.")]
+    note = _dict(doc.get("capacity")).get("note")
+    if note:
+        flags.append(Flag("warn", "Attainment not monotone.", f"{str(note)[0].upper()}{str(note)[1:]}."))
     for m in doc.get("measured") or []:
         for d in m["workload_differences"]:
             flags.append(Flag("warn", "Another workload.", f"{m['label']} measured another workload than the one "

@@ -11,7 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from loadgen.cli.cost_options import COST, GPU_HOUR_COST_HELP, GPUS_PER_REPLICA_HELP, TARGET_RATE_HELP
-from loadgen.cli.run_params import run_spec_values, with_run_options
+from loadgen.cli.predict_options import config_not_used, json_path, refuse_unused, restrict_run_options
+from loadgen.cli.run_params import run_parameters, run_spec_values, with_run_options
 
 PREDICT = "Prediction"
 
@@ -20,9 +21,11 @@ PREDICT_HELP = """Predict latency, SLO attainment and capacity from a calibrated
 The reference engine's own scheduler, KV block manager and prefix cache run the workload's arrival
 schedule in virtual time, each engine step lasting what the server model (goodput calibrate) says.
 No request is sent. Workload and load options are those of goodput run (synthetic lengths, datasets,
-traces; open-loop arrivals). Prints one row per rate and writes predict.json (--json) and
-predict.html beside it: charts of every predicted figure against the rate, with the points of
---measured runs, sweeps or capacity searches overlaid and their error.
+traces; open-loop arrivals); its options about the target, requests, timeouts, Prometheus, workers,
+gates and run outputs do not apply and are refused. Prints one row per rate and writes predict.json
+and predict.html (--output DIR: into DIR; else --json's path, the page beside it): charts of every
+predicted figure against the rate, with the points of --measured runs, sweeps or capacity searches
+overlaid and their error.
 
 \b
 Examples:
@@ -37,7 +40,7 @@ Examples:
       --slo ttft=1s --gpu-hour-cost 2.5 --target-rate 40
   goodput predict --server-model server-model.json --capacity \\
       --slo ttft=1s --prompt-tokens 1024 --output-tokens 32 \\
-      --measured runs/sweep --measured runs/cap --json out/predict.json
+      --measured runs/sweep --measured runs/cap --output out
 """
 
 
@@ -72,7 +75,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
     from loadgen.cli.cost_options import parse_cost_options
     from loadgen.predict.compare import compare, measured_rates
     from loadgen.predict.measured import read_measured, slo_given
-    from loadgen.predict.predict import Fleet, capacity_band, format_table, point
+    from loadgen.predict.predict import Fleet, capacity_band, format_table, monotone_note, point
     from loadgen.predict.report import measured_lines, prediction_context
     from loadgen.predict.requests import RequestSource
     from loadgen.predict.step_model import load_model
@@ -81,8 +84,16 @@ def predict(ctx: typer.Context, **options: Any) -> int:
     from metrics.slo import SLO
 
     try:
+        refuse_unused(ctx, RUN_NAMES)
+        out_path = json_path(ctx, options)
         model = load_model(options["server_model"])
-        values, _ = run_spec_values(ctx, options["config"])
+        values, explicit = run_spec_values(ctx, options["config"])
+        unused = config_not_used(ctx, explicit)
+        if unused:
+            where = "; --output or --json place predict.json" if "output" in unused else ""
+            print(f"goodput predict: note: the config file's {', '.join(unused)} "
+                  f"{'is' if len(unused) == 1 else 'are'} not used by a prediction (nothing is sent{where})",
+                  file=sys.stderr)
         spec, _ = build_spec(values)
         slo = None if spec.metrics.slo == SLO() else spec.metrics.slo
         rates = _rates(options["rates"]) if options["rates"] else []
@@ -122,9 +133,12 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         typer.echo(format_table(points))
     result.update(prediction_context(spec, model, options["server_model"]))
     if band is not None:
-        result["capacity"] = {"attainment": target, **band}
-        typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment "
-                   f"(band {band['low']:.3g}-{band['high']:.3g} req/s from the fit's standard errors)")
+        probed = [(p["rate"], p["attainment"]) for p in band["probes"]]
+        note = monotone_note(probed + [(p.rate, p.attainment) for p in points if p.attainment is not None], target)
+        result["capacity"] = {"attainment": target, **band, **({"note": note} if note else {})}
+        typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment ({band_text(band, model)})")
+        if note:
+            typer.echo(f"note: {note}")
         if costs is not None:
             result["cost"] = predicted_cost(band["rate"], fleet.replicas, source.at(band["rate"]).max_tokens, costs)
             for line in cost_lines(result["cost"]):
@@ -136,7 +150,13 @@ def predict(ctx: typer.Context, **options: Any) -> int:
                               for m in measured]
         for line in measured_lines(result["measured"]):
             typer.echo(line)
-    return write_prediction(result, options["json_path"], html=options["html"])
+    return write_prediction(result, out_path, html=options["html"])
+
+
+def band_text(band: dict[str, Any], model: Any) -> str:
+    if not any(model.std_err.values()):
+        return "no band: the server model holds no standard errors"
+    return f"band {band['low']:.3g}-{band['high']:.3g} req/s from the fit's standard errors"
 
 
 def write_prediction(result: dict[str, Any], json_path: Path, *, html: bool) -> int:
@@ -169,3 +189,5 @@ def predicted_cost(rate: float, replicas: int, max_tokens: list[int], costs: Any
 
 
 with_run_options(predict, _predict_options)
+RUN_NAMES = {p.name for p in run_parameters(drop=frozenset({"print_config"}))} - {"ctx"}
+restrict_run_options(predict, RUN_NAMES)

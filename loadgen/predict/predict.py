@@ -2,8 +2,10 @@
 
 Each rate is one virtual run of the workload (loadgen.predict.virtual). Attainment is the DistServe test
 of metrics.slo over every request. The capacity is the highest rate whose attainment meets the target,
-found by doubling then bisecting (each probe is a virtual run, so the search costs seconds); its band
-repeats the search with every step-time parameter one standard error above, then below, its fit.
+found by doubling (or halving) from a start rate then bisecting, and only a rate a probe showed to meet the
+target is returned (each probe is a virtual run, so the search costs seconds); its band repeats the search
+from the same start with every step-time parameter one standard error above, then below, its fit. Where the
+rates predicted show attainment that is not monotone in the rate, a note says so.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -68,37 +71,75 @@ def point(model: StepModel, rate: float, requests_at: RequestsAt, slo: SLO | Non
     return Point(rate, len(prompts), lat, attainment(out, slo) if slo is not None else None, tps, out.preemptions)
 
 
+@dataclass(frozen=True, slots=True)
+class Search:
+    rate: float  # the highest rate shown to meet the target (0 when none is)
+    probes: list[tuple[float, float]]  # (rate, attainment) of every virtual run, in the order probed
+
+
 def capacity(model: StepModel, requests_at: RequestsAt, slo: SLO, target: float, *, start: float = 1.0,
-             tolerance: float = 0.01, max_probes: int = 40, fleet: Fleet = Fleet()) -> float:
-    """Highest rate (to `tolerance`, relative) whose predicted attainment is >= target; 0 when none is."""
+             tolerance: float = 0.01, max_probes: int = 40, fleet: Fleet = Fleet()) -> Search:
+    """Highest rate (to `tolerance`, relative) whose predicted attainment is >= target, doubling from `start`
+    while it passes (halving while it fails), then bisecting; only a probed rate that passed is returned."""
+    probes: list[tuple[float, float]] = []
+
     def passes(rate: float) -> bool:
         out = simulate(model, *requests_at(rate), replicas=fleet.replicas, routing=fleet.routing)
-        return attainment(out, slo) >= target
+        probes.append((rate, attainment(out, slo)))
+        return probes[-1][1] >= target
 
-    lo, hi, probes = 0.0, start, 0
-    while passes(hi) and probes < max_probes:
-        lo, hi, probes = hi, hi * 2, probes + 1
-    if lo == 0.0:  # start failed: halve down
-        while not passes(hi) and probes < max_probes:
-            hi, probes = hi / 2, probes + 1
-            if hi < start / 1024:
-                return 0.0
-        lo, hi = hi, hi * 2
-    while hi - lo > tolerance * lo and probes < max_probes:
+    if passes(start):  # double while it passes
+        lo, hi = start, start * 2
+        while len(probes) < max_probes and passes(hi):
+            lo, hi = hi, hi * 2
+    else:  # halve until one passes
+        hi = start
+        while True:
+            hi = hi / 2
+            if hi < start / 1024 or len(probes) >= max_probes:
+                return Search(0.0, probes)
+            if passes(hi):
+                lo, hi = hi, hi * 2
+                break
+    while hi - lo > tolerance * lo and len(probes) < max_probes:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if passes(mid) else (lo, mid)
-        probes += 1
-    return lo
+    return Search(lo, probes)
 
 
 def capacity_band(model: StepModel, requests_at: RequestsAt, slo: SLO, target: float,
-                  start: float = 1.0, fleet: Fleet = Fleet()) -> dict[str, float]:
-    """The capacity, and again with every parameter one standard error slower (low) and faster (high)."""
-    mid = capacity(model, requests_at, slo, target, start=start, fleet=fleet)
-    seed = mid if mid > 0 else start
-    low = capacity(model.shifted(+1.0), requests_at, slo, target, start=seed, fleet=fleet)
-    high = capacity(model.shifted(-1.0), requests_at, slo, target, start=seed, fleet=fleet)
-    return {"rate": mid, "low": min(low, mid), "high": max(high, mid)}
+                  start: float = 1.0, fleet: Fleet = Fleet()) -> dict[str, Any]:
+    """The capacity, and again with every parameter one standard error slower (low) and faster (high): each
+    search from the same `start` by the same rules, so parameters without uncertainty give the estimate
+    itself; the band is widened to hold the estimate where attainment is not monotone in the parameters.
+    `probes` are the estimate's (rate, attainment) pairs."""
+    main = capacity(model, requests_at, slo, target, start=start, fleet=fleet)
+
+    def end(sign: float) -> float:
+        shifted = model.shifted(sign)
+        return main.rate if shifted == model else \
+            capacity(shifted, requests_at, slo, target, start=start, fleet=fleet).rate
+
+    return {"rate": main.rate, "low": min(end(+1.0), main.rate), "high": max(end(-1.0), main.rate),
+            "probes": [{"rate": r, "attainment": a} for r, a in main.probes]}
+
+
+def monotone_note(probed: list[tuple[float, float]], target: float) -> str | None:
+    """One line when the predicted attainment of the rates probed (rate, attainment) is not monotone in the
+    rate: a rate meeting the target above one that does not, else a rate attaining more than a lower one."""
+    pts = sorted(set(probed))
+    fails = [r for r, a in pts if a < target]
+    above = [(r, a) for r, a in pts if a >= target and fails and r > fails[0]]
+    if above:
+        (r, a), low = above[-1], fails[0]
+        return (f"predicted attainment is not monotone in the rate: {r:.3g} req/s meets {target:.0%} ({a:.1%}) "
+                f"where {low:.3g} req/s, lower, does not ({dict(pts)[low]:.1%}); the capacity is the highest rate "
+                f"the search showed to meet it below the lowest it showed not to")
+    for (r0, a0), (r1, a1) in pairwise(pts):
+        if a1 > a0:
+            return (f"predicted attainment is not monotone in the rate: {a1:.1%} at {r1:.3g} req/s, "
+                    f"above {a0:.1%} at {r0:.3g} req/s")
+    return None
 
 
 def _cells(p: Point, metric: str, keys: tuple[str, ...], scale: float) -> str:

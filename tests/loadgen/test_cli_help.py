@@ -16,7 +16,7 @@ from loadgen.cli.help_text import fit_help
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
 COMMANDS = ["", "run", "report", "gate", "compare", "sweep", "capacity", "serve", "plan", "dashboards",
-            "dashboards export", "trace", "trace inspect"]
+            "dashboards export", "trace", "trace inspect", "predict"]
 
 
 def _source_help(path: str) -> str:
