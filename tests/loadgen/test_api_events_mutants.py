@@ -97,6 +97,13 @@ def test_a_tool_call_starts_a_chunk_and_its_arguments_are_chunks_of_the_same_cal
     assert record.answer_ns == 100 and record.reasoning_ns is None
 
 
+def test_an_empty_argument_piece_skips_only_itself() -> None:
+    acc = accumulator()
+    feed(acc, [[TOOL_START, ["c", "f"]], [TOOL_ARGS, ""], [TOOL_ARGS, "{}"], [END, None]])
+    assert acc.calls[0]["function"]["arguments"] == "{}"
+    assert acc.tool_at == [0, 1] and acc.chunk_ns == [100, 100] and acc.done is True
+
+
 def test_arguments_without_a_started_call_are_a_chunk_of_no_call() -> None:
     acc = accumulator()
     feed(acc, [[TOOL_ARGS, "{}"]], [[TOOL_DONE, None]])
@@ -143,7 +150,9 @@ def test_undecodable_and_non_object_data_are_named_errors() -> None:
     assert str(utf.value) == "event data is not UTF-8 (invalid start byte at byte 7)"
     with pytest.raises(InvalidJSON) as bad:
         accumulator().feed(b"{nope", 0)
+    # the parser's own reason, at the byte after the brace (line 1, column 2)
     assert str(bad.value).startswith("event data is not JSON (") and str(bad.value).endswith("'{nope'")
+    assert "line 1 column 2 (char 1)): '{nope'" in str(bad.value)
     with pytest.raises(InvalidJSON) as listed:
         accumulator().feed(b"[" + b"1," * 60 + b"1]", 0)
     assert str(listed.value) == "event data is not a JSON object: " + repr((b"[" + b"1," * 60)[:80])

@@ -64,6 +64,7 @@ def test_convert_every_role_and_block() -> None:
         {"role": "assistant", "content": [{"type": "text", "text": "t"}], "tool_calls": [{"id": "c3"}]},
         {"role": "assistant", "content": "plain", "tool_calls": []},
         {"role": "tool", "tool_call_id": "c1", "content": 5},
+        {"role": "tool", "tool_call_id": "c4", "content": [{"type": "text", "text": "a"}, {"type": "image_url"}, 7]},
         {"role": "tool", "content": None},
         {"role": "other", "content": "x"},
     ]
@@ -87,6 +88,7 @@ def test_convert_every_role_and_block() -> None:
                                           {"type": "tool_use", "id": "c3", "name": "", "input": no_input}]},
         {"role": "assistant", "content": "plain"},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "5"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c4", "content": "a"}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "", "content": ""}]},
         {"role": "user", "content": "x"},
     ]

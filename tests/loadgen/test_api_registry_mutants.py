@@ -79,6 +79,7 @@ def test_the_prompt_count_of_a_chat_or_completions_answer(answer: dict[str, Any]
     ("http://h/prefix/v1//", "chat", "http://h/prefix/v1/chat/completions"),
     ("http://h/v1x", "chat", "http://h/v1x/v1/chat/completions"),
     ("http://h/xv1", "chat", "http://h/xv1/v1/chat/completions"),
+    ("http://h/pathX", "chat", "http://h/pathX/v1/chat/completions"),  # only slashes are trimmed
 ])
 def test_endpoint_urls(base: str, endpoint: str, url: str) -> None:
     assert endpoint_url(base, endpoint) == url

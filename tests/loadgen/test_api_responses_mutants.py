@@ -63,7 +63,8 @@ def test_input_items_for_every_role_and_part() -> None:
         {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{}"}},
                                                             {}]},
         {"role": "assistant", "content": None},
-        {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "1"}, "x", {"text": "2"}]},
+        {"role": "tool", "tool_call_id": "c1",
+         "content": [{"type": "text", "text": "1"}, "x", {"type": "image_url"}, {"text": "2"}]},
         {"role": "tool", "content": None},
         {"role": "tool", "content": 5},
     ]

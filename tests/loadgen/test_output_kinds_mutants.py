@@ -96,6 +96,13 @@ def test_reasoning_then_an_answer_then_a_tool_call() -> None:
     assert (rec.reasoning_tokens, rec.reasoning_tokens_source) == (3, "final_split_by_text_length")
 
 
+def test_reasoning_that_answered_takes_a_servers_count_below_the_streams() -> None:
+    rec = record([10, 20, 30], [4, 6, 1], "final_split_by_text_length")
+    fill_output_kinds(rec, [0, 1], [], 0, None, usage(7))  # 7 >= 2 reasoning chunks, and an answer came
+    assert rec.answer_ns == 30
+    assert (rec.reasoning_tokens, rec.reasoning_tokens_source) == (7, "usage")
+
+
 def test_reasoning_that_never_answered_keeps_the_streams_count() -> None:
     rec = record([10, 20], [4, 6], "final_split_by_text_length")
     fill_output_kinds(rec, [0, 1], [], 0, None, usage(7))
