@@ -86,9 +86,10 @@ def test_a_tool_call_starts_a_chunk_and_its_arguments_are_chunks_of_the_same_cal
     assert acc.calls == [
         {"id": "c1", "type": "function", "function": {"name": "get", "arguments": '{"a": 1}'}},
         {"id": "call_1", "type": "function", "function": {"name": "", "arguments": "{}"}}]
-    assert acc.chunk_ns == [100, 110, 120, 140, 150, 150]  # the empty argument piece (130) is no chunk
-    assert acc.tool_at == [1, 2, 3, 4, 5]
-    assert acc.texts == ["ok", None, None, None, None, None]
+    # the empty argument piece (130) is no chunk; the call begun with its arguments (150) is one chunk
+    assert acc.chunk_ns == [100, 110, 120, 140, 150]
+    assert acc.tool_at == [1, 2, 3, 4]
+    assert acc.texts == ["ok", None, None, None, None]
     assert acc.empty_at == []
     assert acc.tool_done_ns == 140  # the first call's done; the second's (160) does not move it
     assert acc.finish_reason == "tool_calls"
@@ -101,7 +102,7 @@ def test_an_empty_argument_piece_skips_only_itself() -> None:
     acc = accumulator()
     feed(acc, [[TOOL_START, ["c", "f"]], [TOOL_ARGS, ""], [TOOL_ARGS, "{}"], [END, None]])
     assert acc.calls[0]["function"]["arguments"] == "{}"
-    assert acc.tool_at == [0, 1] and acc.chunk_ns == [100, 100] and acc.done is True
+    assert acc.tool_at == [0] and acc.chunk_ns == [100] and acc.done is True  # one event, one chunk
 
 
 def test_arguments_without_a_started_call_are_a_chunk_of_no_call() -> None:

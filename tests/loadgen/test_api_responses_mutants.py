@@ -231,6 +231,22 @@ def test_reasoning_a_call_and_its_usage_in_one_stream() -> None:
     assert (record.reasoning_tokens, record.reasoning_tokens_source) == (5, "usage")
 
 
+def test_a_call_begun_with_its_arguments_is_one_chunk_and_the_servers_stamps_still_count() -> None:
+    # Two content events, each stamped by the server: 3 reasoning tokens, then a call whose item already
+    # holds its arguments (4 tokens). One event is one chunk, so both stamps line up with the chunks.
+    record, ended = run(
+        {"type": "response.reasoning_text.delta", "delta": "hmm", "goodput": {"t": 0.25, "n": 3}},
+        {"type": "response.output_item.added", "goodput": {"t": 0.5, "n": 4},
+         "item": {"type": "function_call", "call_id": "c", "name": "f", "arguments": '{"a": 1}'}},
+        {"type": "response.output_item.done", "item": {"type": "function_call"}},
+        {"type": "response.completed", "response": {"status": "completed", "usage": {"output_tokens": 7}}})
+    assert ended is True and record.finish_reason == "tool_calls"
+    assert record.chunk_ns == [1000, 2000]
+    assert (record.token_source, record.chunk_tokens, record.server_chunk_s) == ("server", [3, 4], [0.25, 0.5])
+    assert (record.tool_calls, record.tool_call_ns, record.tool_call_done_ns) == (1, 2000, 3000)
+    assert (record.reasoning_tokens, record.reasoning_tokens_source) == (3, "server")
+
+
 def test_a_failed_response_raises_with_the_servers_message() -> None:
     with pytest.raises(MidStreamError, match=r"^server_error: engine died$"):
         run({"type": "response.output_text.delta", "delta": "a"},
