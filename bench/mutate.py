@@ -67,6 +67,15 @@ _ARRIVAL_TESTS = (
     "tests/loadgen/test_arrivals.py", "tests/loadgen/test_traces.py", "tests/loadgen/test_exact_rate.py",
     "tests/loadgen/test_arrivals_mutants.py", "tests/loadgen/test_schedule_mutants.py",
 )
+_API_TESTS = (
+    "tests/loadgen/test_api_bodies.py", "tests/loadgen/test_client_payload.py", "tests/loadgen/test_api_cli.py",
+    "tests/loadgen/test_api_events_mutants.py", "tests/loadgen/test_api_responses_mutants.py",
+    "tests/loadgen/test_api_messages_mutants.py", "tests/loadgen/test_api_registry_mutants.py",
+)
+_OUTPUT_KIND_TESTS = (
+    "tests/loadgen/test_chunks_mutants.py", "tests/loadgen/test_chunk_tokens.py",
+    "tests/loadgen/test_output_kinds_mutants.py",
+)
 
 # module -> the unit tests that reach it (a listed file that does not exist is skipped). End-to-end tests are not listed: they start servers and would dominate every mutant's time.
 MODULES: dict[str, tuple[str, ...]] = {
@@ -96,6 +105,14 @@ MODULES: dict[str, tuple[str, ...]] = {
     "loadgen/http/chunk_tokens.py": _STREAM_TESTS,
     "loadgen/workload/arrivals.py": _ARRIVAL_TESTS,
     "loadgen/workload/schedule.py": _ARRIVAL_TESTS,
+    "loadgen/http/api/events.py": _API_TESTS,
+    "loadgen/http/api/responses.py": _API_TESTS,
+    "loadgen/http/api/messages.py": _API_TESTS,
+    "loadgen/http/output_kinds.py": _OUTPUT_KIND_TESTS,
+    "loadgen/http/api/chat.py": _API_TESTS,
+    "loadgen/http/api/completions.py": _API_TESTS,
+    "loadgen/http/api/registry.py": _API_TESTS,
+    "loadgen/http/api/url.py": _API_TESTS,
 }
 
 # mutmut's statuses that mean a test (or the time limit) caught the mutant; the rest survived.

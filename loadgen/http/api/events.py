@@ -75,7 +75,7 @@ class EventAccumulator(ChunkAccumulator):
         return ended
 
     def _apply(self, events: Decoded, t_ns: int) -> bool:
-        ended = False
+        ended = started = False
         for kind, value in events:
             if kind in (TEXT, REASONING):
                 if not value:
@@ -90,10 +90,14 @@ class EventAccumulator(ChunkAccumulator):
                     self.tool_calls += 1
                     call_id, name = value
                     self.calls.append(tool_call(call_id, name, len(self.calls)))
+                    started = True
                 elif not value:
                     continue
-                elif self.calls:
-                    self.calls[-1]["function"]["arguments"] += str(value)
+                else:
+                    if self.calls:
+                        self.calls[-1]["function"]["arguments"] += str(value)
+                    if started:
+                        continue  # arguments in the event that began the call: one event, one chunk
                 self.tool_at.append(len(self.chunk_ns))
                 self.chunk_ns.append(t_ns)
                 self.texts.append(None)
