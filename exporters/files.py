@@ -16,8 +16,7 @@ from typing import Any
 from metrics.records.record import RequestRecord, read_records
 from metrics.results.atomic import create_temp as _create_temp
 from metrics.results.atomic import named_error as _failed
-from metrics.results.atomic import write_atomic as write_atomic
-from metrics.results.atomic import write_json as write_json
+from metrics.results.atomic import write_atomic
 
 STAT_KEYS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max")
 

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from exporters.files import write_atomic
 from metrics.gate.evaluate import Verdict
+from metrics.results import write_atomic
 
 SUITE = "goodput thresholds"
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from exporters.files import write_atomic
 from metrics.gate.compare import Row
 from metrics.gate.compare_rule import (
     DEFAULT_MIN_CHANGE,
@@ -15,6 +14,7 @@ from metrics.gate.compare_rule import (
     WITHIN_RUN_SPREAD,
 )
 from metrics.gate.evaluate import Verdict, format_value
+from metrics.results import write_atomic
 
 
 def _cell(text: str) -> str:

@@ -19,8 +19,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
 
-from exporters.files import write_atomic
-from metrics.results import POINTS_DIR
+from metrics.results import POINTS_DIR, write_atomic
 
 LIBRARY_PACKAGE = "exporters.html"
 LIBRARY_RESOURCE = "vendor/plotly-basic.min.js"

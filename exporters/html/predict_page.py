@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from exporters.files import write_atomic
 from exporters.html import fmt
 from exporters.html.cost_table import cost_table
 from exporters.html.header import slo_text
@@ -20,6 +19,7 @@ from exporters.html.predict_charts import (
     rates_text,
     throughput_chart,
 )
+from metrics.results import write_atomic
 
 METRICS = (("ttft", "TTFT"), ("tpot", "TPOT"), ("e2e", "E2E"))
 

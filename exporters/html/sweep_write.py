@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
 
-from exporters.files import write_atomic
 from exporters.html.assets import library_src, shared_library
 from exporters.html.capacity_page import capacity_page
 from exporters.html.header import workload_text
@@ -24,7 +23,7 @@ from metrics.results import REPORT_FILE as POINT_REPORT
 from metrics.results import SWEEP_FILE as SWEEP_FILE
 from metrics.results import SWEEP_REPORT_FILE as SWEEP_REPORT_FILE
 from metrics.results import point_labels as _labels
-from metrics.results import point_path, run_or_none
+from metrics.results import point_path, run_or_none, write_atomic
 from metrics.results import read_document as read_document
 
 

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from exporters.files import write_atomic
 from exporters.html.assets import library_src, results_dir, shared_library
 from exporters.html.compare_page import compare_page
 from exporters.html.page import render_page
@@ -22,7 +21,7 @@ from metrics.gate.evaluate import RunView, Verdict, evaluate_one
 from metrics.gate.thresholds import parse_threshold
 from metrics.latency.samples import Samples
 from metrics.records.frame import RequestFrame
-from metrics.results import RECORDS_FILE, read_summary
+from metrics.results import RECORDS_FILE, read_summary, write_atomic
 from metrics.results import REPORT_FILE as REPORT_FILE
 from metrics.summary.build import SummaryConfig
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from exporters.files import write_atomic
 from metrics.results import TEXTFILE as TEXTFILE
+from metrics.results import write_atomic
 
 
 def write_textfile(path: Path, registry: CollectorRegistry) -> Path:

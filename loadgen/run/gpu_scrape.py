@@ -152,7 +152,7 @@ class GpuScrapers:
                 "samples": [{"source": s.name, **point} for s in every for point in s.samples]}
 
     def save(self, out_dir: Path) -> Path:
-        from exporters.files import write_json
+        from metrics.results import write_json
 
         path = out_dir / GPU_FILE
         write_json(path, self.document())

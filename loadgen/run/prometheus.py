@@ -261,7 +261,7 @@ class RunExporters:
             self.gpu.stop()
             best_effort(lambda: self.gpu.save(out) if self.gpu is not None else None)
         if self._server_section is not None:
-            from exporters.files import write_json
+            from metrics.results import write_json
 
             section = self._server_section
             best_effort(lambda: write_json(out / SECTION_FILE, section))

@@ -223,7 +223,7 @@ class ServerScraper:
     def save(self, out_dir: Path) -> Path:
         """Write the gauge series atomically: a failed write (disk full) raises OSError naming the file
         and leaves no cut line behind."""
-        from exporters.files import write_atomic
+        from metrics.results import write_atomic
 
         path = out_dir / SERIES_FILE
         write_atomic(path, "".join(json.dumps(point) + "\n" for point in self.series).encode())

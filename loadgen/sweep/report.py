@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from exporters.console import render_table
-from exporters.files import write_atomic
 from loadgen.sweep.rows import COLUMNS
+from metrics.results import write_atomic
 
 
 def _ms(value: Any) -> str:

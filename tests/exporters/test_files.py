@@ -9,9 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from exporters.console import format_summary
-from exporters.files import summary_csv_rows, write_json, write_records_parquet, write_summary_csv
+from exporters.files import summary_csv_rows, write_records_parquet, write_summary_csv
 from metrics.records.frame_arrow import read_records_table
 from metrics.records.record import RequestRecord
+from metrics.results import write_json
 from metrics.summary.build import SummaryConfig, summarize
 
 RECORDS = [

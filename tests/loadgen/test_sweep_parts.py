@@ -172,8 +172,8 @@ def test_point_labels_are_names_in_every_reader(tmp_path: Path) -> None:
     import json as _json
 
     from exporters.html.sweep_write import read_document
-    from exporters.point_dirs import check_label, point_path
     from loadgen.sweep.capacity_doc import read_capacity
+    from metrics.results import check_label, point_path
 
     for good in ("03-rate-2.5", "00-ceiling-c256", "05-rate-2.5-run2"):
         assert check_label(good) == good and point_path(tmp_path, good) == tmp_path / "points" / good
