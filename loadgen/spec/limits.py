@@ -19,10 +19,8 @@ from loadgen.workload.bounds import (
     MAX_TURNS,
     MAX_WORKERS,
     check_count,
-    check_length,
-    highest_length,
-    shown_length,
 )
+from loadgen.workload.lengths import check_length, highest_length, shown_length
 
 if TYPE_CHECKING:
     from loadgen.spec.run_spec import RunSpec
