@@ -76,7 +76,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "metrics/latency/fluidity.py": _LATENCY_TESTS,
     "metrics/latency/samples.py": _LATENCY_TESTS,
     "metrics/latency/aggregate.py": _LATENCY_TESTS,
-    "metrics/latency/burst.py": _LATENCY_TESTS,
+    "metrics/burst.py": _LATENCY_TESTS,
     "metrics/latency/answer.py": ("tests/metrics/test_reasoning_metrics.py",),
     "metrics/summary/build.py": _SUMMARY_TESTS,
     "metrics/summary/buckets.py": _SUMMARY_TESTS,
