@@ -82,7 +82,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "metrics/summary/buckets.py": _SUMMARY_TESTS,
     "metrics/summary/failures.py": _SUMMARY_TESTS,
     "metrics/summary/lost.py": _SUMMARY_TESTS,
-    "metrics/summary/run_samples.py": _SUMMARY_TESTS + _COMPARE_TESTS,
+    "metrics/gate/run_samples.py": _SUMMARY_TESTS + _COMPARE_TESTS,
     "metrics/gate/evaluate.py": _GATE_TESTS,
     "metrics/gate/thresholds.py": _GATE_TESTS,
     "metrics/gate/compare.py": _COMPARE_TESTS,
