@@ -74,7 +74,7 @@ class RunSpec:
             raise SpecError(f"--workers {workers} cannot split --concurrency {arrival.concurrency}: each worker "
                             "keeps at least one request in flight (lower --workers, or use --workers auto)")
         try:
-            check_limits(self)
+            check_limits(self.workload, self.request, self.load, self.scale, self.metrics)
         except ValueError as exc:
             raise SpecError(str(exc)) from None
 
