@@ -14,7 +14,7 @@ from loadgen.spec.options import OUTPUTS
 
 if TYPE_CHECKING:
     from loadgen.run.directory import RunDir
-    from loadgen.spec.secrets import Secrets
+    from loadgen.secrets import Secrets
     from loadgen.sweep.document import SweepState
 
 SWEEP = "Sweep"

@@ -105,7 +105,7 @@ def _credentials_out_of_url(opts: PromOptions) -> PromOptions:
 
 
 def _warn(message: str) -> None:
-    from loadgen.spec.redact import redact  # a server's or a Pushgateway's answer may quote a credential
+    from loadgen.redact import redact  # a server's or a Pushgateway's answer may quote a credential
 
     print(f"goodput: warning: {redact(message)}", file=sys.stderr)
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from exporters.files import write_json
 from loadgen.http.payload import public_url
+from loadgen.redact import redact
 from loadgen.run.cache_prediction import prediction_line, run_prediction
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EmbeddedServerError, ServerArgumentError, embedded_server
@@ -40,7 +41,6 @@ from loadgen.run.scrape import SCRAPE_TIMEOUT_S
 from loadgen.run.setup import RunSetup, client_config
 from loadgen.run.sizing import SIZING_LIMIT_S, resolve_sizing
 from loadgen.run.startup import announced
-from loadgen.spec.redact import redact
 from loadgen.types import ClientConfig
 
 TOOL_VERSION = "0.1.0"

@@ -11,11 +11,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from loadgen.secrets import Secrets, is_secret_header, split_server_args
 from loadgen.spec.agent_options import agent_values, tool_values
 from loadgen.spec.durations import format_duration, parse_duration_flag
 from loadgen.spec.fail_limit import parse_fail_limit
 from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.secrets import Secrets, is_secret_header, split_server_args
 from loadgen.spec.sections import (
     DEFAULT_RATE,
     DEFAULT_REQUESTS,

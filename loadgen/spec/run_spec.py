@@ -5,7 +5,7 @@ It is built once from flags and an optional config file (`loadgen.spec.build`), 
 point or a worker process needs to know. `RunSpec.from_json(spec.to_json()) == spec` holds exactly.
 
 Secrets (API key, Pushgateway password, secret header values) are never part of it: they travel beside
-it as `loadgen.spec.secrets.Secrets`.
+it as `loadgen.secrets.Secrets`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every section checks its own values in `__post_init__`, so a spec built from fla
 or from `run.json` is held to the same rules, and an invalid one cannot exist. Messages name the flag
 (`--rate`), which is also the config-file key without its dashes.
 
-Secrets are not part of any section: see `loadgen.spec.secrets`.
+Secrets are not part of any section: see `loadgen.secrets`.
 """
 
 from __future__ import annotations

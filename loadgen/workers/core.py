@@ -22,8 +22,8 @@ import asyncio_throttle  # noqa: F401 - the runner's closed loop imports it as i
 from loadgen.http.client import StreamingClient
 from loadgen.run.runner import GcFreezer, Runner, RunPlan
 from loadgen.run.setup import client_config_of
+from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.secrets import Secrets
 from loadgen.types import WorkItem
 from loadgen.workers.share import Share, share_plan
 from loadgen.workload.build import AnyWorkload, is_sessions

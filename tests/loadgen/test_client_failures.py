@@ -306,7 +306,7 @@ async def test_credentials_a_server_quotes_are_redacted_from_the_record() -> Non
 
 
 def test_a_short_credential_is_redacted_only_as_a_word_of_its_own() -> None:
-    from loadgen.spec.redact import redact
+    from loadgen.redact import redact
 
     assert redact("key k, keep kinks", ["k"]) == "key [redacted], keep kinks"
     assert redact("Bearer sk-0123456789 was refused", ["Bearer sk-0123456789"]) == "[redacted] was refused"
