@@ -13,7 +13,6 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from loadgen.http.tools import tool_options
 from loadgen.redact import remember, secret_values
 from loadgen.run.layout import summary_config_of
 from loadgen.run.prometheus import PromOptions
@@ -22,6 +21,7 @@ from loadgen.run.server_args import check_server_args
 from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.sections import LoadSpec, RooflineSpec
+from loadgen.tools import tool_options
 from loadgen.types import ClientConfig
 from loadgen.workload.arrivals import Arrival
 from loadgen.workload.build import AnyWorkload, build_workload, is_sessions

@@ -27,9 +27,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from loadgen.http.tools import row_tools
 from loadgen.quoting import printable
 from loadgen.seeds import item_rng
+from loadgen.tools import row_tools
 from loadgen.types import WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES, MAX_TOKENS, check_tokens
 from loadgen.workload.images.attach import add_pictures
