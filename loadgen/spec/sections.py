@@ -336,7 +336,7 @@ class PrometheusSpec:
         _require(math.isfinite(self.server_metrics_interval_s) and self.server_metrics_interval_s > 0,
                  "--server-metrics-interval must be > 0")
         if self.scrape:
-            from loadgen.run.gpu_scrape import parse_scrape_targets
+            from loadgen.spec.scrape_targets import parse_scrape_targets
 
             try:
                 parse_scrape_targets(self.scrape)
