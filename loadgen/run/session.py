@@ -198,7 +198,7 @@ def _run_loop(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, expor
 
 
 async def _main(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, exporters: RunExporters) -> None:
-    from loadgen.http.client import StreamingClient
+    from loadgen.http.send.client import StreamingClient
 
     writer = run.writer
     assert writer is not None

@@ -19,7 +19,7 @@ from typing import Any
 
 import asyncio_throttle  # noqa: F401 - the runner's closed loop imports it as it starts: here, before the anchor
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.run.runner import GcFreezer, Runner, RunPlan
 from loadgen.run.setup import client_config_of
 from loadgen.secrets import Secrets

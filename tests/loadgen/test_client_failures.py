@@ -10,8 +10,8 @@ import httpx
 import orjson
 import pytest
 
-from loadgen.http.client import StreamingClient
 from loadgen.http.errors import ERROR_KINDS
+from loadgen.http.send.client import StreamingClient
 from loadgen.types import ClientConfig, Timeouts, WorkItem
 from metrics.records.record import RequestRecord
 from tests.servers.scripted import (

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.run.scrape import parse_exposition
 from loadgen.types import ClientConfig, WorkItem
 from refserver.api.app import create_app
