@@ -3,7 +3,7 @@
 A paced SSE server runs in its own process: raw asyncio (uvloop when installed), pre-encoded events,
 each chunk stamped with the server's own send time (`goodput.t`, read from `perf_counter_ns` just
 before the write, the same monotonic clock as the client's). The client under test is
-`loadgen.http.client.StreamingClient` in this process, closed loop at a fixed concurrency. Reported:
+`loadgen.http.send.client.StreamingClient` in this process, closed loop at a fixed concurrency. Reported:
 
 - chunks/s ingested and client CPU µs per chunk (`time.process_time` of this process only);
 - timing error per gap = client-measured gap − server gap (ms): p50, p99, and p99 of its absolute value.
@@ -141,7 +141,7 @@ async def _streaming_client(
 ) -> tuple[Streams, int, float, float]:
     import httpx
 
-    from loadgen.http.client import StreamingClient
+    from loadgen.http.send.client import StreamingClient
     from loadgen.types import ClientConfig, WorkItem
 
     config = ClientConfig(

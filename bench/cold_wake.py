@@ -26,8 +26,8 @@ import uvloop
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, for its packages
 
 from loadgen.run.recorder import encode_record
+from loadgen.seeds import item_rng
 from loadgen.workload.lengths import parse_length
-from loadgen.workload.seeds import item_rng
 from loadgen.workload.sources import SyntheticWorkload
 from loadgen.workload.text import WordCounter
 from metrics.records.record import RequestRecord

@@ -42,7 +42,7 @@ def big_model_dir(directory: Path, device: str) -> Path:
     import transformers
 
     from refserver.model import tiny_config
-    from refserver.tokenizer import save_byte_tokenizer
+    from refserver.text.tokenizer import save_byte_tokenizer
 
     c = tiny_config()
     cfg = transformers.LlamaConfig(

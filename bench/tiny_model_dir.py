@@ -3,7 +3,7 @@
 `export_tiny(DIR)` writes config.json + model.safetensors (transformers' `save_pretrained` of a
 `LlamaForCausalLM` holding exactly the weights of `refserver.model.tiny_model(seed)`), plus the byte
 tokenizer as tokenizer.json + tokenizer_config.json with its chat template
-(`refserver.tokenizer.save_byte_tokenizer`). `check_export(DIR)` proves the reference server reads the
+(`refserver.text.tokenizer.save_byte_tokenizer`). `check_export(DIR)` proves the reference server reads the
 very same tensors back (`refserver.model.load_model`) and the tokenizer the same ids, so
 `goodput serve --model DIR` and `transformers serve DIR` serve one model.
 
@@ -23,7 +23,7 @@ def export_tiny(directory: str | Path, seed: int = 0) -> Path:
     import transformers
 
     from refserver.model import tiny_config, tiny_model
-    from refserver.tokenizer import save_byte_tokenizer
+    from refserver.text.tokenizer import save_byte_tokenizer
 
     out = Path(directory)
     ours = tiny_model(seed, dtype="float32", device="cpu")
@@ -57,7 +57,7 @@ def check_export(directory: str | Path, seed: int = 0) -> list[str]:
     import torch
 
     from refserver.model import load_model, tiny_model
-    from refserver.tokenizer import ByteTokenizer, load_tokenizer
+    from refserver.text.tokenizer import ByteTokenizer, load_tokenizer
 
     problems: list[str] = []
     loaded = load_model(directory, dtype="float32", device="cpu").state_dict()

@@ -1,4 +1,4 @@
-"""The console warning for burst-delivered streams (metrics.latency.burst): output that reached the client
+"""The console warning for burst-delivered streams (metrics.burst): output that reached the client
 all at once, whose TPOT and ITL say nothing about decoding."""
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ class ClientConfig:
     # None: no counter (output estimated one token per streamed event, final usage split by text length).
     token_counter: str | None = None
     # Credentials the client does not send itself (the Pushgateway password, a URL's password): scrubbed from
-    # server text it records, as the API key and secret header values are (loadgen.spec.redact).
+    # server text it records, as the API key and secret header values are (loadgen.redact).
     redact: tuple[str, ...] = field(default=(), repr=False)
     # `--tools` / `--tool-choice`: sent with every request whose work item carries no tools of its own.
     tools: list[dict[str, Any]] | None = None

@@ -7,7 +7,7 @@ every SLO that was given (any subset; bounds are inclusive):
     max ITL ≤ itl_max_s (only with ≥ 2 chunks)    fluidity index ≥ fluidity_min
     TTFO ≤ ttfo_s (time to the first answer token or tool call; a request that never answered misses it)
 
-A TPOT below metrics.latency.burst.BURST_TPOT_S (a burst-delivered stream) never meets a TPOT bound: it
+A TPOT below metrics.burst.BURST_TPOT_S (a burst-delivered stream) never meets a TPOT bound: it
 measures the delivery of output that was already made, not decoding.
 
 Failed, timed-out and cancelled requests are never good and stay in the denominator of attainment.
@@ -154,7 +154,7 @@ def good_requests(
     if slo.e2e_s is not None:
         good &= e2e_s <= slo.e2e_s
     if slo.tpot_s is not None:
-        from metrics.latency.burst import burst_delivered
+        from metrics.burst import burst_delivered
         good &= np.isnan(tpot_s) | ((tpot_s <= slo.tpot_s) & ~burst_delivered(tpot_s))
     if slo.itl_max_s is not None:
         good &= np.isnan(max_itl_s) | (max_itl_s <= slo.itl_max_s)

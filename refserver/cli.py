@@ -156,12 +156,12 @@ def serve(
           --tool-call-rate 0.3
     """
     from refserver.api import AppConfig
+    from refserver.api.behaviour import Behaviour, parse_token_dist
     from refserver.api.connection_guard import ConnectionLimits
+    from refserver.api.faults import FaultConfig
     from refserver.api.serve import build_server_app, exposure_warning, run_server
-    from refserver.behaviour import Behaviour, parse_token_dist
     from refserver.engine.config import EngineConfig
     from refserver.engine.sim_runner import sim_options_from_flags
-    from refserver.faults import FaultConfig
 
     if engine not in ("torch", "sim"):
         raise typer.BadParameter(f"must be 'torch' or 'sim', got {engine!r}", param_hint="--engine")

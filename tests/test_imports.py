@@ -1,10 +1,17 @@
 """The packages import each other one way: no module imports another that imports it back (directly or through
 others), and the dependency directions of docs/architecture.md hold. Imports inside functions count too (a
-deferred import is still a dependency); imports under `if TYPE_CHECKING:` do not (they never run)."""
+deferred import is still a dependency), and so do imports under `if TYPE_CHECKING:` for cycles and folder
+boundaries (a module that needs its caller's interface states it as a Protocol); only the top-level package
+directions leave them out (they never run).
+
+Folder boundaries: a folder is a package directory (a package's own top-level modules are its folder); which
+folder may import which is the table "folder | may import" in docs/architecture.md, kept equal to the code both
+ways, and the only folder cycles are the ones that page lists as remaining."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,11 +36,11 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(tree: ast.AST, modules: set[str]) -> set[str]:
+def _imports(tree: ast.AST, modules: set[str], type_checking: bool) -> set[str]:
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if not type_checking and isinstance(node, ast.If) and _is_type_checking(node):
             for child in node.orelse:
                 visit(child)
             return
@@ -50,10 +57,26 @@ def _imports(tree: ast.AST, modules: set[str]) -> set[str]:
     return {name for name in found if name in modules}
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(*, type_checking: bool = True) -> dict[str, set[str]]:
+    """Module → the modules it imports; with `type_checking=False`, without those under `if TYPE_CHECKING:`."""
     files = [p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")]
     modules = {_module_name(p): p for p in files}
-    return {name: _imports(ast.parse(path.read_text()), set(modules)) - {name} for name, path in modules.items()}
+    return {name: _imports(ast.parse(path.read_text()), set(modules), type_checking) - {name}
+            for name, path in modules.items()}
+
+
+def folder_of(module: str) -> str:
+    """The folder a module belongs to: a package is its own folder, a plain module its package's."""
+    return module if ROOT.joinpath(*module.split(".")).is_dir() else module.rpartition(".")[0]
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        here = folder_of(module)
+        out.setdefault(here, set()).update(folder_of(t) for t in targets)
+        out[here].discard(here)
+    return out
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -91,13 +114,70 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+DOC = ROOT / "docs" / "architecture.md"
+_NAME = re.compile(r"`([a-z_][a-z0-9_.]*)`")
+
+
+def documented_folders(text: str) -> dict[str, set[str]]:
+    """The table "folder | may import": each row's folder → the folders it may import."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(r"\|\s*folder\s*\|\s*may import\s*\|", line))
+    table: dict[str, set[str]] = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        folder, allowed = line.strip().strip("|").split("|")
+        names = _NAME.findall(folder)
+        assert len(names) == 1, f"a row of the folder table names one folder: {line}"
+        assert names[0] not in table, f"the folder table lists {names[0]} twice"
+        table[names[0]] = set(_NAME.findall(allowed))
+    return table
+
+
+def documented_cycles(text: str) -> list[list[str]]:
+    """The bullet list after the line "Remaining folder cycles": one cycle (its folders) per bullet."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Remaining folder cycles"))
+    out: list[list[str]] = []
+    for line in lines[start + 1:]:
+        if line.startswith("- "):
+            out.append(sorted(_NAME.findall(line)))
+        elif out and line.startswith("  "):
+            out[-1] = sorted(out[-1] + _NAME.findall(line))
+        elif out:
+            break
+    return out
+
+
 def test_no_module_imports_another_that_imports_it_back() -> None:
     cycles = _cycles(import_graph())
     assert not cycles, "import cycles: " + "; ".join(" ↔ ".join(c) for c in cycles)
 
 
+def test_every_folder_imports_only_what_the_architecture_table_allows() -> None:
+    actual = folder_graph(import_graph())
+    table = documented_folders(DOC.read_text())
+    assert sorted(actual) == sorted(table), ("docs/architecture.md's folder table and the folders differ: "
+                                             f"missing {sorted(set(actual) - set(table))}, "
+                                             f"not folders {sorted(set(table) - set(actual))}")
+    wrong = sorted(f"{a} → {b}" for a, targets in actual.items() for b in targets - table[a])
+    assert not wrong, "imports the folder table does not allow: " + ", ".join(wrong)
+    unused = sorted(f"{a} → {b}" for a, allowed in table.items() for b in allowed - actual[a])
+    assert not unused, "the folder table allows imports no module makes (remove them): " + ", ".join(unused)
+
+
+def test_the_only_folder_cycles_are_the_documented_remaining_ones() -> None:
+    documented = documented_cycles(DOC.read_text())
+    assert all(f.startswith("loadgen.") for cycle in documented for f in cycle), \
+        "only loadgen's knot may remain"
+    cycles = _cycles(folder_graph(import_graph()))
+    assert sorted(cycles) == sorted(documented), (
+        "folder cycles: " + "; ".join(" ↔ ".join(c) for c in cycles)
+        + " (docs/architecture.md lists: " + "; ".join(" ↔ ".join(c) for c in documented) + ")")
+
+
 def test_packages_depend_in_the_documented_directions() -> None:
-    wrong = sorted(f"{a} → {b}" for a, targets in import_graph().items() for b in targets
+    wrong = sorted(f"{a} → {b}" for a, targets in import_graph(type_checking=False).items() for b in targets
                    if b.split(".")[0] != a.split(".")[0] and b.split(".")[0] not in ALLOWED[a.split(".")[0]])
     assert not wrong, "imports against the documented direction: " + ", ".join(wrong)
 
@@ -227,3 +307,11 @@ def fine(d):
     return (d / CAPACITY_FILE).is_file(), {"points": 3}, "see summary.json"
 '''
     assert sorted({line for line, _ in contract_violations(ast.parse(source), files)}) == [2, 3, 6, 8]
+
+
+def test_the_folder_table_reader_reads_rows_and_cycles() -> None:
+    text = ("x\n\n| folder | may import |\n| --- | --- |\n| `a.b` | `a`, `c.d` |\n| `a` | — |\n\nafter\n\n"
+            "Remaining folder cycles (debt):\n\n- `a.b`, `a`\n- `c`,\n  `d`\n\nend\n- `e`\n")
+    assert documented_folders(text) == {"a.b": {"a", "c.d"}, "a": set()}
+    assert documented_cycles(text) == [["a", "a.b"], ["c", "d"]]
+    assert folder_of("loadgen.http.client") == "loadgen.http" and folder_of("loadgen.http") == "loadgen.http"

@@ -64,7 +64,7 @@ def judge_thresholds(data: RunData, baseline: RunView | None = None) -> tuple[li
     """The run's thresholds judged on its summary (and its records where the summary lacks the number), as its
     gate judged them; one relative to a baseline run is listed as not judged when no `baseline` is given."""
     def records() -> Any:
-        from metrics.summary.run_samples import RunSamples
+        from metrics.gate.run_samples import RunSamples
 
         return RunSamples(data.frame, data.config)
 

@@ -96,7 +96,6 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     from loadgen.cli.cost_options import parse_cost_options
     from loadgen.run.setup import plan_run
     from loadgen.spec.build import build_spec
-    from loadgen.spec.durations import parse_duration_flag
     from loadgen.spec.sections import GateSpec
     from loadgen.sweep.capacity import (
         DEFAULT_CEILING_CONCURRENCY,
@@ -107,6 +106,7 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     from loadgen.sweep.directory import prepare_sweep_dir
     from loadgen.sweep.gate import capacity_gate_plan
     from loadgen.sweep.points import plan_point, point_length, point_spec
+    from loadgen.workload.durations import parse_duration_flag
     from metrics.capacity_search.search import SearchSettings
     from metrics.results import POINTS_DIR
     from metrics.slo import SLO

@@ -15,8 +15,8 @@ from metrics.slo import parse_slo
 
 if TYPE_CHECKING:  # imported by the commands themselves: `goodput --help` stays light
     from metrics.gate.compare import Row
+    from metrics.gate.run_samples import RunSamples
     from metrics.summary.build import SummaryConfig
-    from metrics.summary.run_samples import RunSamples
 
 GATE_HELP = """Check a finished run against thresholds; exit 99 when any fails (k6's code), 2 when a threshold is invalid.
 
@@ -158,8 +158,8 @@ def compare(
     from loadgen.run.gate import EXIT_THRESHOLDS_FAILED
     from loadgen.run.output_files import check_output_file
     from metrics.gate.compare import DEFAULT_STATS, compare_runs, parse_stat
+    from metrics.gate.run_samples import RunSamples
     from metrics.records.frame import frame_from_jsonl
-    from metrics.summary.run_samples import RunSamples
     from metrics.units import parse_duration
 
     try:  # both written at the end: checked before the runs are read

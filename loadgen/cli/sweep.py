@@ -14,7 +14,7 @@ from loadgen.spec.options import OUTPUTS
 
 if TYPE_CHECKING:
     from loadgen.run.directory import RunDir
-    from loadgen.spec.secrets import Secrets
+    from loadgen.secrets import Secrets
     from loadgen.sweep.document import SweepState
 
 SWEEP = "Sweep"
@@ -79,11 +79,11 @@ def sweep(ctx: typer.Context, **options: Any) -> int:
 
 def _new(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Secrets, RunDir]:
     from loadgen.spec.build import build_spec
-    from loadgen.spec.durations import parse_duration_flag
     from loadgen.sweep.directory import prepare_sweep_dir
     from loadgen.sweep.document import SweepState
     from loadgen.sweep.points import point_length
     from loadgen.sweep.sweep import DEFAULT_CEILING_CONCURRENCY, parse_list, plan_sweep, sweep_mode
+    from loadgen.workload.durations import parse_duration_flag
 
     values, explicit = run_spec_values(ctx, options["config"])
     spec, secrets = build_spec(values)

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from loadgen.http.tools import chat_tool_choice, tools_for
+from loadgen.tools import chat_tool_choice, tools_for
 from loadgen.types import ClientConfig, WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES
 

@@ -24,7 +24,8 @@ records: those turns were never due.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 from loadgen.http.errors import PlannedCancel, SessionEnded
 from loadgen.types import WorkItem
@@ -32,11 +33,35 @@ from loadgen.workload.agent import TOOL_TURN_TAGS, AgentLoop, assistant_turn
 from loadgen.workload.sessions import Session, Turn
 from metrics.records.record import RequestRecord
 
-if TYPE_CHECKING:
-    from loadgen.run.runner import Runner
+
+class _Anchored(Protocol):
+    @property
+    def anchor_ns(self) -> int: ...
 
 
-async def run_session(runner: Runner, index: int, session: Session, intended_ns: int) -> None:
+class SessionRunner(Protocol):
+    """What a conversation needs of the runner that dispatches it (loadgen.run.runner.Runner, which imports
+    this module: the interface is stated here so that the dependency goes one way)."""
+
+    @property
+    def workload(self) -> Any: ...
+    @property
+    def state(self) -> _Anchored: ...
+    @property
+    def stopping(self) -> bool: ...
+    @property
+    def record_ids(self) -> Iterator[int]: ...
+
+    async def wait_until(self, target_ns: int) -> bool: ...
+
+    async def one(self, item: WorkItem, request_id: int, intended_ns: int, *, session: int | None = None,
+                  turn: int | None = None, text_out: list[str] | None = None,
+                  calls_out: list[dict[str, Any]] | None = None) -> RequestRecord: ...
+
+    def deliver(self, record: RequestRecord) -> None: ...
+
+
+async def run_session(runner: SessionRunner, index: int, session: Session, intended_ns: int) -> None:
     workload: Any = runner.workload
     counter, buster = workload.counter, workload.buster
     agent: AgentLoop | None = getattr(workload, "agent", None)
@@ -101,7 +126,7 @@ def sent_tokens(record: RequestRecord, fallback: int) -> int:
     return record.prompt_tokens + record.output_tokens
 
 
-def _not_sent(runner: Runner, index: int, session: Session, failed: int, record: RequestRecord,
+def _not_sent(runner: SessionRunner, index: int, session: Session, failed: int, record: RequestRecord,
               first_number: int | None = None) -> None:
     """One never-sent record per planned turn after the failed one (numbered from `first_number`, after
     any tool turns sent)."""

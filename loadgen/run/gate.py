@@ -148,8 +148,8 @@ def load_run_view(run_dir: Path, *, slo: SLO | Sequence[str] | None = None) -> R
     config = run_summary_config(run, slo=slo)
 
     def samples() -> Any:
+        from metrics.gate.run_samples import RunSamples
         from metrics.records.frame import frame_from_jsonl
-        from metrics.summary.run_samples import RunSamples
 
         if not records_path.is_file():
             raise ValueError(f"no {RECORDS_FILE} in {run_dir}")
@@ -201,8 +201,8 @@ def _judge_live(
     plan: GatePlan, records: list[RequestRecord], config: SummaryConfig, run_info: dict[str, Any]
 ) -> list[Verdict]:
     """The abort thresholds over the records so far (runs in a worker thread, off the event loop)."""
+    from metrics.gate.run_samples import RunSamples
     from metrics.records.frame import frame_from_records
-    from metrics.summary.run_samples import RunSamples
 
     frame = frame_from_records(records)
     view = RunView(summarize(frame, config, run_info), records=lambda: RunSamples(frame, config))
@@ -247,8 +247,8 @@ def finish_run_gate(plan: GatePlan | None, out_dir: Path, summary: dict[str, Any
     config = run_summary_config(summary.get("run", {}))
 
     def samples() -> Any:
+        from metrics.gate.run_samples import RunSamples
         from metrics.records.frame import frame_from_jsonl
-        from metrics.summary.run_samples import RunSamples
 
         return RunSamples(frame_from_jsonl(out_dir / RECORDS_FILE), config)
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from loadgen.run.scrape import ServerScraper, scrape_failure
+from loadgen.spec.scrape_targets import ScrapeTarget
 from metrics.results import GPU_FILE as GPU_FILE
 
 # sample key → DCGM exporter family, and its unit as the exporter gives it.
@@ -30,41 +30,6 @@ FAMILIES: dict[str, str] = {
     "sm_active": "DCGM_FI_PROF_SM_ACTIVE",  # ratio 0..1
 }
 _BY_FAMILY = {family: key for key, family in FAMILIES.items()}
-
-
-@dataclass(frozen=True, slots=True)
-class ScrapeTarget:
-    name: str
-    url: str
-
-
-def parse_scrape_targets(values: tuple[str, ...] | list[str]) -> tuple[ScrapeTarget, ...]:
-    """`NAME=URL` each (NAME: letters, digits, `-`, `_`; URL: http(s)); ValueError with a CLI-ready line."""
-    targets: list[ScrapeTarget] = []
-    for value in values:
-        name, sep, url = value.partition("=")
-        name, url = name.strip(), url.strip()
-        if not sep or not name or not url:
-            raise ValueError(f"--scrape expects NAME=URL (e.g. dcgm=http://127.0.0.1:9400/metrics), got {value!r}")
-        if not name.replace("-", "").replace("_", "").isalnum():
-            raise ValueError(f"--scrape name must be letters, digits, '-' or '_', got {name!r}")
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"--scrape {name}: the URL must be http(s), got {url!r}")
-        if _secret_part(url):
-            raise ValueError(f"--scrape {name}: the URL must carry no credentials and no query (it is written to "
-                             "run.json)")
-        if any(t.name == name for t in targets):
-            raise ValueError(f"--scrape name {name!r} is given twice")
-        targets.append(ScrapeTarget(name, url))
-    return tuple(targets)
-
-
-def _secret_part(url: str) -> bool:
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError, ValueError):
-        raise ValueError(f"--scrape: not a URL: {url!r}") from None
-    return bool(parsed.userinfo or parsed.query)
 
 
 def gpu_samples(text: str) -> list[dict[str, Any]]:

@@ -81,7 +81,7 @@ def parse_prom_options(**kwargs: Any) -> PromOptions:
     if opts.server_metrics_interval_s <= 0:
         raise ValueError("--server-metrics-interval must be > 0")
     if opts.scrape:
-        from loadgen.run.gpu_scrape import parse_scrape_targets
+        from loadgen.spec.scrape_targets import parse_scrape_targets
 
         parse_scrape_targets(opts.scrape)
     return opts
@@ -106,7 +106,7 @@ def _credentials_out_of_url(opts: PromOptions) -> PromOptions:
 
 
 def _warn(message: str) -> None:
-    from loadgen.spec.redact import redact  # a server's or a Pushgateway's answer may quote a credential
+    from loadgen.redact import redact  # a server's or a Pushgateway's answer may quote a credential
 
     print(f"goodput: warning: {redact(message)}", file=sys.stderr)
 
@@ -217,7 +217,8 @@ class RunExporters:
                 if opts.server_metrics != AUTO:
                     _warn(scrub_userinfo(f"cannot scrape server metrics at {public_url(url)}: {scrape_failure(exc)}"))
         if opts.scrape:
-            from loadgen.run.gpu_scrape import GpuScrapers, parse_scrape_targets
+            from loadgen.run.gpu_scrape import GpuScrapers
+            from loadgen.spec.scrape_targets import parse_scrape_targets
 
             self.gpu = GpuScrapers(parse_scrape_targets(opts.scrape), interval_s=opts.server_metrics_interval_s)
             for line in self.gpu.start():  # an endpoint that does not answer is a warning, never a failed run

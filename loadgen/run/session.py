@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from loadgen.http.payload import public_url
+from loadgen.redact import redact
 from loadgen.run.cache_prediction import prediction_line, run_prediction
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EmbeddedServerError, ServerArgumentError, embedded_server
@@ -38,7 +39,6 @@ from loadgen.run.scrape import SCRAPE_TIMEOUT_S
 from loadgen.run.setup import RunSetup, client_config
 from loadgen.run.sizing import SIZING_LIMIT_S, resolve_sizing
 from loadgen.run.startup import announced
-from loadgen.spec.redact import redact
 from loadgen.types import ClientConfig
 from metrics.results import RECORDS_STATUS_FILE as STATUS_FILE
 from metrics.results import write_run
@@ -198,7 +198,7 @@ def _run_loop(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, expor
 
 
 async def _main(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, exporters: RunExporters) -> None:
-    from loadgen.http.client import StreamingClient
+    from loadgen.http.send.client import StreamingClient
 
     writer = run.writer
     assert writer is not None

@@ -13,15 +13,15 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from loadgen.http.tools import tool_options
+from loadgen.redact import remember, secret_values
 from loadgen.run.layout import summary_config_of
 from loadgen.run.prometheus import PromOptions
 from loadgen.run.runner import RunPlan
 from loadgen.run.server_args import check_server_args
-from loadgen.spec.redact import remember, secret_values
+from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.secrets import Secrets
 from loadgen.spec.sections import LoadSpec, RooflineSpec
+from loadgen.tools import tool_options
 from loadgen.types import ClientConfig
 from loadgen.workload.arrivals import Arrival
 from loadgen.workload.build import AnyWorkload, build_workload, is_sessions
@@ -88,7 +88,7 @@ class RunSetup:
 
 def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
     """ValueError (a usage error) for anything that stops the run from starting."""
-    remember(secret_values(secrets))  # scrubbed from every server text the run prints (loadgen.spec.redact)
+    remember(secret_values(secrets))  # scrubbed from every server text the run prints (loadgen.redact)
     w = spec.workload
     if spec.target.embedded:
         check_server_args([*spec.target.server_args, *secrets.server_args])

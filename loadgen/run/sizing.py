@@ -1,7 +1,7 @@
 """How a run sizes its prompts (`--prompt-sizing`), decided once the target is up and before run.json.
 
 - `counter`: the workload's own counter (`--tokenizer`: words, bytes or a tokenizer.json).
-- `tokenize`: the server's tokenize endpoint teaches a word table (loadgen.http.probe.learn_table): exact
+- `tokenize`: the server's tokenize endpoint teaches a word table (loadgen.http.send.probe.learn_table): exact
   synthetic prompts on servers that split text at spaces before merging.
 - `calibrate`: a few `max_tokens: 1` probes fit tokens per word and the template's overhead.
 - `auto`: the counter for the embedded server (bytes: exact) and whenever `--tokenizer` is given;
@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from loadgen.http.api import api_for
 from loadgen.http.payload import public_url
-from loadgen.http.probe import (
+from loadgen.http.send.probe import (
     ProbeFailed,
     ProbesRefused,
     ServerSilent,

@@ -32,7 +32,7 @@ def tool_values(v: Mapping[str, Any]) -> dict[str, Any]:
     """`--tools FILE` read and checked (its list kept as canonical JSON), `--tool-choice` checked against it."""
     if v["tools"] is None:
         return {"tool_choice": v["tool_choice"]}
-    from loadgen.http.tools import parse_tool_choice, read_tools
+    from loadgen.tools import parse_tool_choice, read_tools
 
     tools = read_tools(str(v["tools"]))
     parse_tool_choice(v["tool_choice"], tools)

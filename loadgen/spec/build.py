@@ -11,11 +11,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from loadgen.secrets import Secrets, is_secret_header, split_server_args
 from loadgen.spec.agent_options import agent_values, tool_values
-from loadgen.spec.durations import format_duration, parse_duration_flag
 from loadgen.spec.fail_limit import parse_fail_limit
 from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.secrets import Secrets, is_secret_header, split_server_args
 from loadgen.spec.sections import (
     DEFAULT_RATE,
     DEFAULT_REQUESTS,
@@ -34,6 +33,7 @@ from loadgen.spec.sections import (
 )
 from loadgen.types import Timeouts
 from loadgen.workload.arrivals import parse_arrival
+from loadgen.workload.durations import format_duration, parse_duration_flag
 from loadgen.workload.images.spec import ImageSpec
 from loadgen.workload.lengths import LengthDist, parse_length, plain_number
 from loadgen.workload.think import parse_think_time

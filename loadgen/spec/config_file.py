@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from loadgen.quoting import quoted
 from loadgen.spec.options import BY_FILE_KEY, BY_PARAM, Option
 from loadgen.spec.sections import SpecError
-from loadgen.workload.quoting import quoted
 from metrics.gate.config import GateConfigError, read_config_data, threshold_entries
 from metrics.gate.thresholds import parse_threshold
 from metrics.slo import parse_slo

@@ -5,7 +5,7 @@ It is built once from flags and an optional config file (`loadgen.spec.build`), 
 point or a worker process needs to know. `RunSpec.from_json(spec.to_json()) == spec` holds exactly.
 
 Secrets (API key, Pushgateway password, secret header values) are never part of it: they travel beside
-it as `loadgen.spec.secrets.Secrets`.
+it as `loadgen.secrets.Secrets`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class RunSpec:
             raise SpecError(f"--workers {workers} cannot split --concurrency {arrival.concurrency}: each worker "
                             "keeps at least one request in flight (lower --workers, or use --workers auto)")
         try:
-            check_limits(self)
+            check_limits(self.workload, self.request, self.load, self.scale, self.metrics)
         except ValueError as exc:
             raise SpecError(str(exc)) from None
 

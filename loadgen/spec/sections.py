@@ -4,7 +4,7 @@ Every section checks its own values in `__post_init__`, so a spec built from fla
 or from `run.json` is held to the same rules, and an invalid one cannot exist. Messages name the flag
 (`--rate`), which is also the config-file key without its dashes.
 
-Secrets are not part of any section: see `loadgen.spec.secrets`.
+Secrets are not part of any section: see `loadgen.secrets`.
 """
 
 from __future__ import annotations
@@ -336,7 +336,7 @@ class PrometheusSpec:
         _require(math.isfinite(self.server_metrics_interval_s) and self.server_metrics_interval_s > 0,
                  "--server-metrics-interval must be > 0")
         if self.scrape:
-            from loadgen.run.gpu_scrape import parse_scrape_targets
+            from loadgen.spec.scrape_targets import parse_scrape_targets
 
             try:
                 parse_scrape_targets(self.scrape)

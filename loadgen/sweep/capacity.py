@@ -30,8 +30,8 @@ from typing import Any
 from loadgen.run.directory import RunDir
 from loadgen.run.embedded import EmbeddedServerError
 from loadgen.run.gate import GatePlan
+from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.secrets import Secrets
 from loadgen.sweep.capacity_cost import cost_console_lines, with_cost
 from loadgen.sweep.capacity_doc import capacity_document
 from loadgen.sweep.ceiling import completed_rate

@@ -23,7 +23,7 @@ from typing import Any
 
 from loadgen.run.directory import RunDir
 from loadgen.run.embedded import EmbeddedServerError
-from loadgen.spec.secrets import Secrets
+from loadgen.secrets import Secrets
 from loadgen.spec.sections import GateSpec
 from loadgen.sweep.directory import discard
 from loadgen.sweep.document import SweepState, write_sweep

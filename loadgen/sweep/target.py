@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgen.run.embedded import embedded_server
+from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.secrets import Secrets
 
 
 @dataclass(frozen=True, slots=True)

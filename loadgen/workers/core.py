@@ -19,11 +19,11 @@ from typing import Any
 
 import asyncio_throttle  # noqa: F401 - the runner's closed loop imports it as it starts: here, before the anchor
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.run.runner import GcFreezer, Runner, RunPlan
 from loadgen.run.setup import client_config_of
+from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.secrets import Secrets
 from loadgen.types import WorkItem
 from loadgen.workers.share import Share, share_plan
 from loadgen.workload.build import AnyWorkload, is_sessions

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from loadgen.seeds import item_rng
 from loadgen.workload.lengths import LengthDist
-from loadgen.workload.seeds import item_rng
 from loadgen.workload.text import TokenCounter, fit_text
 from loadgen.workload.think import ThinkTime
 

@@ -18,12 +18,6 @@ or that the client's own memory cannot hold (docs/run-config.md, "Limits").
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from loadgen.workload.lengths import LengthDist
-
 MAX_TOKENS = 10_000_000
 MAX_BODY_BYTES = 64 * 1024 * 1024
 MAX_REQUESTS = 10_000_000
@@ -34,36 +28,6 @@ MAX_PREFIX_GROUPS = 10_000
 MAX_PREFIX_TOTAL_TOKENS = 20_000_000  # the shared prefixes are all built before the first request
 MAX_HORIZON_S = 366 * 86_400.0
 MAX_TURNS = 100_000
-# A normal or lognormal length draws beyond this many standard deviations (of the underlying normal) about
-# once in a million: such a distribution is judged by the length it reaches there, and the rarer draws
-# beyond the limit are cut to it (LengthDist.sample).
-TAIL_SIGMAS = 4.75
-
-
-def highest_length(dist: LengthDist) -> float:
-    """The largest length `dist` draws (a normal or lognormal: its one-in-a-million upper tail)."""
-    if dist.kind == "fixed":
-        return dist.a
-    if dist.kind == "uniform":
-        return dist.b
-    if dist.kind == "normal":
-        return dist.a + TAIL_SIGMAS * dist.b
-    return dist.a * math.exp(min(TAIL_SIGMAS * dist.b, 700.0))
-
-
-def check_length(dist: LengthDist, flag: str, *, limit: int = MAX_TOKENS) -> None:
-    """ValueError naming `flag` when `dist` can draw more than `limit` tokens."""
-    top = highest_length(dist)
-    if top > limit:
-        reach = "" if dist.kind in ("fixed", "uniform") else f" (it reaches {top:.3g} in its upper tail)"
-        raise ValueError(f"{flag} {shown_length(dist)}: at most {limit:,} tokens per request{reach}")
-
-
-def shown_length(dist: LengthDist) -> str:
-    """A length as the user wrote it (a whole number in full, unless it is astronomically large)."""
-    if dist.kind == "fixed" and dist.a < 1e15:
-        return str(int(dist.a))
-    return str(dist)
 
 
 def check_count(value: int | float | None, flag: str, limit: int | float) -> None:

@@ -3,29 +3,75 @@ or conversations of either (`--turns`); optionally with a unique prefix on every
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from loadgen.spec.sections import WorkloadSpec
 from loadgen.workload.agent import AgentLoop
 from loadgen.workload.bust import BustedWorkload, CacheBuster
 from loadgen.workload.cancel import with_cancellations
 from loadgen.workload.conversations import load_jsonl_conversations, load_sharegpt_conversations
 from loadgen.workload.counters import make_counter
 from loadgen.workload.images.attach import ImageWorkload
+from loadgen.workload.images.spec import ImageSpec
 from loadgen.workload.images.synth import ImageMaker
+from loadgen.workload.lengths import LengthDist
 from loadgen.workload.models import MixedSessions, MixedWorkload, ModelMix
 from loadgen.workload.sessions import DatasetSessions, SessionWorkload, SyntheticSessions
 from loadgen.workload.sources import DatasetWorkload, SyntheticWorkload, Workload, load_jsonl, load_sharegpt
 from loadgen.workload.text import TokenCounter
+from loadgen.workload.think import ThinkTime
 from loadgen.workload.trace_workload import TraceWorkload
 from loadgen.workload.traces import Trace
 
 AnyWorkload = Workload | SessionWorkload
 
 
-def dataset_format(spec: WorkloadSpec) -> str:
+class WorkloadSection(Protocol):
+    """What the workload is built from: the run spec's workload section (loadgen.spec.sections.WorkloadSpec,
+    which is made of this folder's types: the spec imports the workload, never the other way)."""
+
+    @property
+    def dataset(self) -> str | None: ...
+    @property
+    def dataset_format(self) -> str: ...
+    @property
+    def prompt_tokens(self) -> LengthDist: ...
+    @property
+    def output_tokens(self) -> LengthDist: ...
+    @property
+    def prefix_groups(self) -> int: ...
+    @property
+    def prefix_tokens(self) -> int: ...
+    @property
+    def prefix_weights(self) -> tuple[float, ...] | None: ...
+    @property
+    def tags(self) -> tuple[tuple[str, str], ...]: ...
+    @property
+    def turns(self) -> LengthDist | None: ...
+    @property
+    def think_time(self) -> ThinkTime: ...
+    @property
+    def trace(self) -> str | None: ...
+    @property
+    def cache_bust(self) -> bool: ...
+    @property
+    def images(self) -> ImageSpec: ...
+    @property
+    def tool_latency(self) -> ThinkTime: ...
+    @property
+    def tool_result_tokens(self) -> LengthDist: ...
+    @property
+    def max_tool_turns(self) -> int: ...
+    @property
+    def cancel_rate(self) -> float: ...
+    @property
+    def cancel_after(self) -> str | None: ...
+
+    def token_counter(self, embedded: bool) -> str: ...
+
+
+def dataset_format(spec: WorkloadSection) -> str:
     """`auto` resolved by the file's extension."""
     if spec.dataset_format != "auto" or spec.dataset is None:
         return spec.dataset_format
@@ -37,7 +83,7 @@ def is_sessions(workload: Any) -> bool:
     return hasattr(workload, "session")
 
 
-def build_workload(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: TokenCounter | None = None,
+def build_workload(spec: WorkloadSection, *, seed: int, embedded: bool, counter: TokenCounter | None = None,
                    trace: Trace | None = None, rows: np.ndarray | None = None,
                    models: ModelMix | None = None) -> AnyWorkload:
     """Reads the dataset or the tokenizer when there is one: ValueError (a usage error) when it cannot.
@@ -66,7 +112,7 @@ def _inside_images(workload: AnyWorkload, wrap: Any) -> AnyWorkload:
     return result
 
 
-def _build(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: TokenCounter | None,
+def _build(spec: WorkloadSection, *, seed: int, embedded: bool, counter: TokenCounter | None,
            trace: Trace | None, rows: np.ndarray | None) -> AnyWorkload:
     if counter is None:
         counter = make_counter(spec.token_counter(embedded))[1]
@@ -91,19 +137,19 @@ def _build(spec: WorkloadSpec, *, seed: int, embedded: bool, counter: TokenCount
     return _imaged(_busted(_synthetic(spec, seed, counter, tags), buster), spec, seed)
 
 
-def _synthetic(spec: WorkloadSpec, seed: int, counter: TokenCounter, tags: dict[str, str]) -> SyntheticWorkload:
+def _synthetic(spec: WorkloadSection, seed: int, counter: TokenCounter, tags: dict[str, str]) -> SyntheticWorkload:
     return SyntheticWorkload(spec.prompt_tokens, spec.output_tokens, seed, counter.name, counter,
                              prefix_groups=spec.prefix_groups, prefix_tokens=spec.prefix_tokens,
                              prefix_weights=list(spec.prefix_weights) if spec.prefix_weights is not None else None,
                              tags=tags)
 
 
-def _imaged(workload: Workload, spec: WorkloadSpec, seed: int) -> Workload:
+def _imaged(workload: Workload, spec: WorkloadSection, seed: int) -> Workload:
     """Synthetic images on every request (`--images`)."""
     return ImageWorkload(workload, ImageMaker(spec.images, seed)) if spec.images.enabled else workload
 
 
-def _agent(spec: WorkloadSpec, seed: int) -> AgentLoop | None:
+def _agent(spec: WorkloadSection, seed: int) -> AgentLoop | None:
     """The agent loop of a conversation workload (None: a tool call ends its turn)."""
     if not spec.max_tool_turns:
         return None

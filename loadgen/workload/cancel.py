@@ -22,9 +22,9 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from loadgen.seeds import item_rng
 from loadgen.types import WorkItem
 from loadgen.workload.lengths import LengthDist, parse_length, plain_number
-from loadgen.workload.seeds import item_rng
 from loadgen.workload.sessions import Session
 from loadgen.workload.think import ThinkTime, parse_think_time
 

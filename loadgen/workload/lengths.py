@@ -1,6 +1,7 @@
 """Token-length distributions for synthetic workloads: `512`, `uniform:128:1024`, `normal:512:64`,
 `lognormal:400:0.6` (median, sigma of the underlying normal). Every draw is an integer >= 1, seeded, and
-at most MAX_TOKENS (loadgen.workload.bounds, which also refuses a distribution that would often reach it)."""
+at most MAX_TOKENS (loadgen.workload.bounds); `check_length` refuses a distribution that would often reach
+it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ import numpy as np
 from loadgen.workload.bounds import MAX_TOKENS
 
 LENGTH_KINDS = ("fixed", "uniform", "normal", "lognormal")
+# A normal or lognormal length draws beyond this many standard deviations (of the underlying normal) about
+# once in a million: such a distribution is judged by the length it reaches there, and the rarer draws
+# beyond the limit are cut to it (LengthDist.sample).
+TAIL_SIGMAS = 4.75
 
 
 def plain_number(value: float) -> str:
@@ -76,3 +81,29 @@ def parse_length(spec: str) -> LengthDist:
     if kind == "lognormal" and (a < 1 or b < 0):
         raise ValueError(f"bad length {spec!r}: need MEDIAN >= 1 and SIGMA >= 0")
     return LengthDist(kind, a, b)
+
+
+def highest_length(dist: LengthDist) -> float:
+    """The largest length `dist` draws (a normal or lognormal: its one-in-a-million upper tail)."""
+    if dist.kind == "fixed":
+        return dist.a
+    if dist.kind == "uniform":
+        return dist.b
+    if dist.kind == "normal":
+        return dist.a + TAIL_SIGMAS * dist.b
+    return dist.a * math.exp(min(TAIL_SIGMAS * dist.b, 700.0))
+
+
+def check_length(dist: LengthDist, flag: str, *, limit: int = MAX_TOKENS) -> None:
+    """ValueError naming `flag` when `dist` can draw more than `limit` tokens."""
+    top = highest_length(dist)
+    if top > limit:
+        reach = "" if dist.kind in ("fixed", "uniform") else f" (it reaches {top:.3g} in its upper tail)"
+        raise ValueError(f"{flag} {shown_length(dist)}: at most {limit:,} tokens per request{reach}")
+
+
+def shown_length(dist: LengthDist) -> str:
+    """A length as the user wrote it (a whole number in full, unless it is astronomically large)."""
+    if dist.kind == "fixed" and dist.a < 1e15:
+        return str(int(dist.a))
+    return str(dist)

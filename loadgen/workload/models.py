@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from loadgen.seeds import item_rng
 from loadgen.types import WorkItem
-from loadgen.workload.seeds import item_rng
 
 MODEL_STREAM = 5_000_011  # seeds the model draw apart from every other per-item stream
 _WEIGHT = re.compile(r"^(?P<name>.*):(?P<weight>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)$")

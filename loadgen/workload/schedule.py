@@ -16,17 +16,37 @@ reads the offsets made here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from loadgen.spec.sections import LoadSpec
-from loadgen.workload.arrivals import schedule
+from loadgen.workload.arrivals import Arrival, schedule
 from loadgen.workload.bounds import MAX_HORIZON_S
 from loadgen.workload.traces import Trace
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+
+class LoadShape(Protocol):
+    """What the schedule reads of the run spec's load section (loadgen.spec.sections.LoadSpec, which is
+    built on this folder's types: the spec imports the workload, never the other way)."""
+
+    @property
+    def arrival(self) -> Arrival: ...
+    @property
+    def duration_s(self) -> float | None: ...
+    @property
+    def requests(self) -> int | None: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def time_scale(self) -> float: ...
+    @property
+    def trace_start_s(self) -> float: ...
+    @property
+    def trace_duration_s(self) -> float | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +80,7 @@ def trace_offsets(arrival_s: FloatArray, *, time_scale: float = 1.0, rate: float
     return offsets * (mean_rate / rate)
 
 
-def trace_schedule(trace: Trace, load: LoadSpec) -> Schedule:
+def trace_schedule(trace: Trace, load: LoadShape) -> Schedule:
     rows = trace_window(trace, start_s=load.trace_start_s, duration_s=load.trace_duration_s)
     if rows.size == 0:
         raise ValueError(f"{trace.path}: no request in the window of --trace-start/--trace-duration "
@@ -75,7 +95,7 @@ def trace_schedule(trace: Trace, load: LoadSpec) -> Schedule:
     return Schedule(offsets, rows)
 
 
-def run_schedule(load: LoadSpec, trace: Trace | None = None) -> Schedule | None:
+def run_schedule(load: LoadShape, trace: Trace | None = None) -> Schedule | None:
     """The run's schedule (None for a closed loop); ValueError when it cannot be drawn."""
     if load.arrival.kind == "trace":
         if trace is None:

@@ -20,10 +20,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from loadgen.seeds import item_rng
 from loadgen.workload.agent import AgentLoop
 from loadgen.workload.bust import CacheBuster
 from loadgen.workload.lengths import LengthDist
-from loadgen.workload.seeds import item_rng
 from loadgen.workload.sources import SyntheticWorkload
 from loadgen.workload.text import TokenCounter, fit_text
 from loadgen.workload.think import ThinkTime

@@ -158,8 +158,8 @@ class ByteCounter(TokenCounter):
 
 def _byte_template_overhead(n_messages: int) -> int | None:
     try:
-        from refserver.chat_template import render_byte_chat
-        from refserver.tokenizer import ByteTokenizer
+        from refserver.text.chat_template import render_byte_chat
+        from refserver.text.tokenizer import ByteTokenizer
     except ImportError:  # pragma: no cover - the package ships with loadgen
         return None
     content = "x"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loadgen.spec.durations import format_duration, parse_duration_flag
+from loadgen.workload.durations import format_duration, parse_duration_flag
 from loadgen.workload.lengths import plain_number
 
 THINK_KINDS = ("fixed", "exponential", "uniform", "lognormal")

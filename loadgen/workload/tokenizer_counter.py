@@ -52,7 +52,7 @@ class TokenizerCounter(TokenCounter):
             raise ValueError(f"cannot read tokenizer {path}: {exc}") from None
         self.name = f"tokenizer:{file.name}"
         self._dir = file.parent if file.name == "tokenizer.json" else None
-        self._template: Any = None  # refserver.chat_template.ChatTemplate, loaded on first use
+        self._template: Any = None  # refserver.text.chat_template.ChatTemplate, loaded on first use
         self._overhead: dict[tuple[str, ...], int | None] = {}
         self._tokens_per_word = max(self(" ".join(WORDS)), 1) / len(WORDS)  # of this vocabulary
 
@@ -163,8 +163,8 @@ class TokenizerCounter(TokenCounter):
 def _load_template(model_dir: Path) -> Any:
     """The model directory's own Jinja chat template, rendered as the reference server renders it."""
     try:
-        from refserver.chat_template import load_chat_template
-        from refserver.tokenizer import HFTokenizer, read_tokenizer_config
+        from refserver.text.chat_template import load_chat_template
+        from refserver.text.tokenizer import HFTokenizer, read_tokenizer_config
     except ImportError:  # pragma: no cover - the package ships with loadgen
         return None
     try:

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from loadgen.seeds import item_rng
 from loadgen.types import WorkItem
-from loadgen.workload.seeds import item_rng
 from loadgen.workload.text import TokenCounter
 from loadgen.workload.traces import Trace
 

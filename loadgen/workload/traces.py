@@ -13,7 +13,7 @@ Formats (`--trace-format auto` picks by content):
 A file that fits no format is refused with the columns (or keys) it has; a malformed line is refused
 with its line number, as is a length over MAX_TOKENS or a timestamp more than MAX_HORIZON_S from the
 trace's start (loadgen.workload.bounds). Text from the file is quoted with its control characters
-escaped (loadgen.workload.quoting). Parsed traces are kept per file (path, size, modification time), so the run can
+escaped (loadgen.quoting). Parsed traces are kept per file (path, size, modification time), so the run can
 build its workload twice (before and after sizing prompts against the server) at the cost of one read.
 """
 
@@ -33,9 +33,9 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from loadgen.quoting import printable, quoted
 from loadgen.workload.bounds import MAX_HORIZON_S, check_tokens
 from loadgen.workload.models import row_model
-from loadgen.workload.quoting import printable, quoted
 
 TRACE_FORMATS = ("auto", "mooncake", "azure", "burstgpt")
 MOONCAKE_BLOCK_TOKENS = 512

@@ -39,8 +39,8 @@ from metrics.gate.compare_rule import (
     practical_floor,
     run_spread_half_width,
 )
+from metrics.gate.run_samples import RunSamples, Selection, latency_stat, query_percentiles
 from metrics.gate.thresholds import Query, parse_threshold
-from metrics.summary.run_samples import RunSamples, Selection, latency_stat, query_percentiles
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

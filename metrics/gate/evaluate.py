@@ -6,7 +6,7 @@ with `summary` = that document, no records), and `capacity:*` queries read its `
 Numbers come from `summary.json` whenever it holds them, so a gate reads exactly what the report shows.
 Two kinds of question the summary cannot answer — a percentile other than p50/p90/p95/p99/p99.9, and a
 filter on two bucket dimensions at once (the summary's buckets are one dimension each) — are answered
-from the run's records (`metrics.summary.run_samples.RunSamples`, built lazily, same window and derivations).
+from the run's records (`metrics.gate.run_samples.RunSamples`, built lazily, same window and derivations).
 """
 
 from __future__ import annotations

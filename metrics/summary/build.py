@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from metrics.burst import burst_section
 from metrics.latency import derive
 from metrics.latency.aggregate import stats_by_dimension
-from metrics.latency.burst import burst_section
 from metrics.latency.fluidity import fluidity_index
 from metrics.latency.samples import Samples
 from metrics.latency.stats import PERCENTILE_METHOD

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from refserver.tokenizer import Tokenizer
+from refserver.text.tokenizer import Tokenizer
 
 _REPLACEMENT = "\ufffd"
 

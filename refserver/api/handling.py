@@ -20,15 +20,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from refserver.api.behaviour import TurnPlan
 from refserver.api.errors import APIError, model_not_found
+from refserver.api.faults import FaultKind
 from refserver.api.generate import Generation
 from refserver.api.protocol import GenerationRequest
 from refserver.api.state import ServerState, served_names
 from refserver.api.streaming import wait_for_disconnect
 from refserver.api.timing import RequestTimes
 from refserver.api.turn import Answer, collect
-from refserver.behaviour import TurnPlan
-from refserver.faults import FaultKind
 
 ErrorShape = Callable[[APIError], Response]
 

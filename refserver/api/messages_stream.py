@@ -22,13 +22,13 @@ from typing import Any
 import orjson
 from starlette.responses import JSONResponse
 
+from refserver.api.behaviour import ToolCallPlan, TurnPlan
 from refserver.api.errors import APIError
+from refserver.api.faults import FaultConfig, FaultKind
 from refserver.api.generate import Generation
 from refserver.api.streaming import Drop, FaultPacer, named_event
 from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings
 from refserver.api.turn import Answer, CallStart, Delta, Finish, turn_events
-from refserver.behaviour import ToolCallPlan, TurnPlan
-from refserver.faults import FaultConfig, FaultKind
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                 404: "not_found_error", 408: "timeout_error", 413: "request_too_large", 429: "rate_limit_error",

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from refserver.api.behaviour import Tool, ToolChoice
 from refserver.api.errors import bad_request
 from refserver.api.tools import parse_tool_choice, parse_tools
-from refserver.behaviour import Tool, ToolChoice
-from refserver.chat_template import Message
+from refserver.text.chat_template import Message
 
 Kind = Literal["chat", "completion", "responses", "messages"]
 _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})

@@ -19,13 +19,13 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+from refserver.api.behaviour import TurnPlan
 from refserver.api.errors import APIError
+from refserver.api.faults import FaultConfig, FaultKind
 from refserver.api.generate import Generation
 from refserver.api.streaming import Drop, FaultPacer, named_event
 from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings
 from refserver.api.turn import Answer, CallStart, Delta, Finish, turn_events
-from refserver.behaviour import TurnPlan
-from refserver.faults import FaultConfig, FaultKind
 
 _PART = {"reasoning": "reasoning_text", "text": "output_text"}
 

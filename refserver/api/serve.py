@@ -18,8 +18,8 @@ import uvicorn
 from refserver.api.app import create_app
 from refserver.api.connection_guard import ConnectionLimits, guarded_protocol
 from refserver.api.state import AppConfig
-from refserver.chat_template import load_chat_template
-from refserver.tokenizer import load_tokenizer
+from refserver.text.chat_template import load_chat_template
+from refserver.text.tokenizer import load_tokenizer
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette

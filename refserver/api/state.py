@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 import orjson
 from starlette.requests import Request
 
+from refserver.api.behaviour import Behaviour
 from refserver.api.body import read_body
 from refserver.api.errors import bad_request, unauthorized
+from refserver.api.faults import FaultConfig, FaultInjector
 from refserver.api.images import image_token_ids
 from refserver.api.protocol import GenerationRequest
-from refserver.behaviour import Behaviour
-from refserver.chat_template import ChatTemplate
+from refserver.api.server_metrics import ServerMetrics
 from refserver.engine.types import AsyncEngine, SamplingParams
-from refserver.faults import FaultConfig, FaultInjector
-from refserver.server_metrics import ServerMetrics
-from refserver.tokenizer import Tokenizer
+from refserver.text.chat_template import ChatTemplate
+from refserver.text.tokenizer import Tokenizer
 
 
 @dataclass(slots=True)
@@ -35,7 +35,7 @@ class AppConfig:
     max_tokens_limit: int | None = None  # refuse larger max_tokens; None = only the context limits
     faults: FaultConfig = field(default_factory=FaultConfig)
     tokenize_endpoint: bool = True  # POST /tokenize (vLLM's shape): lets clients size prompts exactly
-    behaviour: Behaviour = field(default_factory=Behaviour)  # reasoning and tool calls (refserver.behaviour)
+    behaviour: Behaviour = field(default_factory=Behaviour)  # reasoning and tool calls (refserver.api.behaviour)
 
 
 def served_names(config: AppConfig) -> tuple[str, ...]:

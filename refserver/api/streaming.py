@@ -19,13 +19,13 @@ from typing import Any
 import orjson
 from starlette.types import Receive, Scope, Send
 
+from refserver.api.behaviour import TurnPlan
 from refserver.api.errors import APIError
+from refserver.api.faults import FaultConfig, FaultKind
 from refserver.api.generate import Generation
 from refserver.api.protocol import GenerationRequest
 from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings, usage
 from refserver.api.turn import CallStart, Delta, Finish, turn_events
-from refserver.behaviour import TurnPlan
-from refserver.faults import FaultConfig, FaultKind
 
 
 class Drop:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from refserver.api.behaviour import Tool, ToolChoice
 from refserver.api.errors import bad_request
-from refserver.behaviour import Tool, ToolChoice
 
 ToolsForm = Literal["chat", "responses", "messages"]
 

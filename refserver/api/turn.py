@@ -17,8 +17,8 @@ from typing import Literal
 
 import orjson
 
+from refserver.api.behaviour import ToolCallPlan, TurnPlan
 from refserver.api.generate import Generation
-from refserver.behaviour import ToolCallPlan, TurnPlan
 
 Channel = Literal["reasoning", "text", "arguments"]
 

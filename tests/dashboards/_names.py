@@ -13,8 +13,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from exporters.prometheus.live import LiveConfig, RunMetrics
 from metrics.slo import parse_slo
+from refserver.api.server_metrics import ServerMetrics
 from refserver.engine.types import EngineStats
-from refserver.server_metrics import ServerMetrics
 from tests.exporters._records import random_records
 from tests.metrics._reasoning import reasoning_records
 

@@ -14,7 +14,8 @@ import pytest
 from exporters.gpu_console import gpu_lines
 from exporters.html.gpu_section import gpu_section as html_gpu_section
 from loadgen.cli import run_cli
-from loadgen.run.gpu_scrape import GPU_FILE, add_gpu_section, gpu_samples, parse_scrape_targets
+from loadgen.run.gpu_scrape import GPU_FILE, add_gpu_section, gpu_samples
+from loadgen.spec.scrape_targets import parse_scrape_targets
 from metrics.server.gpu import gpu_section
 from tests.servers.fake_dcgm import FakeDcgm, exposition, uuid_of
 

@@ -15,7 +15,7 @@ from loadgen.cli import run_cli
 from loadgen.run.scrape import SERIES_FILE
 from metrics.records.record import RequestRecord, read_records
 from metrics.server.histograms import bucket_of
-from refserver.server_metrics import REQUEST_LATENCY_BUCKETS, TTFT_BUCKETS
+from refserver.api.server_metrics import REQUEST_LATENCY_BUCKETS, TTFT_BUCKETS
 from tests.exporters._quantiles import check_quantile
 
 N = 40

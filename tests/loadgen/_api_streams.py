@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.types import ClientConfig, Timeouts, WorkItem
 from metrics.records.record import RequestRecord
 from tests.servers.scripted import END, Action, ReceivedRequest, ScriptedServer, Send, chunk, head

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from loadgen.cli import run_cli
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.run.runner import Runner, RunPlan
 from loadgen.types import ClientConfig, WorkItem
 from loadgen.workload.agent import AgentLoop

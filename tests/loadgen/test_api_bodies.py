@@ -12,7 +12,7 @@ import pytest
 from loadgen.http.api import api_for, api_names
 from loadgen.http.api.url import endpoint_url
 from loadgen.http.payload import encode_body
-from loadgen.http.tools import check_tools, parse_tool_choice, read_tools
+from loadgen.tools import check_tools, parse_tool_choice, read_tools
 from loadgen.types import ClientConfig, Endpoint, WorkItem
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",

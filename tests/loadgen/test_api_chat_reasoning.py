@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.types import ClientConfig, WorkItem
 from tests.loadgen._api_streams import TIMEOUTS, send
 from tests.servers.scripted import DONE, END, ScriptedServer, Send, chat_chunk, chunk, event, head, usage

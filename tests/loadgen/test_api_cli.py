@@ -14,9 +14,9 @@ from loadgen.cli import run_cli
 from loadgen.cli.run import run_defaults
 from loadgen.http.api import api_names
 from loadgen.run.setup import client_config_of
+from loadgen.secrets import Secrets
 from loadgen.spec.build import build_spec
 from loadgen.spec.config_file import config_values, merge_values
-from loadgen.spec.secrets import Secrets
 from loadgen.spec.sections import ENDPOINTS
 from loadgen.workload.sources import load_jsonl
 from loadgen.workload.text import WordCounter

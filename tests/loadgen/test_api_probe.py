@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from loadgen.http.probe import calibrate
+from loadgen.http.send.probe import calibrate
 from tests.loadgen._stream_server import threaded_server
 from tests.servers.refusing import json_answer
 from tests.servers.scripted import Action, ReceivedRequest

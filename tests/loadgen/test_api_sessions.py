@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.run.runner import Runner, RunPlan
 from loadgen.types import ClientConfig
 from loadgen.workload.arrivals import parse_arrival

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from loadgen.http.client import StreamingClient
 from loadgen.http.payload import encode_body
+from loadgen.http.send.client import StreamingClient
 from loadgen.types import ClientConfig, WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES, MAX_TOKENS
 from loadgen.workload.lengths import LengthDist, parse_length

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.http.transport import FastTransport
 from loadgen.types import ClientConfig, WorkItem
 from tests.servers.scripted import (

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.http.transport import FastTransport
 from loadgen.types import ClientConfig, Timeouts, WorkItem
 from metrics.records.record import RequestRecord
@@ -197,7 +197,7 @@ async def test_after_done_the_connection_is_kept_and_only_a_late_terminator_is_w
 ) -> None:
     """[DONE] ends the record; the chunked terminator is then read so the connection can be reused. When it
     came in the same read as [DONE] (None) there is nothing to wait for; when it comes later it is waited for."""
-    import loadgen.http.client as client_module
+    import loadgen.http.send.client as client_module
 
     drains: list[int] = []
     real_drain = client_module._drain

@@ -10,8 +10,8 @@ import httpx
 import orjson
 import pytest
 
-from loadgen.http.client import StreamingClient
 from loadgen.http.errors import ERROR_KINDS
+from loadgen.http.send.client import StreamingClient
 from loadgen.types import ClientConfig, Timeouts, WorkItem
 from metrics.records.record import RequestRecord
 from tests.servers.scripted import (
@@ -306,7 +306,7 @@ async def test_credentials_a_server_quotes_are_redacted_from_the_record() -> Non
 
 
 def test_a_short_credential_is_redacted_only_as_a_word_of_its_own() -> None:
-    from loadgen.spec.redact import redact
+    from loadgen.redact import redact
 
     assert redact("key k, keep kinks", ["k"]) == "key [redacted], keep kinks"
     assert redact("Bearer sk-0123456789 was refused", ["Bearer sk-0123456789"]) == "[redacted] was refused"

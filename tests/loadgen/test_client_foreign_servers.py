@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.types import ClientConfig, Endpoint, WorkItem
 from metrics.records.record import RequestRecord
 from metrics.summary.build import SummaryConfig, summarize

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.types import ClientConfig, WorkItem
 from metrics.records.record import RequestRecord
 from tests.servers.scripted import (

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from exporters.console import format_summary
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.types import ClientConfig, WorkItem
 from metrics.records.record import RequestRecord
 from metrics.summary.build import SummaryConfig, summarize

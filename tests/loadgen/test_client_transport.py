@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from loadgen.http.client import StreamingClient
 from loadgen.http.http11 import Chunked, FixedLength, parse_head
+from loadgen.http.send.client import StreamingClient
 from loadgen.http.transport import FastTransport
 from loadgen.types import ClientConfig, WorkItem
 from tests.servers.scripted import (

@@ -1,7 +1,7 @@
 """Any trace, dataset or run config file ends in a result or one clear error, never a traceback.
 
 "Clear" is checked, not assumed: the error is a ValueError (the CLI's usage error, exit 2) whose message
-is one line of printable characters (loadgen.workload.quoting), whatever bytes the file held.
+is one line of printable characters (loadgen.quoting), whatever bytes the file held.
 """
 
 from __future__ import annotations

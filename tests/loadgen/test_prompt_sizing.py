@@ -93,8 +93,8 @@ def test_no_template_overhead_without_a_template(metaspace: Path) -> None:
 
 def test_bytes_counter_matches_the_reference_servers_prompt_count() -> None:
     """With --tokenizer bytes, counted + template overhead is what the bundled server counts."""
-    from refserver.chat_template import render_byte_chat
-    from refserver.tokenizer import ByteTokenizer
+    from refserver.text.chat_template import render_byte_chat
+    from refserver.text.tokenizer import ByteTokenizer
 
     counter = ByteCounter()
     w = SyntheticWorkload(parse_length("uniform:1:200"), parse_length("4"), seed=2, counter_name="bytes",

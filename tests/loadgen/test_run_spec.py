@@ -11,14 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loadgen.cli.run import run_defaults
+from loadgen.secrets import Secrets
 from loadgen.spec.build import build_spec, spec_values
 from loadgen.spec.config_file import config_values, merge_values
-from loadgen.spec.durations import parse_duration_flag
 from loadgen.spec.render import render_config
 from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.secrets import Secrets
 from loadgen.spec.sections import SpecError
 from loadgen.workload.bounds import MAX_REQUESTS
+from loadgen.workload.durations import parse_duration_flag
 
 durations = st.one_of(
     st.sampled_from(["0s", "250ms", "1s", "30s", "2m", "1h", "0.5"]),

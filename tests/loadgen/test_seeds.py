@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from loadgen.workload.seeds import item_rng
+from loadgen.seeds import item_rng
 
 
 @pytest.mark.parametrize("words", [(0,), (0, 0), (0, 1), (7, 12345), (2**32 - 1, 5), (3, 0), (1, 0, 0),

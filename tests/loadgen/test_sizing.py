@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from loadgen.http.probe import ProbeFailed, calibrate, learn_table, tokenize_url
+from loadgen.http.send.probe import ProbeFailed, calibrate, learn_table, tokenize_url
 from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
 from loadgen.workload.text import WORDS, count_bytes
 from tests.refserver.fake_engine import make_app, serve_in_thread

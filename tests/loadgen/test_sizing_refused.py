@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import run_cli
-from loadgen.http.probe import ProbeFailed, ProbesRefused, calibrate
+from loadgen.http.send.probe import ProbeFailed, ProbesRefused, calibrate
 from tests.loadgen._stream_server import threaded_server
 from tests.servers.refusing import json_answer, posts_only, vllm
 from tests.servers.scripted import Action, ReceivedRequest

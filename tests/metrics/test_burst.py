@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from exporters.console import format_summary
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.types import ClientConfig, WorkItem
 from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo

@@ -15,11 +15,11 @@ from metrics.gate.compare import (
     resample_stat,
     weighted_stat,
 )
+from metrics.gate.run_samples import RunSamples
 from metrics.records.frame import frame_from_records
 from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig
-from metrics.summary.run_samples import RunSamples
 from tests.metrics._records import rec
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=300ms"]))

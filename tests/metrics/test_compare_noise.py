@@ -9,10 +9,10 @@ import pytest
 
 from metrics.gate.compare import Row, compare_runs
 from metrics.gate.compare_rule import BELOW_MIN_CHANGE, WITHIN_RUN_SPREAD
+from metrics.gate.run_samples import RunSamples
 from metrics.records.frame import frame_from_records
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig
-from metrics.summary.run_samples import RunSamples
 from tests.metrics._records import rec
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=300ms"]))

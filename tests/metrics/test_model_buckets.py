@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from metrics.gate.evaluate import RunView, evaluate
+from metrics.gate.run_samples import RunSamples
 from metrics.gate.thresholds import parse_threshold
 from metrics.records.frame import frame_from_records
 from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig, summarize
-from metrics.summary.run_samples import RunSamples
 from tests.metrics._records import rec
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=250ms"]))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from metrics.gate.evaluate import RunView, evaluate
+from metrics.gate.run_samples import RunSamples
 from metrics.gate.thresholds import parse_threshold
 from metrics.latency import answer
 from metrics.records.frame import frame_from_jsonl, frame_from_records
@@ -17,7 +18,6 @@ from metrics.records.frame_arrow import frame_from_table, read_records_table
 from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig, summarize
-from metrics.summary.run_samples import RunSamples
 from tests.metrics._frames import assert_same_frame
 from tests.metrics._reasoning import reasoning_records
 from tests.metrics._records import MS, rec

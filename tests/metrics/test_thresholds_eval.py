@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from metrics.gate.evaluate import NeedsRecords, RunView, evaluate, failed, summary_value
+from metrics.gate.run_samples import RunSamples
 from metrics.gate.thresholds import LATENCY_METRICS, parse_threshold
 from metrics.latency import derive
 from metrics.records.frame import frame_from_records
 from metrics.records.record import RequestRecord
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig, summarize
-from metrics.summary.run_samples import RunSamples
 from tests.metrics._records import rec
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=150ms"]))

@@ -23,8 +23,8 @@ from loadgen.predict.step_model import StepModel
 from loadgen.predict.virtual import make_engine
 from loadgen.run.scrape import parse_exposition, prometheus_section, series_point
 from metrics.records.record import RequestRecord
+from refserver.api.server_metrics import ITL_BUCKETS, REQUEST_LATENCY_BUCKETS
 from refserver.engine.types import SamplingParams
-from refserver.server_metrics import ITL_BUCKETS, REQUEST_LATENCY_BUCKETS
 
 START_UNIX_S = 1_700_000_000.0  # run.json's start_unix_s: the wall-clock time of the records' anchor
 LABELS = {"model_name": "meta-llama/Llama-3.1-8B-Instruct", "engine": "0"}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from refserver.engine.types import EngineStats, FinishReason, QueueFullError, SamplingParams, TokenEvent
-from refserver.tokenizer import EOS_ID
+from refserver.text.tokenizer import EOS_ID
 
 if TYPE_CHECKING:
     from refserver.api.connection_guard import ConnectionLimits
@@ -211,6 +211,6 @@ def sse_payloads(body: str) -> list[Any]:
 
 def make_app(engine: FakeEngine | None = None, **config: Any) -> Any:
     from refserver.api import AppConfig, create_app
-    from refserver.tokenizer import ByteTokenizer
+    from refserver.text.tokenizer import ByteTokenizer
 
     return create_app(engine or FakeEngine(), ByteTokenizer(), AppConfig(**config))

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from refserver.tokenizer import ByteTokenizer
+from refserver.text.tokenizer import ByteTokenizer
 from tests.refserver.fake_engine import DEFAULT_SCRIPT, FakeEngine, make_app, serve_in_thread, sse_payloads
 
 SCRIPT_TEXT = bytes(DEFAULT_SCRIPT).decode()

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from refserver.tokenizer import ByteTokenizer
+from refserver.text.tokenizer import ByteTokenizer
 from tests.refserver.fake_engine import DEFAULT_SCRIPT, FakeEngine, make_app, serve_in_thread
 from tests.refserver.named_sse import Event, parse_named, post, read_stream
 

@@ -124,7 +124,7 @@ def _save_tiny_as_hf(directory: Path) -> None:
     """The default tiny model through transformers' save_pretrained, with the byte tokenizer beside it."""
     transformers = pytest.importorskip("transformers")
     from refserver.model import tiny_config, tiny_model
-    from refserver.tokenizer import save_byte_tokenizer
+    from refserver.text.tokenizer import save_byte_tokenizer
 
     c = tiny_config()
     hf_config = transformers.LlamaConfig(

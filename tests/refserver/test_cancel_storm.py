@@ -12,17 +12,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from loadgen.http.client import StreamingClient
+from loadgen.http.send.client import StreamingClient
 from loadgen.run.scrape import parse_exposition
 from loadgen.types import ClientConfig, WorkItem
 from refserver.api.app import create_app
 from refserver.api.serve import build_server_app
 from refserver.api.state import AppConfig
-from refserver.chat_template import load_chat_template
 from refserver.engine import AsyncLLMEngine, build_engine
 from refserver.engine.config import EngineConfig
 from refserver.engine.sim_runner import SimOptions
-from refserver.tokenizer import load_tokenizer
+from refserver.text.chat_template import load_chat_template
+from refserver.text.tokenizer import load_tokenizer
 from tests.refserver.fake_engine import serve_in_thread
 
 pytest.importorskip("uvicorn")

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from refserver.faults import FaultConfig, FaultInjector
+from refserver.api.faults import FaultConfig, FaultInjector
 from tests.refserver.fake_engine import FakeEngine, make_app, serve_in_thread, sse_payloads
 
 TIMER_SLACK_S = 0.002

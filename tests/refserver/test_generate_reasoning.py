@@ -7,10 +7,10 @@ import time
 from collections.abc import AsyncIterator
 
 from refserver.api.generate import Generation, Output
+from refserver.api.server_metrics import ServerMetrics
 from refserver.api.timing import RequestTimes
 from refserver.engine.types import EngineStats, SamplingParams, TokenEvent
-from refserver.server_metrics import ServerMetrics
-from refserver.tokenizer import EOS_ID, ByteTokenizer
+from refserver.text.tokenizer import EOS_ID, ByteTokenizer
 
 
 class ChunkyEngine:

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from refserver.faults import FaultConfig
+from refserver.api.faults import FaultConfig
 from tests.refserver.fake_engine import FakeEngine, make_app, serve_in_thread
 
 HELLO = [{"role": "user", "content": "Say hello"}]

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from refserver.behaviour import Behaviour, Tool, parse_token_dist
+from refserver.api.behaviour import Behaviour, Tool, parse_token_dist
 from tests.refserver.fake_engine import DEFAULT_SCRIPT, FakeEngine, make_app, serve_in_thread, sse_payloads
 from tests.refserver.named_sse import Event, post, read_stream
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from refserver.api.detokenize import IncrementalDetokenizer, OutputText
-from refserver.chat_template import load_chat_template, render_byte_chat
 from refserver.model.config import TINY_SPECIAL_IDS, tiny_config
-from refserver.tokenizer import (
+from refserver.text.chat_template import load_chat_template, render_byte_chat
+from refserver.text.tokenizer import (
     BOS_ID,
     BYTE_SPECIALS,
     BYTE_VOCAB_SIZE,

@@ -36,7 +36,7 @@ from loadgen.http.api.events import (
 )
 from loadgen.http.api.registry import Api
 from loadgen.http.payload import add_sampling, chat_messages, merge_body
-from loadgen.http.tools import messages_tool_choice, messages_tools, tools_for
+from loadgen.tools import messages_tool_choice, messages_tools, tools_for
 from loadgen.types import ClientConfig, WorkItem
 
 VERSION = "2023-06-01"

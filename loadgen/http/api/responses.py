@@ -35,7 +35,7 @@ from loadgen.http.api.events import (
 )
 from loadgen.http.api.registry import Api
 from loadgen.http.payload import add_sampling, chat_messages, merge_body
-from loadgen.http.tools import responses_tool_choice, responses_tools, tools_for
+from loadgen.tools import responses_tool_choice, responses_tools, tools_for
 from loadgen.types import ClientConfig, WorkItem
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")

@@ -22,8 +22,8 @@ import io
 from pathlib import Path
 from typing import Any
 
+from loadgen.quoting import printable, quoted
 from loadgen.workload.images.synth import Picture, data_url
-from loadgen.workload.quoting import printable, quoted
 
 IMAGE_PLACEHOLDER = "<image>"
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from loadgen.seeds import item_rng
 from loadgen.workload.images.spec import Choice, ImageSpec, parse_image_count, parse_image_size
-from loadgen.workload.seeds import item_rng
 
 GRID = 32  # blocks per side, at most
 JPEG_QUALITY = 90

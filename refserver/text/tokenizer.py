@@ -167,7 +167,7 @@ def load_tokenizer(model_dir: str | Path | None) -> Tokenizer:
     return HFTokenizer(Path(model_dir))
 
 
-# The byte chat template (refserver.chat_template.render_byte_chat) in Jinja, for other servers.
+# The byte chat template (refserver.text.chat_template.render_byte_chat) in Jinja, for other servers.
 BYTE_CHAT_TEMPLATE_JINJA = (
     "{{ bos_token }}{% for m in messages %}"
     "{% set role = {'developer': 'system', 'tool': 'user'}.get(m['role'], m['role']) %}"

@@ -1,7 +1,7 @@
 """Credentials out of server text: what goodput stores (records.jsonl, records.parquet, summaries) or prints
 may quote a server, and a server may quote the credential it was sent ("Incorrect API key provided: sk-…").
 
-goodput knows every credential of a run (`loadgen.spec.secrets.Secrets`: the API key, the Pushgateway
+goodput knows every credential of a run (`loadgen.secrets.Secrets`: the API key, the Pushgateway
 password, secret header values, the password in a URL), so it replaces each one with `[redacted]` in any
 server text before that text is kept or shown. The streaming client scrubs the error messages of its records
 with the credentials it sends (`ClientConfig`); the run remembers the rest once (`remember`) for the lines it
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from loadgen.spec.secrets import Secrets
+    from loadgen.secrets import Secrets
 
 REDACTED = "[redacted]"
 SUBSTRING_MIN = 8  # a credential this long is redacted wherever it appears; a shorter one only as a whole word

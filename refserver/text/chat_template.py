@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from refserver.tokenizer import ByteTokenizer, Tokenizer, read_tokenizer_config
+from refserver.text.tokenizer import ByteTokenizer, Tokenizer, read_tokenizer_config
 
 Message = dict[str, str]  # {"role": ..., "content": ...}, content already flattened to text
 

@@ -35,8 +35,8 @@ from loadgen.http.failures import error_body, from_httpx, timeout_message
 from loadgen.http.payload import encode_body
 from loadgen.http.sse import DEFAULT_MAX_EVENT_BYTES
 from loadgen.http.transport import RECEIVE_CLOCK, FastTransport, request_head_template
-from loadgen.spec.redact import credential_parts, redact
-from loadgen.spec.secrets import is_secret_header
+from loadgen.redact import credential_parts, redact
+from loadgen.secrets import is_secret_header
 from loadgen.types import ClientConfig, WorkItem
 from loadgen.workload.counters import make_counter
 from loadgen.workload.text import TokenCounter
@@ -74,7 +74,7 @@ class StreamingClient:
         }
         if config.api_key:
             headers.update(self._api.auth(config.api_key))
-        # Server text the records keep must not quote a credential the server was sent (loadgen.spec.redact).
+        # Server text the records keep must not quote a credential the server was sent (loadgen.redact).
         self._credentials = credential_parts([*(v for k, v in headers.items() if is_secret_header(k)), *config.redact])
         t = config.timeouts
         limits = httpx.Limits(
