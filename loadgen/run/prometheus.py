@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the real imports happen when a run starts, so `goodput --he
     from loadgen.workload.arrivals import Arrival
     from metrics.latency.samples import Samples
     from metrics.records.frame import RequestFrame
+    from metrics.slo import SLO
     from metrics.summary.build import SummaryConfig
 
 AUTO, NONE = "auto", "none"
@@ -149,14 +150,14 @@ def load_server_section(out: Path) -> dict[str, Any] | None:
 
 
 def rebuild_textfile(out: Path, frame: RequestFrame, run: dict[str, Any],
-                     gap_samples: tuple[Samples, Samples] | None = None) -> Path:
+                     gap_samples: tuple[Samples, Samples] | None = None, *, slo: SLO | None = None) -> Path:
     """metrics.prom from a run's records (for `goodput report`, given the frame and, if at hand, the
     sorted ITL samples it already built): the same families as the run wrote, without the live-only
-    in-flight and sent series."""
+    in-flight and sent series; `slo` replaces the run's SLOs."""
     from exporters.prometheus.textfile import TEXTFILE, write_textfile
     from loadgen.run.outputs import run_summary_config
 
-    config = run_summary_config(run)
+    config = run_summary_config(run, slo=slo)
     exporters = RunExporters.create(PromOptions(server_metrics=NONE), config, run_id=out.name,
                                     model=str(run.get("model", "")), load=str(run.get("load", "")),
                                     offered_rps=None, schedule_end_s=config.schedule_end_s)
