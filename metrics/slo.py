@@ -20,6 +20,7 @@ tpot SLOs). Durations take ms, us or s; a bare number is seconds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -80,13 +81,14 @@ class SLO:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def parse_slo(specs: list[str]) -> SLO:
-    """An SLO from CLI items such as `["ttft=500ms", "tpot=50ms,fluidity=0.9"]`.
+def parse_slo(specs: Sequence[str], *, base: SLO | None = None) -> SLO:
+    """An SLO from CLI items such as `["ttft=500ms", "tpot=50ms,fluidity=0.9"]`, on top of `base` (an SLO
+    parsed from another source, e.g. a config file: a key it sets may not be given again).
 
     Raises ValueError with a message fit to show the user (unknown key, bad value, repeated key,
-    fluidity without deadlines).
+    fluidity without deadlines). Text becomes an SLO here, once, where it enters (docs/architecture.md).
     """
-    values: dict[str, float] = {}
+    values = {k: v for k, v in (base.to_dict() if base is not None else {}).items() if v is not None}
     for spec in specs:
         for item in spec.split(","):
             item = item.strip()

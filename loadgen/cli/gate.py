@@ -11,7 +11,7 @@ import typer
 
 from loadgen.run.outputs import RECORDS_FILE, read_run, run_summary_config
 from metrics.results import summary_or_none
-from metrics.slo import parse_slo
+from metrics.slo import SLO, parse_slo
 
 if TYPE_CHECKING:  # imported by the commands themselves: `goodput --help` stays light
     from metrics.gate.compare import Row
@@ -90,19 +90,20 @@ def gate(
             raise typer.Exit(code)
         return 0
     from loadgen.run.gate import build_gate_plan, judge, load_run_view  # here: `goodput --help` stays light
+    from metrics.gate.config import load_gate_config
 
     try:
         own = run_summary_config(read_run(run_dir) if run_dir.is_dir() else {})  # the run's edges and SLOs
-        plan = build_gate_plan(thresholds=threshold or [], config=config, baseline=baseline, abort_on_fail=False,
+        cfg = load_gate_config(config) if config is not None else None
+        cfg_slo = cfg.slo if cfg is not None and cfg.slo != SLO() else None
+        rejudge = parse_slo(slo, base=cfg_slo) if slo else cfg_slo  # --slo on top of the config file's
+        plan = build_gate_plan(thresholds=threshold or [], config=cfg, baseline=baseline, abort_on_fail=False,
                                abort_delay_s=None, junit=junit, markdown=markdown,
                                prompt_edges=own.prompt_bucket_edges, output_edges=own.output_bucket_edges,
-                               slo=list(slo) if slo else own.slo)
+                               slo=own.slo, rejudge=rejudge)
         if plan is None:
             raise _bad("no thresholds: give --threshold or --config")
-        slo_items = [*plan.slo, *(slo or [])]
-        if slo_items:
-            parse_slo(slo_items)
-        run = load_run_view(run_dir, slo=slo_items or None)
+        run = load_run_view(run_dir, slo=rejudge)
     except ValueError as exc:
         raise _bad(str(exc)) from None
     info = run.summary.get("run", {})
@@ -179,13 +180,12 @@ def compare(
     try:
         for s in stats:
             parse_stat(s)
-        if slo:
-            parse_slo(slo)
+        judged_with = parse_slo(slo) if slo else None
         runs = []
         for d in run_dirs:
             if not (d / RECORDS_FILE).is_file():
                 raise ValueError(f"no {RECORDS_FILE} in {d}")
-            config = run_summary_config(read_run(d), slo=slo or None)
+            config = run_summary_config(read_run(d), slo=judged_with)
             runs.append((config, RunSamples(frame_from_jsonl(d / RECORDS_FILE), config)))
         rows = compare_runs([r for _, r in runs[:-1]], runs[-1][1], stats, resamples=resamples,
                             confidence=confidence, min_change=min_rel, min_change_abs=min_abs, seed=seed,

@@ -81,20 +81,21 @@ def report(
 
     run = {**run, **ended_by(run, read_status(run_dir))}  # a run.json never finished: what the writer kept
     settings = dict(run.get("settings", {}))
+    judged_with = None
     if slo:
         try:
-            parse_slo(slo)
+            judged_with = parse_slo(slo)
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
-        settings["slo"] = list(slo)
+        settings["slo"] = list(slo)  # kept in the run's settings, as what it was re-judged with
     run = {**run, "settings": settings, "complete": bool(run.get("complete", False)), "rebuilt": True}
     try:
-        built = build_outputs(run_dir, run)
+        built = build_outputs(run_dir, run, slo=judged_with)
         summary, read = built.summary, built.input
         add_server_section(run_dir, summary, load_server_section(run_dir))
         add_gpu_section(run_dir, summary)
         if textfile or (textfile is None and (slo or not (run_dir / TEXTFILE).exists())):
-            rebuild_textfile(run_dir, built.frame, run, built.gap_samples)
+            rebuild_textfile(run_dir, built.frame, run, built.gap_samples, slo=judged_with)
         report_path = None
         if html:  # imported here: `goodput report` without --html stays light
             from loadgen.run.html_report import write_run_report

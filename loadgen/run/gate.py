@@ -26,7 +26,7 @@ from loadgen.run.output_files import check_output_files
 from loadgen.run.outputs import RECORDS_FILE, read_run, run_summary_config
 from loadgen.run.runner import RunState
 from loadgen.spec.run_spec import RunSpec
-from metrics.gate.config import load_gate_config
+from metrics.gate.config import GateConfig
 from metrics.gate.evaluate import RunView, Verdict, evaluate, failed
 from metrics.gate.thresholds import Threshold, check_labels, parse_threshold
 from metrics.records.record import RequestRecord
@@ -50,7 +50,6 @@ class GatePlan:
     baseline_dir: Path | None = None
     junit: Path | None = None
     markdown: Path | None = None
-    slo: list[str] = field(default_factory=list)  # from the config file, added to --slo
     abort_verdicts: list[Verdict] = field(default_factory=list)  # filled when the watcher stopped the run
     aborted_at_s: float | None = None
 
@@ -58,7 +57,7 @@ class GatePlan:
 def build_gate_plan(
     *,
     thresholds: Sequence[str],
-    config: Path | None,
+    config: GateConfig | None,
     baseline: Path | None,
     abort_on_fail: bool,
     abort_delay_s: float | None,
@@ -66,13 +65,15 @@ def build_gate_plan(
     markdown: Path | None,
     prompt_edges: Sequence[int] | None = None,
     output_edges: Sequence[int] | None = None,
-    slo: SLO | Sequence[str] | None = None,
+    slo: SLO | None = None,
+    rejudge: SLO | None = None,
 ) -> GatePlan | None:
     """Every gate option checked (ValueError with a user-facing message); None when nothing is gated.
 
-    `slo`: the SLO items the candidate is judged with besides the config file's; the baseline is
-    re-judged with the same ones, so relative goodput thresholds compare like with like."""
-    cfg = load_gate_config(config) if config is not None else None
+    `config`: the gate's config file, loaded. `rejudge`: the SLO the candidate is re-judged with (the config
+    file's with --slo on top), else None; the baseline is re-judged with it, or with the candidate's own
+    `slo`, so relative goodput thresholds compare like with like."""
+    cfg = config
     parsed = [parse_threshold(t) for t in thresholds]
     if cfg is not None:
         parsed = [*cfg.thresholds, *parsed]
@@ -89,7 +90,6 @@ def build_gate_plan(
         baseline_dir=baseline or (cfg.baseline if cfg else None),
         junit=junit or (cfg.junit if cfg else None),
         markdown=markdown or (cfg.markdown if cfg else None),
-        slo=list(cfg.slo) if cfg else [],
     )
     check_output_files(junit=plan.junit, markdown=plan.markdown)
     delay = abort_delay_s if abort_delay_s is not None else (cfg.abort_delay_s if cfg else None)
@@ -98,11 +98,8 @@ def build_gate_plan(
     if cfg is not None and cfg.abort_interval_s:
         plan.abort_interval_s = cfg.abort_interval_s
     if plan.baseline_dir is not None:
-        if isinstance(slo, SLO):  # the candidate's own SLOs, unless the config file gives some
-            rejudge: SLO | list[str] | None = list(plan.slo) if plan.slo else (slo if slo != SLO() else None)
-        else:
-            rejudge = [*plan.slo, *(slo or [])] or None
-        plan.baseline = load_run_view(plan.baseline_dir, slo=rejudge)
+        own = slo if slo is not None and slo != SLO() else None
+        plan.baseline = load_run_view(plan.baseline_dir, slo=rejudge if rejudge is not None else own)
     relative = [t.text for t in parsed if t.needs_baseline]
     if relative and plan.baseline is None:
         raise ValueError(f"threshold {relative[0]!r} is relative to a baseline: pass --baseline DIR")
@@ -131,7 +128,7 @@ def gate_plan(spec: RunSpec) -> GatePlan | None:
     return plan
 
 
-def load_run_view(run_dir: Path, *, slo: SLO | Sequence[str] | None = None) -> RunView:
+def load_run_view(run_dir: Path, *, slo: SLO | None = None) -> RunView:
     """A finished run's summary.json (re-judged from records.jsonl when `slo` replaces its SLOs), with
     its records behind it for questions the summary cannot answer. ValueError if it is not a run."""
     summary_path = run_dir / SUMMARY_FILE
@@ -155,7 +152,7 @@ def load_run_view(run_dir: Path, *, slo: SLO | Sequence[str] | None = None) -> R
             raise ValueError(f"no {RECORDS_FILE} in {run_dir}")
         return RunSamples(frame_from_jsonl(records_path), config)
 
-    if summary is None or slo:
+    if summary is None or slo is not None:
         if not records_path.is_file():
             raise ValueError(f"no {RECORDS_FILE} in {run_dir} to re-judge with other SLOs")
         from metrics.records.frame import frame_from_jsonl

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +35,9 @@ from metrics.slo import SLO, parse_slo
 from metrics.summary.build import SummaryConfig, summarize_frame
 
 
-def summary_config(settings: dict[str, Any]) -> SummaryConfig:
+def summary_config(settings: dict[str, Any], slo: SLO) -> SummaryConfig:
     """The metric settings a run was made with (or defaults), as the metrics package wants them."""
-    kwargs: dict[str, Any] = {"slo": parse_slo(list(settings.get("slo", [])))}
+    kwargs: dict[str, Any] = {"slo": slo}
     for key in ("warmup_s", "cooldown_s", "schedule_end_s", "cache_full_ratio", "absent_cache_is_zero",
                 "stall_threshold_s", "lag_threshold_s"):
         if settings.get(key) is not None:
@@ -48,19 +48,23 @@ def summary_config(settings: dict[str, Any]) -> SummaryConfig:
     return SummaryConfig(**kwargs)
 
 
-def run_summary_config(run: dict[str, Any], *, slo: SLO | Sequence[str] | None = None) -> SummaryConfig:
+def stored_slo(run: dict[str, Any]) -> SLO | None:
+    """The SLO items stored in a run's `settings` (schema 1; on schema 2, what `goodput report --slo` judged
+    it with), parsed: the edge where a run directory's SLO text is read back. None when there are none."""
+    items = run.get("settings", {}).get("slo")
+    return parse_slo(list(items)) if items else None
+
+
+def run_summary_config(run: dict[str, Any], *, slo: SLO | None = None) -> SummaryConfig:
     """The metric settings of a run from its run.json: the spec (schema 2) or the settings (schema 1).
     `slo` replaces the run's SLOs (a re-judgement)."""
-    parsed = parse_slo(list(slo)) if slo and not isinstance(slo, SLO) else (slo or None)
-    assert parsed is None or isinstance(parsed, SLO)
     if "spec" not in run:
-        config = summary_config(dict(run.get("settings", {})))
-        return replace(config, slo=parsed) if parsed is not None else config
-    override = run.get("settings", {}).get("slo")  # `goodput report --slo` on a schema-2 run
-    if parsed is None and override:
-        parsed = parse_slo(list(override))
+        stored = stored_slo(run)  # checked even when replaced, as a schema-1 run.json always was
+        return summary_config(dict(run.get("settings", {})), slo if slo is not None else stored or SLO())
+    if slo is None:
+        slo = stored_slo(run)  # `goodput report --slo` on a schema-2 run
     return summary_config_of(RunSpec.from_json(run["spec"]), run.get("resolved", {}).get("schedule_end_s"),
-                             slo=parsed)
+                             slo=slo)
 
 
 def run_roofline(run: dict[str, Any]) -> dict[str, Any] | None:
@@ -148,8 +152,8 @@ def _records_only(records: Path, report: InputReport) -> Iterator[Path]:
         Path(name).unlink(missing_ok=True)
 
 
-def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
-    """`write_outputs`, keeping what the summary was derived from."""
+def build_outputs(out_dir: Path, run: dict[str, Any], *, slo: SLO | None = None) -> Outputs:
+    """`write_outputs`, keeping what the summary was derived from; `slo` replaces the run's SLOs."""
     import pyarrow as pa
 
     _tune_memory()
@@ -171,7 +175,7 @@ def build_outputs(out_dir: Path, run: dict[str, Any]) -> Outputs:
             if frame is None:
                 frame, _ = read_jsonl_frame(records)
             del table
-            summary, per = summarize_frame(frame, run_summary_config(run), dict(run))
+            summary, per = summarize_frame(frame, run_summary_config(run, slo=slo), dict(run))
             parquet_error = parquet.exception()  # summary.json and summary.csv are written whatever happened
     pa.default_memory_pool().release_unused()
     summary["input"] = report.to_json()

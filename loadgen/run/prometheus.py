@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,9 +26,11 @@ if TYPE_CHECKING:  # the real imports happen when a run starts, so `goodput --he
     from exporters.prometheus.live import LiveConfig
     from exporters.prometheus.pushgateway import PushLoop
     from loadgen.run.runner import RecordHook, RunState
+    from loadgen.spec.sections import PrometheusSpec
     from loadgen.workload.arrivals import Arrival
     from metrics.latency.samples import Samples
     from metrics.records.frame import RequestFrame
+    from metrics.slo import SLO
     from metrics.summary.build import SummaryConfig
 
 AUTO, NONE = "auto", "none"
@@ -44,7 +46,7 @@ class RecordSource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PromOptions:
-    """The run's Prometheus options, validated by the CLI (see `parse_prom_options`)."""
+    """The run's Prometheus options, as checked in its spec (see `prom_options`)."""
 
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
@@ -60,31 +62,15 @@ class PromOptions:
     scrape: tuple[str, ...] = ()  # --scrape NAME=URL: GPU telemetry (loadgen.run.gpu_scrape)
 
 
-def parse_prom_options(**kwargs: Any) -> PromOptions:
-    """Build and check the options; ValueError with a CLI-ready message when something is off."""
-    opts = _credentials_out_of_url(PromOptions(**kwargs))
-    if opts.metrics_port is not None and not 0 <= opts.metrics_port <= 65535:
-        raise ValueError(f"--metrics-port must be in 0..65535, got {opts.metrics_port}")
-    if opts.metrics_linger_s < 0:
-        raise ValueError("--metrics-linger must not be negative")
-    if opts.pushgateway is not None:
-        from exporters.prometheus.pushgateway import PushTarget
-
-        PushTarget(url=opts.pushgateway, job=opts.pushgateway_job, username=opts.pushgateway_user,
-                   password=opts.pushgateway_password)
-    elif opts.pushgateway_delete or opts.pushgateway_interval_s:
-        raise ValueError("--pushgateway-delete and --pushgateway-interval need --pushgateway URL")
-    if opts.pushgateway_interval_s < 0:
-        raise ValueError("--pushgateway-interval must not be negative")
-    if opts.server_metrics not in (AUTO, NONE) and not opts.server_metrics.startswith(("http://", "https://")):
-        raise ValueError(f"--server-metrics must be auto, none or an http(s) URL, got {opts.server_metrics!r}")
-    if opts.server_metrics_interval_s <= 0:
-        raise ValueError("--server-metrics-interval must be > 0")
-    if opts.scrape:
-        from loadgen.spec.scrape_targets import parse_scrape_targets
-
-        parse_scrape_targets(opts.scrape)
-    return opts
+def prom_options(spec: PrometheusSpec, pushgateway_password: str | None) -> PromOptions:
+    """The run's Prometheus options from its spec, where they were parsed and checked (loadgen/spec: the
+    credentials split out of --pushgateway there too); the password is a secret, kept out of the spec."""
+    return PromOptions(metrics_port=spec.metrics_port, metrics_host=spec.metrics_host,
+                       metrics_linger_s=spec.metrics_linger_s, pushgateway=spec.pushgateway,
+                       pushgateway_job=spec.pushgateway_job, pushgateway_user=spec.pushgateway_user,
+                       pushgateway_password=pushgateway_password, pushgateway_interval_s=spec.pushgateway_interval_s,
+                       pushgateway_delete=spec.pushgateway_delete, server_metrics=spec.server_metrics,
+                       server_metrics_interval_s=spec.server_metrics_interval_s, scrape=spec.scrape)
 
 
 def server_metrics_url(setting: str, base_url: str) -> str | None:
@@ -92,17 +78,6 @@ def server_metrics_url(setting: str, base_url: str) -> str | None:
     from loadgen.run.scrape import metrics_url_for
 
     return None if setting == NONE else metrics_url_for(base_url) if setting == AUTO else setting
-
-
-def _credentials_out_of_url(opts: PromOptions) -> PromOptions:
-    """Credentials in `--pushgateway http://user:pass@host` become the basic-auth user and password, and
-    the URL used everywhere else (pushes, messages, anything written) is the one without them."""
-    from exporters.prometheus.pushgateway import credentials_out_of_url
-
-    if opts.pushgateway is None:
-        return opts
-    url, user, password = credentials_out_of_url(opts.pushgateway, opts.pushgateway_user, opts.pushgateway_password)
-    return replace(opts, pushgateway=url, pushgateway_user=user, pushgateway_password=password)
 
 
 def _warn(message: str) -> None:
@@ -149,14 +124,14 @@ def load_server_section(out: Path) -> dict[str, Any] | None:
 
 
 def rebuild_textfile(out: Path, frame: RequestFrame, run: dict[str, Any],
-                     gap_samples: tuple[Samples, Samples] | None = None) -> Path:
+                     gap_samples: tuple[Samples, Samples] | None = None, *, slo: SLO | None = None) -> Path:
     """metrics.prom from a run's records (for `goodput report`, given the frame and, if at hand, the
     sorted ITL samples it already built): the same families as the run wrote, without the live-only
-    in-flight and sent series."""
+    in-flight and sent series; `slo` replaces the run's SLOs."""
     from exporters.prometheus.textfile import TEXTFILE, write_textfile
     from loadgen.run.outputs import run_summary_config
 
-    config = run_summary_config(run)
+    config = run_summary_config(run, slo=slo)
     exporters = RunExporters.create(PromOptions(server_metrics=NONE), config, run_id=out.name,
                                     model=str(run.get("model", "")), load=str(run.get("load", "")),
                                     offered_rps=None, schedule_end_s=config.schedule_end_s)

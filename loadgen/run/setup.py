@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from loadgen.redact import remember, secret_values
 from loadgen.run.layout import summary_config_of
-from loadgen.run.prometheus import PromOptions
+from loadgen.run.prometheus import PromOptions, prom_options
 from loadgen.run.runner import RunPlan
 from loadgen.run.server_args import check_server_args
 from loadgen.secrets import Secrets
@@ -76,14 +76,7 @@ class RunSetup:
         return local_worker_count(self.spec.scale.workers, self.spec.load.arrival)
 
     def prom_options(self) -> PromOptions:
-        p = self.spec.prometheus
-        return PromOptions(metrics_port=p.metrics_port, metrics_host=p.metrics_host,
-                           metrics_linger_s=p.metrics_linger_s, pushgateway=p.pushgateway,
-                           pushgateway_job=p.pushgateway_job, pushgateway_user=p.pushgateway_user,
-                           pushgateway_password=self.secrets.pushgateway_password,
-                           pushgateway_interval_s=p.pushgateway_interval_s, pushgateway_delete=p.pushgateway_delete,
-                           server_metrics=p.server_metrics, server_metrics_interval_s=p.server_metrics_interval_s,
-                           scrape=p.scrape)
+        return prom_options(self.spec.prometheus, self.secrets.pushgateway_password)
 
 
 def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:

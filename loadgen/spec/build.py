@@ -157,9 +157,7 @@ def _load(v: Mapping[str, Any]) -> LoadSpec:
         arrival = parse_arrival(v["arrival"], rate=rate, burstiness=v["burstiness"], rate_end=v["rate_end"],
                                 concurrency=v["concurrency"])
     duration_s = _duration(v["duration"], "duration", positive=True)
-    requests = v["requests"]
-    if requests is not None and requests < 1:
-        raise SpecError(f"--requests must be >= 1, got {requests}")
+    requests = v["requests"]  # checked by LoadSpec
     if duration_s is None and requests is None and not replay:
         requests = DEFAULT_REQUESTS
     return LoadSpec(arrival=arrival, duration_s=duration_s, requests=requests,

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from metrics.gate.thresholds import Threshold, ThresholdError, parse_threshold
-from metrics.slo import parse_slo
+from metrics.slo import SLO, parse_slo
 from metrics.units import parse_duration
 
 _TOP_KEYS = frozenset({"slo", "thresholds", "abort_on_fail", "abort_delay", "abort_interval", "baseline",
@@ -45,7 +45,7 @@ class GateConfigError(ValueError):
 
 @dataclass(slots=True)
 class GateConfig:
-    slo: list[str] = field(default_factory=list)
+    slo: SLO = field(default_factory=SLO)  # parsed here, where the file's text enters
     thresholds: list[Threshold] = field(default_factory=list)
     abort_thresholds: list[Threshold] = field(default_factory=list)  # may stop a run (subset of thresholds)
     abort_on_fail: bool = False
@@ -151,9 +151,9 @@ def threshold_entries(raw: Any, source: str) -> list[tuple[str, str, bool]]:
     return out
 
 
-def _slo(raw: Any, source: str) -> list[str]:
+def _slo(raw: Any, source: str) -> SLO:
     if raw is None:
-        return []
+        return SLO()
     if isinstance(raw, dict):
         items = [f"{k}={v}" for k, v in raw.items()]
     elif isinstance(raw, list) and all(isinstance(x, str) for x in raw):
@@ -161,10 +161,9 @@ def _slo(raw: Any, source: str) -> list[str]:
     else:
         raise GateConfigError(f"{source}: slo must be a mapping (ttft: 500ms) or a list of 'key=value'")
     try:
-        parse_slo(items)
+        return parse_slo(items)
     except ValueError as exc:
         raise GateConfigError(f"{source}: slo: {exc}") from None
-    return items
 
 
 def _bool(value: Any, where: str) -> bool:

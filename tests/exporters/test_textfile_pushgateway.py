@@ -13,7 +13,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from exporters.prometheus.live import LiveConfig, RunMetrics
 from exporters.prometheus.pushgateway import PushTarget, delete, push, split_credentials
 from exporters.prometheus.textfile import TEXTFILE, write_textfile
-from loadgen.run.prometheus import parse_prom_options
+from loadgen.cli.run import run_defaults
+from loadgen.run.prometheus import PromOptions, prom_options
+from loadgen.spec.build import build_spec
 from metrics.slo import parse_slo
 from tests.exporters import _prom_procs
 from tests.exporters._prom_procs import TEST_PASSWORD, TEST_USER, pushgateway
@@ -24,6 +26,12 @@ _free_port = _prom_procs.free_port
 # Runs against the embedded reference server use its sim engine: these tests are about pushing, and it
 # starts in a quarter of the torch engine's time.
 SIM = "--server-arg=--engine=sim"
+
+
+def parse_prom_options(**values: str) -> PromOptions:
+    """The Prometheus options a run gets from these option values: parsed and checked in its spec."""
+    spec, secrets = build_spec({**run_defaults(), **values})
+    return prom_options(spec.prometheus, secrets.pushgateway_password)
 
 
 def _metrics(run_id: str = "run-1") -> RunMetrics:

@@ -88,6 +88,18 @@ def test_gate_config_file_with_slo(base: Path, tmp_path: Path, capsys: pytest.Ca
     capsys.readouterr()
 
 
+def test_gate_slo_on_top_of_the_config_files(base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--slo adds to the config file's SLO: a bound both give is refused, named as the command line wrote it,
+    and a fluidity bound given on the command line takes its deadlines from the file's ttft and tpot."""
+    cfg = tmp_path / "gate.yaml"
+    cfg.write_text("slo: {ttft: 10s, tpot: 1s, itl_max: 5s}\nthresholds:\n  - requests:count >= 1\n")
+    assert run_cli(["gate", str(base), "--config", str(cfg), "--slo", "max_itl=1s"]) == 2
+    err = capsys.readouterr().err
+    assert "SLO 'max_itl' given twice" in err and len(err.strip().splitlines()) == 1
+    assert run_cli(["gate", str(base), "--config", str(cfg), "--slo", "fluidity=0.5"]) == 0
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize(("args", "needle"), [
     (["--threshold", "ttft:p(101) < 1s"], "outside 0-100"),
     (["--threshold", "ttft:p(99) < baseline * 1.1"], "pass --baseline"),

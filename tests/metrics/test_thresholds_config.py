@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from metrics.gate.config import GateConfigError, load_gate_config, parse_gate_config
+from metrics.slo import SLO
 
 YAML = """
 slo:
@@ -45,7 +46,7 @@ def test_yaml_and_toml_read_alike(tmp_path: Path, name: str, text: str) -> None:
     path = tmp_path / name
     path.write_text(text)
     cfg = load_gate_config(path)
-    assert cfg.slo == ["ttft=500ms", "tpot=50ms"]
+    assert cfg.slo == SLO(ttft_s=0.5, tpot_s=0.05)  # typed where the file is read
     assert [t.text for t in cfg.thresholds] == ["ttft:p(99) < 500ms", "errors:rate < 0.01",
                                                 "ttft{cache:full}:p(95) < 200ms | nodata=pass"]
     assert cfg.thresholds[2].nodata_pass
@@ -63,7 +64,7 @@ def test_empty_file_is_an_empty_config(tmp_path: Path) -> None:
     path = tmp_path / "gate.yaml"
     path.write_text("")
     cfg = load_gate_config(path)
-    assert cfg.thresholds == [] and cfg.slo == []
+    assert cfg.thresholds == [] and cfg.slo == SLO()
 
 
 @pytest.mark.parametrize(("data", "needle"), [
