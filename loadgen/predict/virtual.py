@@ -81,7 +81,7 @@ class ModelStepRunner:
         self.clock.t += duration
         self.busy_s += duration
         self.steps += 1
-        return [OUTPUT_TOKEN] * batch.num_samples
+        return [OUTPUT_TOKEN] * batch.num_samples if batch.seqs else []
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,6 @@ proves the outcomes equal to the step-by-step engine's.
 
 from __future__ import annotations
 
-import heapq
-import math
 from operator import sub
 from typing import TYPE_CHECKING
 
@@ -45,12 +43,11 @@ class FastDecode:
         self.ends: list[float] = []  # the engine clock at the end of each step
         self._events: list[RequestEvent] = []
         self._t = 0
+        self._bs, self._caching = engine.block_manager.block_size, engine.block_manager.enable_prefix_caching
         self.due: dict[int, list[Sequence]] = {}  # step -> quiet sequences with an event then (some stale)
         self.base_sum = 0  # Σ (computed tokens − step + 1) at the anchor of the quiet: their KV read is this + count × step
         self.order: dict[Sequence, int] = {}  # when each running sequence joined `running` (its place there)
         self._admitted = 0
-        self._due_steps: list[int] = []  # heap of the keys of `due`
-        self._plain = False  # the last step did nothing but the quiet sequences' decodes
         engine.scheduler.before_preempt = self._wake_victim
 
     def _advance(self, seq: Sequence, q: list[int], t: int) -> None:
@@ -87,16 +84,19 @@ class FastDecode:
 
     def _plan(self, seq: Sequence, q: list[int]) -> None:
         """The next step at which the quiet seq needs a block, fills a block (prefix caching) or finishes."""
-        t0, c0 = q[T0], q[C0]
-        bs = self.engine.block_manager.block_size
-        nxt = min(q[END], t0 + max(0, len(seq.block_table) * bs - c0))
-        if self.engine.block_manager.enable_prefix_caching:
-            nxt = min(nxt, t0 + max(0, (len(seq.block_hashes) + 1) * bs - c0 - 1))
+        t0, c0, bs = q[T0], q[C0], self._bs
+        nxt = t0 + len(seq.block_table) * bs - c0  # its first step with c0 + (s - t0) + 1 > the table's tokens
+        if nxt < t0:
+            nxt = t0
+        if self._caching:  # its first step after which (c0 + (s - t0) + 1) // bs exceeds the blocks hashed
+            fill = t0 + (len(seq.block_hashes) + 1) * bs - c0 - 1
+            nxt = min(nxt, fill if fill > t0 else t0)
+        if q[END] < nxt:
+            nxt = q[END]
         q[NXT] = nxt
         bucket = self.due.get(nxt)
         if bucket is None:
             self.due[nxt] = [seq]
-            heapq.heappush(self._due_steps, nxt)
         else:
             bucket.append(seq)
 
@@ -112,9 +112,8 @@ class FastDecode:
         self._plan(seq, q)
 
     def run_until(self, until_s: float) -> list[RequestEvent]:
-        """LLMEngine.run_until: steps while the clock is before `until_s`. A step that did nothing but the quiet
-        sequences' decodes is followed by the same step until one of them has an event or the clock reaches
-        `until_s` (nothing else can change meanwhile): those run only the runner and the clock."""
+        """LLMEngine.run_until. After a step that leaves every running sequence quiet and none admissible,
+        the next steps coast (`_coast`) until one of them finishes or the clock reaches `until_s`."""
         eng = self.engine
         events: list[RequestEvent] = []
         while True:
@@ -123,25 +122,67 @@ class FastDecode:
             now = eng.clock()
             if now == before or now >= until_s or not eng.scheduler.has_unfinished():
                 return events
-            if self._plain:
-                self._repeat_plain(until_s)
+            if self._can_coast():
+                self._coast(until_s)
                 if eng.clock() >= until_s:
                     return events
 
-    def _repeat_plain(self, until_s: float) -> None:
-        due, heap, ends, clock = self.due, self._due_steps, self.ends, self.engine.clock
-        while heap and (heap[0] < len(ends) or heap[0] not in due):
-            heapq.heappop(heap)
-        stop = heap[0] if heap else math.inf
-        batch = ScheduledBatch(quiet_decodes=len(self.quiet))
-        execute, decodes, base = self.engine.runner.execute, len(self.quiet), self.base_sum
-        start = t = len(ends)
-        while t < stop and clock() < until_s:
+    def _can_coast(self) -> bool:
+        """Every running sequence is quiet, the budget holds them all, and no waiting one can be admitted
+        whatever the KV pool holds (none waits, the sequence slots are full, or the budget is)."""
+        sched = self.engine.scheduler
+        cfg, decodes = sched.config, len(self.quiet)
+        return len(sched.running) == decodes and decodes <= cfg.max_num_batched_tokens and (
+            not sched.waiting or decodes >= cfg.max_num_seqs or decodes >= cfg.max_num_batched_tokens)
+
+    def _coast(self, until_s: float) -> None:
+        """Steps of quiet decodes only, while nothing can change what a full step would do besides their own
+        events: each step's blocks are taken and filled in running order as `step` would, and the runner
+        gives its time. Stops before a step where one finishes or the pool is short of a block (preemption)."""
+        eng = self.engine
+        blocks, quiet, due, ends, clock, order = eng.block_manager, self.quiet, self.due, self.ends, eng.clock, self.order
+        bs, caching = blocks.block_size, blocks.enable_prefix_caching
+        decodes, base = len(quiet), self.base_sum
+        batch = ScheduledBatch(quiet_decodes=decodes)
+        execute = eng.runner.execute
+        t = start = len(ends)
+        while clock() < until_s:
+            bucket = due.get(t)
+            fill: list[Sequence] = []
+            if bucket is not None:
+                live = [s for s in dict.fromkeys(bucket) if (q := quiet.get(s)) is not None and q[NXT] == t]
+                grows = 0
+                for seq in live:
+                    q = quiet[seq]
+                    if q[END] == t:
+                        break
+                    grows += q[C0] + t - q[T0] + 1 > len(seq.block_table) * bs
+                else:
+                    if grows <= blocks.num_free_blocks:
+                        del due[t]
+                        live.sort(key=order.__getitem__)
+                        for seq in live:
+                            q = quiet[seq]
+                            c = q[C0] + t - q[T0]
+                            if c + 1 > len(seq.block_table) * bs:
+                                blocks.append_block(seq)
+                            if caching and (c + 1) // bs > len(seq.block_hashes):
+                                fill.append(seq)
+                            else:
+                                self._plan(seq, q)
+                        bucket = None
+                if bucket is not None:
+                    break
             batch.quiet_kv = base + decodes * t
             execute(batch)
             ends.append(clock())
             t += 1
-        self.engine.num_steps += t - start
+            for seq in fill:
+                q = quiet[seq]
+                self._advance(seq, q, t)
+                blocks.cache_full_blocks(seq)
+                self._plan(seq, q)
+        eng.num_steps += t - start
 
     def step(self) -> list[RequestEvent]:
         """One engine step (LLMEngine.step's contract)."""
@@ -158,16 +199,14 @@ class FastDecode:
         running = sched.running
         awake = [s for s in running if s not in quiet] if len(running) > len(quiet) else []
         budget = sched.config.max_num_batched_tokens
-        plain = False
-        if len(quiet) + sum(s.num_pending_tokens for s in awake) <= budget:
+        if len(quiet) + (sum(s.num_pending_tokens for s in awake) if awake else 0) <= budget:
             # No running sequence is cut short by the budget: only those with something to do are visited.
             if due is not None:
                 awake.extend(dict.fromkeys(s for s in due if (q := quiet.get(s)) is not None and q[NXT] == t))
                 awake.sort(key=self.order.__getitem__)
-            plain = not awake
-            budget -= self._visit(awake, t, batch, post)
+            budget -= self._visit(awake, t, batch, post, budget) if awake else 0
         else:
-            budget -= self._visit(running, t, batch, post, budget=budget)
+            budget -= self._visit(running, t, batch, post, budget)
         decodes = len(quiet)
         scheduled = len(batch.seqs)
         sched.admit(batch, budget - decodes, t0_clock, preempted=sched.num_preemptions != preemptions_before)
@@ -175,7 +214,6 @@ class FastDecode:
             self.order[item.seq] = self._admitted
             self._admitted += 1
             post.append(item)
-        self._plain = plain and not batch.seqs and not events
         if not batch.seqs and not decodes:
             return events
         batch.quiet_decodes, batch.quiet_kv = decodes, self.base_sum + decodes * t
@@ -204,13 +242,13 @@ class FastDecode:
         return events
 
     def _visit(self, seqs: list[Sequence], t: int, batch: ScheduledBatch, post: list[ScheduledSeq | Sequence],
-               budget: int | None = None) -> int:
-        """Schedule `seqs` (running order) as Scheduler.schedule's loop does: quiet ones only where step t is
-        one of their events. With `budget` (seqs is all of `running`), quiet ones use it too and those it
-        does not reach are woken. The tokens given to sequences awake (quiet ones are not counted)."""
-        sched, quiet = self.engine.scheduler, self.quiet
-        bs, caching = self.engine.block_manager.block_size, self.engine.block_manager.enable_prefix_caching
-        left = budget if budget is not None else len(quiet) + sum(s.num_pending_tokens for s in seqs)
+               budget: int) -> int:
+        """Schedule `seqs` (running order) as Scheduler.schedule's loop does, quiet ones only where step t is
+        one of their events; those the budget does not reach are woken. Either `seqs` is all of `running`, or
+        the budget holds every running sequence's tokens (then the quiet ones not visited need not count).
+        The tokens given to sequences awake (quiet ones are not counted)."""
+        sched, quiet, bs, caching = self.engine.scheduler, self.quiet, self._bs, self._caching
+        left = budget
         used = i = 0
         while i < len(seqs):
             seq = seqs[i]

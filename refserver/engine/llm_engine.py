@@ -25,7 +25,7 @@ def validate_request(
         raise ValueError("prompt must contain at least one token")
     if len(prompt) >= max_context:
         raise ValueError(f"prompt has {len(prompt)} tokens; the context holds {max_context} (prompt + output)")
-    bad = next((t for t in prompt if not 0 <= t < vocab_size), None)
+    bad = None if min(prompt) >= 0 and max(prompt) < vocab_size else next(t for t in prompt if not 0 <= t < vocab_size)
     if bad is not None:
         raise ValueError(f"token id {bad} is outside the vocabulary [0, {vocab_size})")
     if params.max_tokens < 1:
