@@ -115,8 +115,9 @@ class BlockManager:
         seq.block_table.append(self._take_free())
 
     def _extend(self, seq: Sequence, num_tokens: int) -> None:
-        while len(seq.block_table) * self.block_size < num_tokens:
-            seq.block_table.append(self._take_free())
+        table = seq.block_table
+        for _ in range(-(-num_tokens // self.block_size) - len(table)):
+            table.append(self._take_free())
 
     def _take_free(self) -> int:
         block_id, _ = self._free.popitem(last=False)
@@ -152,12 +153,13 @@ class BlockManager:
     def free(self, seq: Sequence) -> None:
         """Drop the sequence's references; blocks at zero become reusable, cached ones kept as long as possible."""
         # Tail first, so that a prompt's deeper blocks are evicted before its shared head.
+        blocks, free = self.blocks, self._free
         for block_id in reversed(seq.block_table):
-            block = self.blocks[block_id]
+            block = blocks[block_id]
             block.ref_count -= 1
             if block.ref_count == 0:
-                self._free[block_id] = None
+                free[block_id] = None
                 if block.hash is None:
-                    self._free.move_to_end(block_id, last=False)
+                    free.move_to_end(block_id, last=False)
         seq.block_table = []
         seq.block_hashes = []
