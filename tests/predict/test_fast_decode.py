@@ -99,3 +99,43 @@ def test_decodes_go_quiet_and_the_engine_state_matches_step_by_step() -> None:
         other = fast.seqs[rid]
         assert (other.token_ids, other.num_computed_tokens, other.block_table, other.block_hashes) == \
             (seq.token_ids, seq.num_computed_tokens, seq.block_table, seq.block_hashes)
+
+
+def test_abort_brings_quiet_sequences_up_to_date() -> None:
+    from refserver.engine.types import SamplingParams
+
+    model, prompts, _, _ = workload(2, caching=False, tight=False)
+    engines = [make_engine(model, max_positions=300, waiting=10, fast=fast)[0] for fast in (True, False)]
+    for engine in engines:
+        for i in range(3):
+            engine.add_request(str(i), prompts[i], SamplingParams(max_tokens=100, ignore_eos=True))
+        for _ in range(20):
+            engine.step()
+    fast, slow = engines
+    event = fast.abort("1")
+    assert event is not None and event.finish_reason == "abort"
+    slow.abort("1")
+    assert [(s.num_output_tokens, s.num_computed_tokens) for s in fast.seqs.values()] == \
+        [(s.num_output_tokens, s.num_computed_tokens) for s in slow.seqs.values()]
+    assert fast.stats() == slow.stats()
+
+
+def test_decoding_sequences_are_not_scheduled_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What makes it fast: a sequence is scheduled as an item for its prefill and its last step, not for each
+    # of its 200 tokens (the same outcomes, as above).
+    from refserver.engine.scheduler import Scheduler
+
+    counts = {"items": 0}
+    original = Scheduler._scheduled
+
+    def counted(self: Scheduler, seq: object, n: int) -> object:
+        counts["items"] += 1
+        return original(self, seq, n)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Scheduler, "_scheduled", counted)
+    model = StepModel(fixed_s=0.01, decode_kv_s=1e-6, limits=SchedulerLimits(max_num_seqs=8, num_blocks=1000))
+    prompts, offsets = [list(range(i * 100, i * 100 + 50)) for i in range(20)], np.linspace(0.0, 5.0, 20)
+    slow = simulate(model, prompts, [200] * 20, offsets, fast=False)
+    slow_items, counts["items"] = counts["items"], 0
+    assert_same(slow, simulate(model, prompts, [200] * 20, offsets))
+    assert slow_items >= 20 * 200 and counts["items"] <= 20 * 3
