@@ -21,6 +21,7 @@ proves the outcomes equal to the step-by-step engine's.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from operator import sub
 from typing import TYPE_CHECKING
 
@@ -44,7 +45,8 @@ class FastDecode:
         self._events: list[RequestEvent] = []
         self._t = 0
         self._bs, self._caching = engine.block_manager.block_size, engine.block_manager.enable_prefix_caching
-        self.due: dict[int, list[Sequence]] = {}  # step -> quiet sequences with an event then (some stale)
+        self.due: defaultdict[int, list[Sequence]] = defaultdict(list)  # step -> quiet sequences with an event
+        # then (some stale: woken or planned again since)
         self.base_sum = 0  # Σ (computed tokens − step + 1) at the anchor of the quiet: their KV read is this + count × step
         self.order: dict[Sequence, int] = {}  # when each running sequence joined `running` (its place there)
         self._admitted = 0
@@ -86,19 +88,16 @@ class FastDecode:
         """The next step at which the quiet seq needs a block, fills a block (prefix caching) or finishes."""
         t0, c0, bs = q[T0], q[C0], self._bs
         nxt = t0 + len(seq.block_table) * bs - c0  # its first step with c0 + (s - t0) + 1 > the table's tokens
-        if nxt < t0:
-            nxt = t0
         if self._caching:  # its first step after which (c0 + (s - t0) + 1) // bs exceeds the blocks hashed
             fill = t0 + (len(seq.block_hashes) + 1) * bs - c0 - 1
-            nxt = min(nxt, fill if fill > t0 else t0)
+            if fill < nxt:
+                nxt = fill
+        if nxt < t0:
+            nxt = t0
         if q[END] < nxt:
             nxt = q[END]
         q[NXT] = nxt
-        bucket = self.due.get(nxt)
-        if bucket is None:
-            self.due[nxt] = [seq]
-        else:
-            bucket.append(seq)
+        self.due[nxt].append(seq)
 
     def _go_quiet(self, seq: Sequence, t0: int) -> None:
         eng, p, c0 = self.engine, seq.params, seq.num_computed_tokens
