@@ -41,7 +41,7 @@ class VirtualClock:
 
 def batch_features(batch: ScheduledBatch) -> StepFeatures:
     """P, PC, D and K of one scheduled batch (loadgen.predict.step_model)."""
-    prefill = decode = kv = 0
+    prefill, decode, kv = 0, batch.quiet_decodes, batch.quiet_kv
     prefill_ctx = 0.0
     for s in batch.seqs:
         n = len(s.token_ids)
@@ -57,6 +57,8 @@ def batch_features(batch: ScheduledBatch) -> StepFeatures:
 
 class ModelStepRunner:
     """A `ModelRunner` whose step takes the step model's time on the virtual clock."""
+
+    constant_token = OUTPUT_TOKEN  # what every step samples: lets the engine run decodes fast (fast_decode)
 
     def __init__(self, model: StepModel, clock: VirtualClock, *, max_positions: int) -> None:
         self.model = model
@@ -79,7 +81,7 @@ class ModelStepRunner:
         self.clock.t += duration
         self.busy_s += duration
         self.steps += 1
-        return [OUTPUT_TOKEN] * batch.num_samples
+        return [OUTPUT_TOKEN] * batch.num_samples if batch.seqs else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,14 +98,15 @@ class Outcome:
     preemptions: int
 
 
-def make_engine(model: StepModel, *, max_positions: int, waiting: int) -> tuple[LLMEngine, ModelStepRunner]:
+def make_engine(model: StepModel, *, max_positions: int, waiting: int,
+                fast: bool = False) -> tuple[LLMEngine, ModelStepRunner]:
     clock = VirtualClock()
     runner = ModelStepRunner(model, clock, max_positions=max_positions)
     lim = model.limits
     config = EngineConfig(block_size=lim.block_size, num_blocks=lim.num_blocks,
                           max_num_batched_tokens=lim.max_num_batched_tokens, max_num_seqs=lim.max_num_seqs,
                           max_waiting=max(1, waiting), enable_prefix_caching=lim.enable_prefix_caching)
-    return LLMEngine(runner, config, clock=clock.now), runner
+    return LLMEngine(runner, config, clock=clock.now, fast_decode=fast), runner
 
 
 Routing = Literal["round-robin", "least-loaded"]
@@ -119,9 +122,10 @@ def route(engines: list[LLMEngine], index: int, routing: Routing) -> int:
 
 
 def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], offsets: FloatArray, *,
-             replicas: int = 1, routing: Routing = "round-robin") -> Outcome:
+             replicas: int = 1, routing: Routing = "round-robin", fast: bool = True) -> Outcome:
     """Run every request through `replicas` engines in virtual time, each request routed at its arrival;
-    ValueError for a request an engine cannot hold."""
+    ValueError for a request an engine cannot hold. `fast` runs decodes without per-sequence bookkeeping
+    (refserver.engine.fast_decode; the same outcomes), False runs every sequence's every step."""
     n = len(prompts)
     longest = max((len(p) + m for p, m in zip(prompts, max_tokens, strict=True)), default=1)
     pool = model.limits.num_blocks * model.limits.block_size
@@ -129,7 +133,7 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
         raise ValueError(f"a request of {longest} tokens does not fit the model's KV pool of {pool} tokens")
     if replicas < 1:
         raise ValueError(f"replicas must be >= 1, got {replicas}")
-    pairs = [make_engine(model, max_positions=longest + 1, waiting=n) for _ in range(replicas)]
+    pairs = [make_engine(model, max_positions=longest + 1, waiting=n, fast=fast) for _ in range(replicas)]
     engines, clocks = [e for e, _ in pairs], [r.clock for _, r in pairs]
     arrival = np.asarray(offsets, dtype=np.float64)
     nan = math.nan  # plain lists in the loop: numpy scalar access costs more than the bookkeeping itself
@@ -153,10 +157,16 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
         e = min(busy, key=lambda b: clocks[b].t)
         clock = clocks[e]
         before = clock.t
-        for rid, event in engines[e].step():
+        # Its steps up to the next arrival: no other replica's step changes this one's (routing reads each
+        # replica's state once every step it began before the arrival is done, as stepping in turn would).
+        for rid, event in engines[e].run_until(float(arrival[i]) if i < n else math.inf):
             k, t = int(rid), event.now_s
             count = out[k] = out[k] + len(event.new_token_ids)
-            if count == 1:
+            gap = event.gap_max_s  # several tokens, one per step (fast decode): their longest gap
+            if gap is not None:
+                if not gap <= max_itl[k]:
+                    max_itl[k] = gap
+            elif count == 1:
                 first[k] = t
             elif not t - last[k] <= max_itl[k]:  # NaN-safe: the first gap sets it
                 max_itl[k] = t - last[k]

@@ -110,9 +110,14 @@ class BlockManager:
         self._extend(seq, num_tokens)
         return True
 
+    def append_block(self, seq: Sequence) -> None:
+        """One more block at the end of the sequence's table (grow by one block; a free one must exist)."""
+        seq.block_table.append(self._take_free())
+
     def _extend(self, seq: Sequence, num_tokens: int) -> None:
-        while len(seq.block_table) * self.block_size < num_tokens:
-            seq.block_table.append(self._take_free())
+        table = seq.block_table
+        for _ in range(-(-num_tokens // self.block_size) - len(table)):
+            table.append(self._take_free())
 
     def _take_free(self) -> int:
         block_id, _ = self._free.popitem(last=False)
@@ -128,27 +133,33 @@ class BlockManager:
         """Register the sequence's newly completed blocks (full, and KV computed) in the prefix cache."""
         if not self.enable_prefix_caching:
             return
-        bs = self.block_size
-        for i in range(len(seq.block_hashes), seq.num_computed_tokens // bs):
-            tokens = tuple(seq.token_ids[i * bs : (i + 1) * bs])
-            h = self._hash_fn(seq.block_hashes[-1] if seq.block_hashes else None, tokens)
-            seq.block_hashes.append(h)
-            existing = self._cached.get(h)
-            if existing is not None and self.blocks[existing].token_ids == tokens:
+        bs, hashes = self.block_size, seq.block_hashes
+        start, end = len(hashes), seq.num_computed_tokens // bs
+        if start >= end:
+            return
+        token_ids, table, cached, blocks, hash_fn = seq.token_ids, seq.block_table, self._cached, self.blocks, self._hash_fn
+        prev = hashes[-1] if hashes else None
+        for i in range(start, end):
+            tokens = tuple(token_ids[i * bs : (i + 1) * bs])
+            h = prev = hash_fn(prev, tokens)
+            hashes.append(h)
+            existing = cached.get(h)
+            if existing is not None and blocks[existing].token_ids == tokens:
                 continue  # same content already cached (computed concurrently); keep the first copy
-            block = self.blocks[seq.block_table[i]]
+            block = blocks[table[i]]
             block.hash, block.token_ids = h, tokens
-            self._cached[h] = block.block_id
+            cached[h] = block.block_id
 
     def free(self, seq: Sequence) -> None:
         """Drop the sequence's references; blocks at zero become reusable, cached ones kept as long as possible."""
         # Tail first, so that a prompt's deeper blocks are evicted before its shared head.
+        blocks, free = self.blocks, self._free
         for block_id in reversed(seq.block_table):
-            block = self.blocks[block_id]
+            block = blocks[block_id]
             block.ref_count -= 1
             if block.ref_count == 0:
-                self._free[block_id] = None
+                free[block_id] = None
                 if block.hash is None:
-                    self._free.move_to_end(block_id, last=False)
+                    free.move_to_end(block_id, last=False)
         seq.block_table = []
         seq.block_hashes = []

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from refserver.engine.block_manager import BlockManager, HashFn, chain_hash
 from refserver.engine.config import EngineConfig
+from refserver.engine.fast_decode import FastDecode
 from refserver.engine.runner_base import ModelRunner
 from refserver.engine.scheduler import Scheduler, SchedulerConfig
 from refserver.engine.sequence import Sequence
@@ -24,7 +25,7 @@ def validate_request(
         raise ValueError("prompt must contain at least one token")
     if len(prompt) >= max_context:
         raise ValueError(f"prompt has {len(prompt)} tokens; the context holds {max_context} (prompt + output)")
-    bad = next((t for t in prompt if not 0 <= t < vocab_size), None)
+    bad = None if min(prompt) >= 0 and max(prompt) < vocab_size else next(t for t in prompt if not 0 <= t < vocab_size)
     if bad is not None:
         raise ValueError(f"token id {bad} is outside the vocabulary [0, {vocab_size})")
     if params.max_tokens < 1:
@@ -41,7 +42,7 @@ def validate_request(
 
 class LLMEngine:
     def __init__(self, runner: ModelRunner, config: EngineConfig, *, hash_fn: HashFn = chain_hash,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter, fast_decode: bool = False) -> None:
         self.runner = runner
         # Seconds of the engine's clock: the wall clock, or a virtual one the runner advances (loadgen.predict).
         self.clock = clock
@@ -60,6 +61,14 @@ class LLMEngine:
         pool = self.block_manager.num_total_blocks * self.block_manager.block_size
         # Prompt + output tokens one request may reach: model positions, capped by the KV pool.
         self._max_context = min(max_positions(self.model_config), pool)
+        # Decode steps without per-sequence bookkeeping (refserver.engine.fast_decode): only for a runner
+        # that always samples the same token (`constant_token`), i.e. the virtual engine of loadgen.predict.
+        self.fast: FastDecode | None = None
+        if fast_decode:
+            token = getattr(runner, "constant_token", None)
+            if not isinstance(token, int):
+                raise ValueError("fast_decode needs a runner that samples a constant token (constant_token)")
+            self.fast = FastDecode(self, token)
 
     @property
     def vocab_size(self) -> int:
@@ -96,10 +105,14 @@ class LLMEngine:
         seq = self.seqs.get(request_id)
         if seq is None:
             return None
+        if self.fast is not None:
+            self.fast.flush()
         return self._finish(seq, "abort", [], self.clock())
 
     def abort_all(self, reason: FinishReason) -> list[RequestEvent]:
         now = self.clock()
+        if self.fast is not None:
+            self.fast.flush()
         return [(rid, self._finish(seq, reason, [], now)) for rid, seq in list(self.seqs.items())]
 
     def has_unfinished(self) -> bool:
@@ -107,6 +120,8 @@ class LLMEngine:
 
     def step(self) -> list[RequestEvent]:
         """Run one engine step; events for every request that produced a token or finished."""
+        if self.fast is not None:
+            return self.fast.step()
         t0 = self.clock()
         batch = self.scheduler.schedule(t0)
         if not batch.seqs:
@@ -125,6 +140,20 @@ class LLMEngine:
         self.num_steps += 1
         self.overhead_s += (t1 - t0) + (self.clock() - t2)
         return events
+
+    def run_until(self, until_s: float) -> list[RequestEvent]:
+        """Steps while the clock is before `until_s` (at least one), for a clock that only steps advance (the
+        virtual one of loadgen.predict); stops early at a step that leaves the clock where it was (nothing to
+        schedule) or when nothing is left to run. The events of every step, in order."""
+        if self.fast is not None:
+            return self.fast.run_until(until_s)
+        events: list[RequestEvent] = []
+        while True:
+            before = self.clock()
+            events += self.step()
+            now = self.clock()
+            if now == before or now >= until_s or not self.has_unfinished():
+                return events
 
     def _append(self, seq: Sequence, token: int, now_s: float) -> TokenEvent:
         seq.append_token(token)

@@ -47,6 +47,10 @@ class ScheduledSeq:
 @dataclass(slots=True)
 class ScheduledBatch:
     seqs: list[ScheduledSeq] = field(default_factory=list)
+    # Decode steps run without a ScheduledSeq (the virtual engine's fast decode, refserver.engine.fast_decode):
+    # how many, and the KV tokens they read. Always 0 for a runner that computes tokens.
+    quiet_decodes: int = 0
+    quiet_kv: int = 0
 
     @property
     def num_tokens(self) -> int:

@@ -10,6 +10,7 @@ sequence is preempted: its blocks are freed and it waits at the head of the queu
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from refserver.engine.block_manager import BlockManager
@@ -42,6 +43,8 @@ class Scheduler:
         # Waiting requests never scheduled yet. The queue bound counts only these, so that preempted
         # sequences going back to the queue can never make a request that was accepted overflow it.
         self.num_new_waiting = 0
+        # Called with a victim before it is preempted (the virtual engine's fast decode brings it up to date).
+        self.before_preempt: Callable[[Sequence], None] | None = None
 
     def add(self, seq: Sequence) -> None:
         if self.num_new_waiting >= self.config.max_waiting:
@@ -65,7 +68,11 @@ class Scheduler:
             batch.seqs.append(self._scheduled(seq, n))
             budget -= n
             i += 1
-        preempted = self.num_preemptions != preemptions_before
+        self.admit(batch, budget, now_s, preempted=self.num_preemptions != preemptions_before)
+        return batch
+
+    def admit(self, batch: ScheduledBatch, budget: int, now_s: float, *, preempted: bool) -> None:
+        """Admit waiting sequences into `batch` with what is left of the step's token budget."""
         # After a preemption the pool is tight: admitting more would only preempt again next step.
         while self.waiting and budget > 0 and len(self.running) < self.config.max_num_seqs and not preempted:
             seq = self.waiting[0]
@@ -87,7 +94,6 @@ class Scheduler:
             self.running.append(seq)
             batch.seqs.append(self._scheduled(seq, n))
             budget -= n
-        return batch
 
     def _scheduled(self, seq: Sequence, n: int) -> ScheduledSeq:
         start = seq.num_computed_tokens
@@ -109,6 +115,8 @@ class Scheduler:
         return True
 
     def _preempt(self, seq: Sequence) -> None:
+        if self.before_preempt is not None:
+            self.before_preempt(seq)
         self.blocks.free(seq)
         seq.reset_for_recompute()
         self.waiting.appendleft(seq)

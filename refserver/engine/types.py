@@ -43,6 +43,8 @@ class TokenEvent:
     scheduled_s: float | None  # first time the scheduler gave it a step (end of queueing)
     first_token_s: float | None  # end of the step that produced the first output token
     now_s: float  # end of the step that produced this event
+    # Several new tokens, one per step (the virtual engine's fast decode): the longest gap before or between them.
+    gap_max_s: float | None = None
 
 
 @dataclass(slots=True)
