@@ -16,8 +16,8 @@ import threading
 import time
 from collections.abc import AsyncIterator
 
-from refserver.engine.llm_engine import LLMEngine, RequestEvent
-from refserver.engine.types import EngineStats, QueueFullError, SamplingParams, TokenEvent
+from refserver.engine.llm_engine import LLMEngine
+from refserver.engine.types import EngineStats, QueueFullError, RequestEvent, SamplingParams, TokenEvent
 
 log = logging.getLogger(__name__)
 

@@ -22,14 +22,37 @@ proves the outcomes equal to the step-by-step engine's.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from operator import sub
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from refserver.engine.runner_base import ScheduledBatch, ScheduledSeq
+from refserver.engine.block_manager import BlockManager
+from refserver.engine.runner_base import ModelRunner, ScheduledBatch, ScheduledSeq
+from refserver.engine.scheduler import Scheduler
 from refserver.engine.sequence import Sequence, SequenceStatus
+from refserver.engine.types import FinishReason, RequestEvent, TokenEvent
 
-if TYPE_CHECKING:
-    from refserver.engine.llm_engine import LLMEngine, RequestEvent
+
+class Engine(Protocol):
+    """What FastDecode needs of the engine that owns it (refserver.engine.llm_engine.LLMEngine)."""
+
+    scheduler: Scheduler
+    block_manager: BlockManager
+    runner: ModelRunner
+    clock: Callable[[], float]
+    overhead_s: float
+    num_steps: int
+
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]: ...
+
+    @property
+    def max_context(self) -> int: ...
+
+    def _event(self, seq: Sequence, new_tokens: list[int], reason: FinishReason | None,
+               now_s: float) -> TokenEvent: ...
+
+    def _append(self, seq: Sequence, token: int, now_s: float) -> TokenEvent: ...
 
 # A quiet sequence's record: [next event step, anchor step, computed tokens at the anchor, first unreported
 # step, finishing step].
@@ -37,7 +60,7 @@ NXT, T0, C0, R0, END = range(5)
 
 
 class FastDecode:
-    def __init__(self, engine: LLMEngine, token: int) -> None:
+    def __init__(self, engine: Engine, token: int) -> None:
         self.engine = engine
         self.token = token
         self.quiet: dict[Sequence, list[int]] = {}

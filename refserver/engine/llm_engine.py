@@ -11,10 +11,8 @@ from refserver.engine.fast_decode import FastDecode
 from refserver.engine.runner_base import ModelRunner
 from refserver.engine.scheduler import Scheduler, SchedulerConfig
 from refserver.engine.sequence import Sequence
-from refserver.engine.types import EngineStats, FinishReason, SamplingParams, TokenEvent
+from refserver.engine.types import EngineStats, FinishReason, RequestEvent, SamplingParams, TokenEvent
 from refserver.model.config import max_positions
-
-RequestEvent = tuple[str, TokenEvent]
 
 
 def validate_request(

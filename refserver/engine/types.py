@@ -77,3 +77,7 @@ class AsyncEngine(Protocol):
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...
+
+
+# What an engine step yields per request: its id and its token event.
+RequestEvent = tuple[str, TokenEvent]
