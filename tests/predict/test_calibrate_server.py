@@ -169,6 +169,8 @@ def test_runs_without_a_timeable_step_are_refused(tmp_path: Path, runs: list[Pat
     assert code == 2 and len(err.strip().splitlines()) == 1 and not out.exists()
     assert "no engine step can be timed: of 24 requests, " + reason in err
     assert "the server's histograms alone give means per run, not steps" in err
+    assert "--continuous-usage" not in err  # already goodput run's default: no flag would help
+    assert ("merged by the client or the server" in err) == ("several tokens" in reason)
 
 
 def test_cache_config_labels_and_the_decode_fallback() -> None:
