@@ -4,6 +4,7 @@ virtual time (loadgen.predict). Every `goodput run` workload and load option app
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -65,8 +66,8 @@ def _rates(text: str) -> list[float]:
         rates = [float(r) for r in text.split(",") if r.strip()]
     except ValueError:
         raise ValueError(f"--rates expects numbers separated by commas, got {text!r}") from None
-    if not rates or any(not r > 0 for r in rates):
-        raise ValueError(f"--rates needs positive rates, got {text!r}")
+    if not rates or any(not (r > 0 and math.isfinite(r)) for r in rates):
+        raise ValueError(f"--rates needs finite positive rates, got {text!r}")
     return rates
 
 
@@ -97,6 +98,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         spec, _ = build_spec(values)
         slo = None if spec.metrics.slo == SLO() else spec.metrics.slo
         rates = _rates(options["rates"]) if options["rates"] else []
+        given = set(rates)
         measured = [read_measured(path) for path in options["measured"] or []]
         if measured:  # every measured point is predicted at its own rate
             rates = sorted(set(rates) | set(measured_rates(measured)))
@@ -134,7 +136,9 @@ def predict(ctx: typer.Context, **options: Any) -> int:
     result.update(prediction_context(spec, model, options["server_model"]))
     if band is not None:
         probed = [(p["rate"], p["attainment"]) for p in band["probes"]]
-        note = monotone_note(probed + [(p.rate, p.attainment) for p in points if p.attainment is not None], target)
+        others = [(p.rate, p.attainment, "--rates" if p.rate in given else "--measured") for p in points
+                  if p.attainment is not None]
+        note = monotone_note(probed, target, others)
         result["capacity"] = {"attainment": target, **band, **({"note": note} if note else {})}
         typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment ({band_text(band, model)})")
         if note:
