@@ -98,7 +98,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         spec, _ = build_spec(values)
         slo = None if spec.metrics.slo == SLO() else spec.metrics.slo
         rates = _rates(options["rates"]) if options["rates"] else []
-        given = set(rates)
+        asked = set(rates)  # the --rates points (the others are --measured ones)
         measured = [read_measured(path) for path in options["measured"] or []]
         if measured:  # every measured point is predicted at its own rate
             rates = sorted(set(rates) | set(measured_rates(measured)))
@@ -136,7 +136,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
     result.update(prediction_context(spec, model, options["server_model"]))
     if band is not None:
         probed = [(p["rate"], p["attainment"]) for p in band["probes"]]
-        others = [(p.rate, p.attainment, "--rates" if p.rate in given else "--measured") for p in points
+        others = [(p.rate, p.attainment, "--rates" if p.rate in asked else "--measured") for p in points
                   if p.attainment is not None]
         note = monotone_note(probed, target, others)
         result["capacity"] = {"attainment": target, **band, **({"note": note} if note else {})}
