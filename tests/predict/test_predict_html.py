@@ -371,3 +371,20 @@ def test_rates_must_be_finite(tmp_path: Path, model: Path, rates: str, capsys: p
     assert run_cli(["predict", "--server-model", str(model), "--rates", rates, *PREDICT,
                     "--json", str(tmp_path / "p.json")]) == 2
     assert "--rates needs finite positive rates" in capsys.readouterr().err
+
+
+def test_attainment_judged_by_another_slo_is_marked_on_the_chart(tmp_path: Path, model: Path) -> None:
+    """The sweep judged TTFT <= 300 ms, the prediction 150 ms: its attainment is drawn, named 'another SLO',
+    never as a plain measured point beside the predicted line; its latencies are still held against it."""
+    sweep = write_sweep(tmp_path / "sw", spec_json(slo_ttft_s=0.3))
+    out = tmp_path / "p.json"
+    assert run_cli(["predict", "--server-model", str(model), *PREDICT, "--prompt-tokens", "64",
+                    "--measured", str(sweep), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["measured"][0]["slo_compared"] is False
+    charts = figures(out.with_suffix(".html"))
+    names = [t["name"] for t in charts["SLO attainment against the offered rate"]["data"]]
+    assert "measured sw (another SLO)" in names and "measured sw" not in names
+    assert trace(charts["SLO attainment against the offered rate"], "measured sw (another SLO)")["y"] == \
+        pytest.approx([90.0, 100.0])
+    assert trace(charts["TTFT p50, p90 and p99 against the offered rate"], "measured sw TTFT p50")["y"] == \
+        pytest.approx([80.0, 200.0])
