@@ -3,7 +3,6 @@ virtual time (loadgen.predict). Every `goodput run` workload and load option app
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -167,16 +166,20 @@ def write_prediction(result: dict[str, Any], json_path: Path, *, html: bool) -> 
     """predict.json, and its page beside it (same name, .html) unless --no-html; exit 1 when one cannot be
     written."""
     from exporters.html.predict_page import write_predict_report
+    from metrics.results import write_json
 
     try:
         json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(json_path, result)  # atomic: a temporary file beside it, then a rename
         if html:
             page = json_path.with_name(json_path.name + ".html") if json_path.suffix == ".html" \
                 else json_path.with_suffix(".html")
             typer.echo(f"HTML report: {write_predict_report(result, page)}")
     except OSError as exc:
         print(f"goodput predict: cannot write {exc.filename or json_path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # a figure that is not finite: JSON has no such number
+        print(f"goodput predict: cannot write {json_path}: {exc}", file=sys.stderr)
         return 1
     return 0
 
