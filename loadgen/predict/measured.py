@@ -191,7 +191,8 @@ def measured_capacity(m: Measured, target: float) -> dict[str, Any] | None:
         return {"rate": v.rate, "upper": v.upper, "target": v.target, "status": v.status,
                 "basis": "capacity.json's capacity"}
     if m.kind == "sweep":
-        found = sweep_capacity(sweep_rows(m.doc), target=target)
+        rated = [r for r in sweep_rows(m.doc) if _rate(r.get("value")) is not None]  # as read_measured keeps
+        found = sweep_capacity(rated, target=target)
         if found is None:
             return None
         return {"rate": found.capacity, "upper": found.upper, "target": target, "status": found.status,

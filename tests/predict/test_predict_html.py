@@ -388,3 +388,12 @@ def test_attainment_judged_by_another_slo_is_marked_on_the_chart(tmp_path: Path,
         pytest.approx([90.0, 100.0])
     assert trace(charts["TTFT p50, p90 and p99 against the offered rate"], "measured sw TTFT p50")["y"] == \
         pytest.approx([80.0, 200.0])
+
+
+def test_a_sweep_point_without_a_rate_does_not_stop_the_capacity_comparison(tmp_path: Path, model: Path) -> None:
+    sweep = _sweep_with_values(tmp_path / "sw", [None, 2.0])
+    out = tmp_path / "p.json"
+    assert run_cli(["predict", "--server-model", str(model), *PREDICT, "--prompt-tokens", "64", "--capacity",
+                    "--measured", str(sweep), "--json", str(out)]) == 0
+    entry = json.loads(out.read_text())["measured"][0]
+    assert [p["rate"] for p in entry["points"]] == [2.0] and entry["capacity"] is not None
