@@ -21,6 +21,7 @@ Per run, three comparisons of what the server measured with what the fitted mode
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -82,10 +83,13 @@ def batch_check(records: list[RequestRecord], server: ServerRun) -> dict[str, An
 def server_check(model: StepModel, steps: list[Step], prefills: list[tuple[StepFeatures, ...]],
                  records: list[RequestRecord], server: ServerRun, *, fitted: bool = False) -> dict[str, Any]:
     """One run's comparison (module docstring); a figure the server did not give is None. `fitted`: the
-    run's mean prefill time is a row of a fit with no more rows than the parameters it identifies."""
-    prefill: dict[str, Any] = {"server": server.prefill_mean_s, "model": prefill_mean_s(model, prefills),
-                               "server_requests": server.prefill_count, "requests": len(prefills),
-                               "fitted": fitted}
+    run's mean prefill time is a row of a fit with no more rows than the parameters it identifies (marked
+    so only where the model does meet it)."""
+    modelled = prefill_mean_s(model, prefills)
+    met = fitted and modelled is not None and server.prefill_mean_s is not None and \
+        math.isclose(modelled, server.prefill_mean_s, rel_tol=1e-6)  # a parameter held at 0 may miss it
+    prefill: dict[str, Any] = {"server": server.prefill_mean_s, "model": modelled,
+                               "server_requests": server.prefill_count, "requests": len(prefills), "fitted": met}
     if server.prefill_mean_s is not None and server.prefill_count != len(prefills):
         prefill["note"] = (f"the server timed {server.prefill_count:.0f} prefills, the chunk times place "
                            f"{len(prefills)}: the means are over different requests")
