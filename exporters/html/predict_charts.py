@@ -107,7 +107,8 @@ def attainment_chart(doc: dict[str, Any]) -> Chart | Text:
                      if isinstance(r["measured"]["good"], int) and r["measured"]["measured"] else None for r in rows]
         lows += [i[0] for i in intervals if i] + [r["measured"]["attainment"] for r in rows]
         if rows:
-            traces.append(lc.interval_trace(_measured_label(m), [r["rate"] for r in rows],
+            other = "" if m.get("slo_compared", True) else " (another SLO)"  # drawn, not held against the line
+            traces.append(lc.interval_trace(_measured_label(m) + other, [r["rate"] for r in rows],
                                             [r["measured"]["attainment"] for r in rows], intervals,
                                             [r["label"] for r in rows], symbol=MEASURED_SYMBOLS[j % len(MEASURED_SYMBOLS)],
                                             colour=fig.COLOURS[(j + 1) % len(fig.COLOURS)]))
@@ -127,7 +128,9 @@ def attainment_chart(doc: dict[str, Any]) -> Chart | Text:
     return Chart(fig.figure(traces + marks, lay), "Line: the predicted share of requests meeting every part of the "
                  "SLO at each predicted rate. Shaded: the predicted capacity's band, the search repeated with every "
                  "step-time parameter one standard error slower, then faster. Markers: each measured point's "
-                 "attainment with its 95 % Wilson interval; dotted lines: the capacity each measured directory shows.")
+                 "attainment with its 95 % Wilson interval (a directory that judged its requests by another SLO is marked "
+                 "'another SLO': its attainment is not comparable); dotted lines: the capacity each measured "
+                 "directory shows.")
 
 
 def throughput_chart(doc: dict[str, Any]) -> Chart | Text:

@@ -78,7 +78,7 @@ def calibrate(
 
     from loadgen.predict.bounds import roofline_bounds
     from loadgen.predict.calibrate import IdentifyError, build_model, fit_best, prefill_unidentified
-    from loadgen.predict.prefill import prefill_steps
+    from loadgen.predict.prefill import replay
     from loadgen.predict.server_check import check_line, prefill_aggregate, server_check
     from loadgen.predict.server_run import read_server_run, resolve_limits, server_limits
     from loadgen.predict.step_model import PARAMS
@@ -94,6 +94,10 @@ def calibrate(
         if not dirs:
             raise ValueError("no records.jsonl in " + ", ".join(map(str, runs)))
         servers = {str(d): read_server_run(d) if server_metrics else None for d in dirs}
+        for name, found in servers.items():
+            if found is not None and found.malformed:
+                typer.echo(f"goodput calibrate: note: {name}: " + "; ".join(found.malformed)
+                           + ": taken as absent", err=True)
         flags = {"max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
                  "block_size": block_size, "num_blocks": num_blocks, "enable_prefix_caching": prefix_caching}
         given = tuple(k for k, v in flags.items() if v is not None)
@@ -104,23 +108,28 @@ def calibrate(
         all_steps = [s for steps in by_run.values() for s in steps]
         if not all_steps:
             raise ValueError(no_steps_message([r for recs in records.values() for r in recs]))
-        prefills = {k: prefill_steps(v, max_batched_tokens=budget) for k, v in records.items()}
+        # Only a run whose server gave figures is replayed (the replay is for its prefill row and check).
+        prefills = {k: replay(v, max_batched_tokens=budget) for k, v in records.items()
+                    if (found := servers[k]) is not None and found.has_figures}
         need = prefill_unidentified(all_steps, pinned)
-        rows = {k: a for k in records if (a := prefill_aggregate(prefills[k], servers[k])) is not None}
+        rows = {k: a for k, p in prefills.items() if (a := prefill_aggregate(p, servers[k])) is not None}
         try:
             fit, forms = fit_best(all_steps, pinned, lower, tuple(rows.values()) if need else ())
         except IdentifyError as exc:
-            hint = ("; the server's mean prefill time (one row per run) was fitted too" if need and rows else
+            prefill_named = bool(set(exc.names) & set(need))
+            hint = ("; the server's mean prefill time (one row per run) was fitted too" if prefill_named and rows else
                     "; the server's prefill-time histogram (vllm:request_prefill_time_seconds, scraped during "
-                    "the runs) would identify it" if set(exc.names) & set(need) else "")
+                    "the runs) would identify it" if prefill_named else "")
             raise ValueError(str(exc) + hint) from None
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     server = build_model(fit, limits, by_run, [str(d) for d in dirs], forms)
-    checks = {k: server_check(server, by_run[k], prefills[k], records[k], s) for k, s in servers.items()
-              if s is not None and s.has_figures}
+    exact = bool(need) and len(rows) == len(need)  # as many rows as unknowns: each mean is met exactly
+    checks = {k: server_check(server, by_run[k], prefills[k].per_request, records[k], s, fitted=exact and k in rows)
+              for k, s in servers.items() if s is not None and s.has_figures}
     run_fit = {k: {**v, **({"server": checks[k]} if k in checks else {})} for k, v in server.fit["runs"].items()}
-    server_rows = {"parameters": need, "runs": sorted(rows), "weight": "sqrt(requests)"} if need and rows else None
+    server_rows = {"parameters": need, "runs": sorted(rows), "weight": "sqrt(distinct prefill steps)",
+                   "exact": exact} if need and rows else None
     server = replace(server, fit={**server.fit, "runs": run_fit, "limits_source": limit_sources,
                                   **({"server_rows": server_rows} if server_rows else {})})
     for name in PARAMS:
@@ -132,7 +141,9 @@ def calibrate(
                + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in forms.items()) + ")")
     if server_rows:
         typer.echo(f"{', '.join(need)}: from the server's mean prefill time of {len(rows)} run(s), one row each "
-                   f"weighted by the square root of its requests (the chunk times time no prefill-only step)")
+                   f"weighted by the square root of the distinct steps its prefills span (the chunk times time "
+                   f"no prefill-only step)" + ("; as many rows as parameters: each run's prefill mean is met "
+                                               "exactly, (fitted) below" if exact else ""))
     typer.echo("limits: " + ", ".join(f"{k} {getattr(limits, k)} ({limit_sources[k]})" for k in limit_sources))
     for run, r in run_fit.items():
         typer.echo(f"  {run}: {r['steps']:.0f} steps, mean {r['mean_step_s'] * 1e3:.2f} ms, "

@@ -3,7 +3,7 @@ virtual time (loadgen.predict). Every `goodput run` workload and load option app
 
 from __future__ import annotations
 
-import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -65,8 +65,8 @@ def _rates(text: str) -> list[float]:
         rates = [float(r) for r in text.split(",") if r.strip()]
     except ValueError:
         raise ValueError(f"--rates expects numbers separated by commas, got {text!r}") from None
-    if not rates or any(not r > 0 for r in rates):
-        raise ValueError(f"--rates needs positive rates, got {text!r}")
+    if not rates or any(not (r > 0 and math.isfinite(r)) for r in rates):
+        raise ValueError(f"--rates needs finite positive rates, got {text!r}")
     return rates
 
 
@@ -97,6 +97,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         spec, _ = build_spec(values)
         slo = None if spec.metrics.slo == SLO() else spec.metrics.slo
         rates = _rates(options["rates"]) if options["rates"] else []
+        asked = set(rates)  # the --rates points (the others are --measured ones)
         measured = [read_measured(path) for path in options["measured"] or []]
         if measured:  # every measured point is predicted at its own rate
             rates = sorted(set(rates) | set(measured_rates(measured)))
@@ -134,7 +135,9 @@ def predict(ctx: typer.Context, **options: Any) -> int:
     result.update(prediction_context(spec, model, options["server_model"]))
     if band is not None:
         probed = [(p["rate"], p["attainment"]) for p in band["probes"]]
-        note = monotone_note(probed + [(p.rate, p.attainment) for p in points if p.attainment is not None], target)
+        others = [(p.rate, p.attainment, "--rates" if p.rate in asked else "--measured") for p in points
+                  if p.attainment is not None]
+        note = monotone_note(probed, target, others)
         result["capacity"] = {"attainment": target, **band, **({"note": note} if note else {})}
         typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment ({band_text(band, model)})")
         if note:
@@ -163,16 +166,20 @@ def write_prediction(result: dict[str, Any], json_path: Path, *, html: bool) -> 
     """predict.json, and its page beside it (same name, .html) unless --no-html; exit 1 when one cannot be
     written."""
     from exporters.html.predict_page import write_predict_report
+    from metrics.results import write_json
 
     try:
         json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(json_path, result)  # atomic: a temporary file beside it, then a rename
         if html:
             page = json_path.with_name(json_path.name + ".html") if json_path.suffix == ".html" \
                 else json_path.with_suffix(".html")
             typer.echo(f"HTML report: {write_predict_report(result, page)}")
     except OSError as exc:
         print(f"goodput predict: cannot write {exc.filename or json_path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # a figure that is not finite: JSON has no such number
+        print(f"goodput predict: cannot write {json_path}: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -10,8 +10,10 @@ of the others) or that there are too few steps: the caller refuses rather than g
 
 An `Aggregate` is one more row: a mean the server measured over steps the chunk times place but do not
 time (loadgen.predict.server_check: a run's mean prefill time). Its row is the mean of its steps' rows
-per request, weighted √n for its n requests (the mean of n observations with the steps' noise σ has
-noise σ/√n), so a run of 400 requests weighs as much as 400 steps; the residual RMS is the steps' only.
+per request, weighted √s for the s distinct steps its requests' prefills span: requests of one burst share
+their prefill steps, so the mean is as good as those s steps' observations, not as n independent ones (a
+run of 400 requests whose prefills ran in 150 steps weighs as much as 150 steps). The residual RMS is the
+steps' only, and `Fit.points` counts the steps, `Fit.rows` the aggregates.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Aggregate:
     members: tuple[StepFeatures, ...]
     requests: int
     mean_s: float
+    steps: int  # distinct steps among the members: the row's weight is √steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +51,9 @@ class Fit:
     values: dict[str, float]
     std_err: dict[str, float]
     residual_rms_s: float
-    points: int
+    points: int  # measured steps
     overlap: bool = False
+    rows: int = 0  # aggregate rows (server means) beside the steps
 
 
 def all_features(steps: list[Step], aggregates: tuple[Aggregate, ...] = ()) -> list[StepFeatures]:
@@ -67,7 +71,7 @@ def design(steps: list[Step], sides: list[str] | None = None,
     for a in aggregates:
         block = np.array(rows[at:at + len(a.members)], dtype=np.float64).reshape(len(a.members), len(PARAMS))
         at += len(a.members)
-        weight = np.sqrt(a.requests)
+        weight = np.sqrt(a.steps)
         x = np.vstack([x, block.sum(axis=0) / a.requests * weight])
         y = np.append(y, a.mean_s * weight)
     return x, y
@@ -125,7 +129,8 @@ def fit_steps(steps: list[Step], fixed: dict[str, float] | None = None, sides: l
     values = {**pinned, **{PARAMS[j]: float(theta[i]) for i, j in enumerate(free)}}
     std = {PARAMS[j]: float(np.sqrt(max(cov[i, i], 0.0))) for i, j in enumerate(free)}
     step_resid = resid[:len(steps)]
-    return Fit(values, std, float(np.sqrt(np.mean(step_resid**2))) if len(steps) else 0.0, len(y), sides is not None)
+    return Fit(values, std, float(np.sqrt(np.mean(step_resid**2))) if len(steps) else 0.0, len(steps),
+               sides is not None, len(aggregates))
 
 
 def fit_overlapped(steps: list[Step], fixed: dict[str, float] | None = None, max_rounds: int = 30,
@@ -189,7 +194,8 @@ def residuals_by_run(model: StepModel, runs: dict[str, list[Step]]) -> dict[str,
 def build_model(fit: Fit, limits: SchedulerLimits, runs: dict[str, list[Step]], sources: list[str],
                 forms_rms_s: dict[str, float] | None = None) -> StepModel:
     model = model_of(fit.values, overlap=fit.overlap, limits=limits, std_err=fit.std_err)
-    info = {"sources": sources, "points": fit.points, "residual_rms_s": fit.residual_rms_s,
+    info = {"sources": sources, "points": fit.points, "aggregate_rows": fit.rows,
+            "residual_rms_s": fit.residual_rms_s,
             "form": "overlapped" if fit.overlap else "additive", "forms_residual_rms_s": forms_rms_s or {},
             "pinned": sorted(set(PARAMS) - set(fit.std_err))}
     return model_of(fit.values, overlap=fit.overlap, limits=limits, std_err=fit.std_err,

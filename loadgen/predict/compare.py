@@ -79,7 +79,7 @@ def compare(m: Measured, predicted: Mapping[float, dict[str, Any]], *, spec: dic
                      "early, where the prediction runs every request to its max tokens")
     out: dict[str, Any] = {
         "path": m.path, "label": m.label, "kind": m.kind, "workload_differences": differences, "notes": notes,
-        "slo": dict(m.slo),
+        "slo": dict(m.slo), "slo_compared": slo_ok,  # False: its attainment was judged by another SLO
         "points": [point_comparison(r, predicted[r["rate"]], attainment=slo_ok) for r in m.rows],
         "capacity": None,
     }

@@ -4,13 +4,15 @@
 Every measured point becomes the row a sweep gives a point (loadgen.sweep.rows: p50/p90/p99 of TTFT,
 TPOT and E2E, attainment, good and measured requests), a run's summary made into that row by the same
 function, with the offered rate it was planned at (a sweep point's rate, a probe's rate, a run's arrival
-rate, else the rate its schedule offered). Closed-loop points have no offered rate to predict at: left
-out, and said. What the directory's run.json records of its workload is kept, so that a difference from
+rate, else the rate its schedule offered). Closed-loop points have no offered rate to predict at, and a
+rate that is not a finite positive number (0, negative, infinite, missing) cannot be predicted: each is
+left out, and said in one note. A file of the wrong shape is one ValueError naming it. What the directory's run.json records of its workload is kept, so that a difference from
 the predicted workload is said rather than compared silently (`workload_differences`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,16 @@ OPEN_LOOP_RATE = ("constant", "poisson", "gamma")  # arrivals whose planned rate
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _rate(value: Any) -> float | None:
+    """A rate a prediction can run at: a finite positive number, else None."""
+    rate = _number(value)
+    return rate if rate is not None and math.isfinite(rate) and rate > 0 else None
+
+
+def _no_rate(label: str, point: Any, value: Any) -> str:
+    return f"{label}: point {point} has no finite positive offered rate ({value!r}): left out"
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -100,9 +112,9 @@ def _resolved_ignore_eos(run: dict[str, Any], spec: dict[str, Any]) -> bool | No
 def _run_rate(run: dict[str, Any], summary: dict[str, Any]) -> float | None:
     arrival = _dict(_dict(_dict(run.get("spec")).get("load")).get("arrival"))
     workload = _dict(_dict(run.get("spec")).get("workload"))
-    if arrival.get("kind") in OPEN_LOOP_RATE and workload.get("trace") is None and _number(arrival.get("rate")):
-        return _number(arrival.get("rate"))
-    return _number(_dict(summary.get("throughput")).get("offered_rps"))
+    if arrival.get("kind") in OPEN_LOOP_RATE and workload.get("trace") is None and _rate(arrival.get("rate")):
+        return _rate(arrival.get("rate"))
+    return _dict(summary.get("throughput")).get("offered_rps")
 
 
 def _read_run(directory: Path) -> Measured:
@@ -112,9 +124,13 @@ def _read_run(directory: Path) -> Measured:
     judged = _dict(summary.get("goodput")).get("slo")  # the summary's (`goodput report --slo` may change it)
     slo = judged if isinstance(judged, dict) else _dict(spec.get("metrics")).get("slo")
     out = Measured(str(directory), "run", [], spec, slo_given(slo), _resolved_ignore_eos(run, spec))
-    rate = _run_rate(run, summary)
-    if run.get("open_loop") is False or rate is None:
+    offered = _run_rate(run, summary)
+    if run.get("open_loop") is False or offered is None:
         out.notes.append(f"{out.label} ran closed loop (no offered rate to predict at): left out")
+        return out
+    rate = _rate(offered)
+    if rate is None:
+        out.notes.append(_no_rate(out.label, "run", offered))
         return out
     plan = PointPlan(out.label, "rate", rate, None, None, 0.0, 0)
     out.rows.append({**point_row(plan, status="done", code=0, summary=summary), "rate": rate})
@@ -124,13 +140,16 @@ def _read_run(directory: Path) -> Measured:
 def _read_sweep(directory: Path) -> Measured:
     doc = read_document(directory, SWEEP_FILE, "sweep")
     finished = done(sweep_rows(doc))
-    rows = [{**r, "rate": float(r["value"])} for r in finished if r.get("kind") == "rate" and r.get("role") != "ceiling"]
+    open_loop = [r for r in finished if r.get("kind") == "rate" and r.get("role") != "ceiling"]
+    rows = [{**r, "rate": _rate(r.get("value"))} for r in open_loop if _rate(r.get("value")) is not None]
+    bad = [_no_rate(directory.name or str(directory), r.get("label"), r.get("value")) for r in open_loop
+           if _rate(r.get("value")) is None]
     run = _first_point_run(directory, rows)
     spec = _dict(run.get("spec")) or _shared_spec(doc)
     out = Measured(str(directory), "sweep", rows, spec, slo_given(_dict(spec.get("metrics")).get("slo")),
-                   _resolved_ignore_eos(run, spec), doc)
-    if len(rows) < len(finished):
-        out.notes.append(f"{out.label}: {len(finished) - len(rows)} closed-loop point(s) (no offered rate to "
+                   _resolved_ignore_eos(run, spec), doc, bad)
+    if len(open_loop) < len(finished):
+        out.notes.append(f"{out.label}: {len(finished) - len(open_loop)} closed-loop point(s) (no offered rate to "
                          "predict at) left out")
     return out
 
@@ -138,26 +157,28 @@ def _read_sweep(directory: Path) -> Measured:
 def _read_capacity(directory: Path) -> Measured:
     doc = read_document(directory, CAPACITY_FILE, "capacity")
     finished = [r for r in doc["points"] if isinstance(r, dict) and r.get("status") == "done"]
-    rows = [{**r, "rate": float(r["rate"])} for r in finished if _number(r.get("rate")) is not None]
+    rows = [{**r, "rate": _rate(r.get("rate"))} for r in finished if _rate(r.get("rate")) is not None]
+    bad = [_no_rate(directory.name or str(directory), r.get("label"), r.get("rate")) for r in finished
+           if _rate(r.get("rate")) is None]
     run = _first_point_run(directory, rows)
     spec = _dict(run.get("spec")) or _shared_spec(doc)
     return Measured(str(directory), "capacity", rows, spec, slo_given(doc.get("slo")),
-                    _resolved_ignore_eos(run, spec), doc)
+                    _resolved_ignore_eos(run, spec), doc, bad)
 
 
 def read_measured(directory: Path) -> Measured:
     """A run, sweep or capacity directory (ValueError, one line, for anything else)."""
     if not directory.is_dir():
         raise ValueError(f"--measured {directory}: not a directory")
-    try:
-        if (directory / CAPACITY_FILE).is_file():
-            return _read_capacity(directory)
-        if (directory / SWEEP_FILE).is_file():
-            return _read_sweep(directory)
-        if (directory / SUMMARY_FILE).is_file():
-            return _read_run(directory)
-    except ValueError as exc:
-        raise ValueError(f"--measured {directory}: {exc}") from None
+    for name, reader in ((CAPACITY_FILE, _read_capacity), (SWEEP_FILE, _read_sweep), (SUMMARY_FILE, _read_run)):
+        if not (directory / name).is_file():
+            continue
+        try:
+            return reader(directory)
+        except ValueError as exc:
+            raise ValueError(f"--measured {directory}: {exc}") from None
+        except (TypeError, AttributeError, KeyError, IndexError) as exc:
+            raise ValueError(f"--measured {directory}: {name} is malformed ({type(exc).__name__}: {exc})") from None
     raise ValueError(f"--measured {directory}: no summary.json, sweep.json or capacity.json there (a run, sweep "
                      "or capacity directory of goodput)")
 
@@ -170,7 +191,8 @@ def measured_capacity(m: Measured, target: float) -> dict[str, Any] | None:
         return {"rate": v.rate, "upper": v.upper, "target": v.target, "status": v.status,
                 "basis": "capacity.json's capacity"}
     if m.kind == "sweep":
-        found = sweep_capacity(sweep_rows(m.doc), target=target)
+        rated = [r for r in sweep_rows(m.doc) if _rate(r.get("value")) is not None]  # as read_measured keeps
+        found = sweep_capacity(rated, target=target)
         if found is None:
             return None
         return {"rate": found.capacity, "upper": found.upper, "target": target, "status": found.status,

@@ -11,7 +11,7 @@ rates predicted show attainment that is not monotone in the rate, a note says so
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -124,21 +124,34 @@ def capacity_band(model: StepModel, requests_at: RequestsAt, slo: SLO, target: f
             "probes": [{"rate": r, "attainment": a} for r, a in main.probes]}
 
 
-def monotone_note(probed: list[tuple[float, float]], target: float) -> str | None:
-    """One line when the predicted attainment of the rates probed (rate, attainment) is not monotone in the
-    rate: a rate meeting the target above one that does not, else a rate attaining more than a lower one."""
-    pts = sorted(set(probed))
+def monotone_note(probed: list[tuple[float, float]], target: float,
+                  others: Sequence[tuple[float, float, str]] = ()) -> str | None:
+    """One line when the predicted attainment of the rates predicted is not monotone in the rate: a rate
+    meeting the target above one that does not, else a rate attaining more than a lower one. `probed`: the
+    search's (rate, attainment); `others`: (rate, attainment, where it came from: "--rates", "--measured").
+    Each rate named says where it came from, and what is said of the capacity is of the search alone."""
+    sources: dict[float, set[str]] = {}
+    for r, _ in probed:
+        sources.setdefault(r, set()).add("search")
+    for r, _, where in others:
+        sources.setdefault(r, set()).add(where)
+    pts = sorted(set(probed) | {(r, a) for r, a, _ in others})
+
+    def named(r: float) -> str:
+        return f"{r:.3g} req/s ({', '.join(sorted(sources[r], key=lambda w: (w != 'search', w)))})"
+
     fails = [r for r, a in pts if a < target]
     above = [(r, a) for r, a in pts if a >= target and fails and r > fails[0]]
     if above:
         (r, a), low = above[-1], fails[0]
-        return (f"predicted attainment is not monotone in the rate: {r:.3g} req/s meets {target:.0%} ({a:.1%}) "
-                f"where {low:.3g} req/s, lower, does not ({dict(pts)[low]:.1%}); the capacity is the highest rate "
-                f"the search showed to meet it below the lowest it showed not to")
+        return (f"predicted attainment is not monotone in the rate: {named(r)} meets {target:.0%} ({a:.1%}) "
+                f"where {named(low)}, lower, does not ({dict(pts)[low]:.1%}); the capacity is the highest rate "
+                f"the search's probes showed to meet it below the lowest they showed not to, so a rate above "
+                f"it may meet it too")
     for (r0, a0), (r1, a1) in pairwise(pts):
         if a1 > a0:
-            return (f"predicted attainment is not monotone in the rate: {a1:.1%} at {r1:.3g} req/s, "
-                    f"above {a0:.1%} at {r0:.3g} req/s")
+            return (f"predicted attainment is not monotone in the rate: {a1:.1%} at {named(r1)}, "
+                    f"above {a0:.1%} at {named(r0)}")
     return None
 
 

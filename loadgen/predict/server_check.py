@@ -9,7 +9,11 @@ Per run, three comparisons of what the server measured with what the fitted mode
 - mean prefill time: the server's (first scheduled to first token) and the model's over the run's requests
   (loadgen.predict.prefill). The chunk times never time a step in which nothing decodes, so a
   run whose prefills rarely share a step with decodes cannot identify prefill_s (nor prefill_ctx_s) from
-  them; the server's mean can: `prefill_aggregate` makes it one row of the fit (loadgen.predict.calibrate).
+  them; the server's mean can: `prefill_aggregate` makes it one row of the fit (loadgen.predict.calibrate),
+  weighted √ of the distinct steps its requests' prefills span (a burst's requests share their steps). When
+  the server counted other requests than the chunk times can use (requests that were not streamed one token
+  per chunk, other traffic), the check says so. When the runs' rows are exactly as many as the parameters
+  they identify, the model's mean equals the server's by construction: the check is marked `fitted`.
 - the batch: the mean of vllm:num_requests_running (and waiting) over the busy scrapes made while the
   run's requests were in flight (busy: the gauge or the steps show a request), and the batch the steps
   imply at the same instants (steps.batch_at).
@@ -17,22 +21,25 @@ Per run, three comparisons of what the server measured with what the fitted mode
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from loadgen.predict.calibrate import Aggregate
+from loadgen.predict.prefill import Prefills
 from loadgen.predict.server_run import ServerRun
 from loadgen.predict.step_model import StepFeatures, StepModel
 from loadgen.predict.steps import Step, batch_at, chunk_times_s
 from metrics.records.record import RequestRecord
 
 
-def prefill_aggregate(prefills: list[tuple[StepFeatures, ...]], server: ServerRun | None) -> Aggregate | None:
+def prefill_aggregate(prefills: Prefills, server: ServerRun | None) -> Aggregate | None:
     """The run's server-measured mean prefill time as a fit row over its requests' prefill steps."""
-    if server is None or server.prefill_mean_s is None or not prefills:
+    if server is None or server.prefill_mean_s is None or not prefills.per_request:
         return None
-    return Aggregate(tuple(f for steps in prefills for f in steps), len(prefills), server.prefill_mean_s)
+    return Aggregate(tuple(f for steps in prefills.per_request for f in steps), len(prefills.per_request),
+                     server.prefill_mean_s, prefills.steps)
 
 
 def decode_per_token_s(steps: list[Step], model: StepModel | None = None) -> float | None:
@@ -74,13 +81,22 @@ def batch_check(records: list[RequestRecord], server: ServerRun) -> dict[str, An
 
 
 def server_check(model: StepModel, steps: list[Step], prefills: list[tuple[StepFeatures, ...]],
-                 records: list[RequestRecord], server: ServerRun) -> dict[str, Any]:
-    """One run's comparison (module docstring); a figure the server did not give is None."""
+                 records: list[RequestRecord], server: ServerRun, *, fitted: bool = False) -> dict[str, Any]:
+    """One run's comparison (module docstring); a figure the server did not give is None. `fitted`: the
+    run's mean prefill time is a row of a fit with no more rows than the parameters it identifies (marked
+    so only where the model does meet it)."""
+    modelled = prefill_mean_s(model, prefills)
+    met = fitted and modelled is not None and server.prefill_mean_s is not None and \
+        math.isclose(modelled, server.prefill_mean_s, rel_tol=1e-6)  # a parameter held at 0 may miss it
+    prefill: dict[str, Any] = {"server": server.prefill_mean_s, "model": modelled,
+                               "server_requests": server.prefill_count, "requests": len(prefills), "fitted": met}
+    if server.prefill_mean_s is not None and server.prefill_count != len(prefills):
+        prefill["note"] = (f"the server timed {server.prefill_count:.0f} prefills, the chunk times place "
+                           f"{len(prefills)}: the means are over different requests")
     return {
         "decode_per_token_s": {"server": server.decode_per_token_s, "model": decode_per_token_s(steps, model),
                                "chunks": decode_per_token_s(steps)},
-        "prefill_mean_s": {"server": server.prefill_mean_s, "model": prefill_mean_s(model, prefills),
-                           "server_requests": server.prefill_count, "requests": len(prefills)},
+        "prefill_mean_s": prefill,
         "queue_mean_s": server.queue_mean_s,
         "batch": batch_check(records, server),
     }
@@ -94,9 +110,12 @@ def check_line(check: dict[str, Any]) -> str:
     """One console line of a run's server check."""
     dec, pre, batch = check["decode_per_token_s"], check["prefill_mean_s"], check["batch"]
     parts = [f"server decode/token {_ms(dec['server'])} (model {_ms(dec['model'])}, chunks {_ms(dec['chunks'])})",
-             f"prefill {_ms(pre['server'])} (model {_ms(pre['model'])})", f"queue {_ms(check['queue_mean_s'])}"]
+             f"prefill {_ms(pre['server'])} " + ("(fitted)" if pre.get("fitted") else f"(model {_ms(pre['model'])})"),
+             f"queue {_ms(check['queue_mean_s'])}"]
     if batch is not None:
         waiting = f", waiting {batch['waiting']:.1f}" if batch["waiting"] is not None else ""
         parts.append(f"running {batch['running']:.1f} (steps imply {batch['steps_imply']:.1f}, "
                      f"{batch['scrapes']} busy scrapes{waiting})")
+    if pre.get("note"):
+        parts.append(pre["note"])
     return "; ".join(parts)

@@ -9,11 +9,16 @@ limits calibrate would otherwise ask for), the means of vllm:request_prefill_tim
 vllm:request_decode_time_seconds (with vllm:generation_tokens_total: per output token, else the mean of
 vllm:inter_token_latency_seconds) and vllm:request_queue_time_seconds, and the vllm:num_requests_running /
 waiting gauges placed on the records' clock. A run without these files has none of it (None), never 0.
+A figure of the wrong shape (a histogram without a numeric count and sum, a counter's delta that is no
+number, a gauge line whose `running` is not a number, a cache config that is no object) is taken as
+absent, and `ServerRun.malformed` names it, for one line on stderr: a hand-edited or truncated file never
+stops calibrate.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +46,7 @@ class ServerRun:
     decode_per_token_s: float | None = None
     queue_mean_s: float | None = None
     gauges: list[Gauge] = field(default_factory=list)
+    malformed: tuple[str, ...] = ()  # "FILE: what", each figure of the wrong shape taken as absent
 
     @property
     def has_figures(self) -> bool:
@@ -70,28 +76,56 @@ def parse_cache_config(labels: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _mean(hist: Any) -> tuple[float | None, float]:
-    if not isinstance(hist, dict) or not hist.get("count"):
+def _num(value: Any) -> float | None:
+    """A finite number (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _obj(parent: dict[str, Any], key: str, where: str, problems: list[str]) -> dict[str, Any]:
+    """parent[key] when it is an object; {} when absent or null, and noted when it is something else."""
+    value = parent.get(key)
+    if value is None or isinstance(value, dict):
+        return value or {}
+    problems.append(f"{where}{key} is not an object")
+    return {}
+
+
+def _mean(hist: Any, name: str = "", problems: list[str] | None = None) -> tuple[float | None, float]:
+    if hist is None:
         return None, 0.0
-    return float(hist["sum"]) / float(hist["count"]), float(hist["count"])
+    count, total = (_num(hist.get("count")), _num(hist.get("sum"))) if isinstance(hist, dict) else (None, None)
+    if count is None or total is None or count < 0:
+        if problems is not None:
+            problems.append(f"histogram {name} has no numeric count and sum")
+        return None, 0.0
+    return (total / count, count) if count else (None, 0.0)
 
 
-def decode_per_token(section: dict[str, Any]) -> float | None:
+def decode_per_token(section: dict[str, Any], problems: list[str] | None = None) -> float | None:
     """Σ decode time / Σ (output tokens − 1): the decode histogram's sum over the generation tokens less one
     (the first token ends the prefill) per request; else the inter-token latency histogram's mean."""
-    decode = section.get("histograms", {}).get("decode_s")
-    tokens = section.get("counters", {}).get("generation_tokens", {}).get("delta")
-    if isinstance(decode, dict) and decode.get("count") and tokens is not None and tokens > decode["count"]:
-        return float(decode["sum"]) / (float(tokens) - float(decode["count"]))
-    return _mean(section.get("histograms", {}).get("itl_s"))[0]
+    notes: list[str] = [] if problems is None else problems
+    hists = _obj(section, "histograms", "", notes)
+    decode = hists.get("decode_s")
+    generation = _obj(_obj(section, "counters", "", notes), "generation_tokens", "counters.", notes)
+    tokens = _num(generation.get("delta"))
+    if generation.get("delta") is not None and tokens is None:
+        notes.append("counters.generation_tokens.delta is not a number")
+    mean, count = _mean(decode, "decode_s", notes)
+    if mean is not None and tokens is not None and tokens > count:
+        return mean * count / (tokens - count)
+    return _mean(hists.get("itl_s"), "itl_s", notes)[0]
 
 
-def gauges(run_dir: Path, start_unix_s: float) -> list[Gauge]:
+def gauges(run_dir: Path, start_unix_s: float, problems: list[str] | None = None) -> list[Gauge]:
     out: list[Gauge] = []
     try:
         lines = (run_dir / SERVER_SERIES_FILE).read_text(encoding="utf-8").splitlines()
     except OSError:
         return out
+    bad = 0
     for line in lines:
         try:
             p = json.loads(line)
@@ -99,9 +133,14 @@ def gauges(run_dir: Path, start_unix_s: float) -> list[Gauge]:
             continue
         if not isinstance(p, dict) or "running" not in p or "unix_s" not in p:
             continue
-        mid = (float(p.get("started_unix_s") or p["unix_s"]) + float(p["unix_s"])) / 2
-        waiting = p.get("waiting")
-        out.append(Gauge(mid - start_unix_s, float(p["running"]), float(waiting) if waiting is not None else None))
+        end, running, waiting = _num(p["unix_s"]), _num(p["running"]), _num(p.get("waiting"))
+        began = _num(p.get("started_unix_s")) if p.get("started_unix_s") is not None else end
+        if end is None or running is None or began is None or (p.get("waiting") is not None and waiting is None):
+            bad += 1
+            continue
+        out.append(Gauge((began + end) / 2 - start_unix_s, running, waiting))
+    if bad and problems is not None:
+        problems.append(f"{bad} gauge line(s) with a time, running or waiting that is not a number")
     return out
 
 
@@ -110,16 +149,22 @@ def read_server_run(run_dir: Path) -> ServerRun | None:
     section = _read_json(run_dir / SERVER_SECTION_FILE)
     if section is None or not section.get("available"):
         return None
-    labels = dict(section.get("cache_config") or {})
+    problems: list[str] = []
+    labels = dict(_obj(section, "cache_config", "", problems))
     if "block_size" in section and "block_size" not in labels:
         labels["block_size"] = str(section["block_size"])
-    hists = section.get("histograms", {})
-    prefill, count = _mean(hists.get("prefill_s"))
+    hists = _obj(section, "histograms", "", problems)
+    prefill, count = _mean(hists.get("prefill_s"), "prefill_s", problems)
+    queue = _mean(hists.get("queue_s"), "queue_s", problems)[0]
+    decode = decode_per_token(section, problems)
     run = run_or_none(run_dir) or {}
-    start = run.get("start_unix_s")
+    start = _num(run.get("start_unix_s"))
+    series: list[str] = []
+    points = gauges(run_dir, start, series) if start is not None else []
+    malformed = tuple(dict.fromkeys([f"{SERVER_SECTION_FILE}: {p}" for p in problems]
+                                    + [f"{SERVER_SERIES_FILE}: {p}" for p in series]))
     return ServerRun(cache_config=parse_cache_config(labels), prefill_mean_s=prefill, prefill_count=count,
-                     decode_per_token_s=decode_per_token(section), queue_mean_s=_mean(hists.get("queue_s"))[0],
-                     gauges=gauges(run_dir, float(start)) if isinstance(start, (int, float)) else [])
+                     decode_per_token_s=decode, queue_mean_s=queue, gauges=points, malformed=malformed)
 
 
 FLAG_OF = {"block_size": "--block-size", "num_blocks": "--num-blocks",

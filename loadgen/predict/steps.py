@@ -168,6 +168,10 @@ def no_steps_message(records: list[RequestRecord]) -> str:
     if not records:
         return "no request in the runs' records.jsonl: nothing to calibrate from"
     reasons = ", ".join(f"{n} {why}" for why, n in counts.most_common())
+    merged = ("; chunks of several tokens were merged by the client or the server (a saturated client that "
+              "reads several chunks as one, a server that batches chunks or decodes speculatively)"
+              if counts[SEVERAL_TOKENS] else "")
     return (f"no engine step can be timed: of {len(records)} requests, {reasons}. calibrate needs requests that "
-            f"end ok with one token per chunk (vLLM: goodput run --continuous-usage) or the server's per-chunk "
-            f"times; the server's histograms alone give means per run, not steps, and are not fitted")
+            f"end ok with one token per chunk, counted by the server (per-chunk usage, which goodput run asks "
+            f"for by default, or per-chunk times){merged}; the server's histograms alone give means per run, "
+            f"not steps, and are not fitted")

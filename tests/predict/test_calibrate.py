@@ -78,19 +78,23 @@ def test_a_fit_below_its_bound_is_held_there() -> None:
     assert fit.values["decode_kv_s"] == 1e-6 and "decode_kv_s" not in fit.std_err
 
 
-def test_an_aggregate_is_one_row_weighted_by_the_root_of_its_requests() -> None:
+def test_an_aggregate_is_one_row_weighted_by_the_root_of_its_distinct_steps() -> None:
     from loadgen.predict.calibrate import Aggregate, design
 
-    # Four requests whose prompts ran in two steps of 100 and 300 tokens: the row is their sum over 4
-    # requests (the mean per request), times √4; the observation is the server's mean, times √4.
+    # Four requests whose prompts ran in two shared steps of 100 and 300 tokens (each request's tuple lists
+    # both): the row is the members' sum over 4 requests (the mean per request), times √2 for the two
+    # distinct steps, not √4 (the four requests' means are two steps' observations); the observation is the
+    # server's mean, times √2.
     steps = _steps(10, 0.0)
-    agg = Aggregate((StepFeatures(100, 1e4), StepFeatures(300, 9e4)), requests=4, mean_s=0.03)
+    two = (StepFeatures(100, 1e4), StepFeatures(300, 9e4))
+    agg = Aggregate(two * 4, requests=4, mean_s=0.03, steps=2)
     x, y = design(steps, aggregates=(agg,))
     assert x.shape == (11, 6)
-    assert x[-1].tolist() == pytest.approx([2 * 2 / 4, 0.0, 2 * 400 / 4, 2 * 1e5 / 4, 0.0, 0.0])
-    assert y[-1] == pytest.approx(0.06)
+    root2 = 2 ** 0.5
+    assert x[-1].tolist() == pytest.approx([4 * root2 / 4 * 2, 0.0, root2 * 4 * 400 / 4, root2 * 4 * 1e5 / 4, 0, 0])
+    assert y[-1] == pytest.approx(0.03 * root2)
     fit = fit_steps(steps, aggregates=(agg,))
-    assert fit.points == 11 and fit.residual_rms_s >= 0
+    assert (fit.points, fit.rows) == (10, 1) and fit.residual_rms_s >= 0
 
 
 def test_the_steps_alone_say_which_prefill_parameters_they_cannot_identify() -> None:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from loadgen.cli.commands import run_cli
-from loadgen.predict.step_model import SchedulerLimits, StepModel, load_model
+from loadgen.predict.step_model import SchedulerLimits, StepFeatures, StepModel, load_model
 from tests.predict._vllm_run import simulate_bursts, write_vllm_run
 
 TRUE = StepModel(fixed_s=0.02, prefill_s=5e-5, prefill_ctx_s=2e-8, decode_seq_s=4e-4, decode_kv_s=1e-6,
@@ -92,8 +93,15 @@ def test_the_server_prefill_time_identifies_what_the_chunk_times_cannot(
     for name in ("fixed_s", "prefill_s", "prefill_ctx_s", "decode_seq_s", "decode_kv_s"):
         assert getattr(fitted, name) == pytest.approx(getattr(TRUE, name), rel=1e-3), name
     assert fitted.fit["server_rows"] == {"parameters": ["prefill_s", "prefill_ctx_s"],
-                                         "runs": sorted(map(str, runs)), "weight": "sqrt(requests)"}
-    assert "prefill_s, prefill_ctx_s: from the server's mean prefill time of 2 run(s)" in capsys.readouterr().out
+                                         "runs": sorted(map(str, runs)), "weight": "sqrt(distinct prefill steps)",
+                                         "exact": True}
+    # the steps (as the console counts them) apart from the two server rows
+    assert (fitted.fit["points"], fitted.fit["aggregate_rows"]) == (360, 2)
+    printed = capsys.readouterr().out
+    assert "prefill_s, prefill_ctx_s: from the server's mean prefill time of 2 run(s)" in printed
+    assert "360 steps + 2 server rows" in printed
+    # Two rows for two unknowns: each run's mean is met by construction, so it is not shown as a check.
+    assert printed.count("ms (fitted)") == 2 and "prefill 35.91 ms (model" not in printed
     code, _ = _calibrate(tmp_path, runs, "--no-server-metrics")
     err = capsys.readouterr().err
     assert code == 2 and "cannot tell apart" in err and "prefill_s" in err and "the server's prefill-time histogram (vllm:request_prefill_time_seconds" in err
@@ -161,6 +169,8 @@ def test_runs_without_a_timeable_step_are_refused(tmp_path: Path, runs: list[Pat
     assert code == 2 and len(err.strip().splitlines()) == 1 and not out.exists()
     assert "no engine step can be timed: of 24 requests, " + reason in err
     assert "the server's histograms alone give means per run, not steps" in err
+    assert "--continuous-usage" not in err  # already goodput run's default: no flag would help
+    assert ("merged by the client or the server" in err) == ("several tokens" in reason)
 
 
 def test_cache_config_labels_and_the_decode_fallback() -> None:
@@ -186,3 +196,87 @@ def test_a_metrics_endpoint_without_vllm_figures_gives_limits_only(tmp_path: Pat
     assert run is not None and run.cache_config == {"block_size": 64} and not run.has_figures
     (tmp_path / "server_prometheus.json").write_text(json.dumps({"available": False}))  # fewer than two scrapes
     assert read_server_run(tmp_path) is None
+
+
+def _copy_run(src: Path, dst: Path) -> Path:
+    dst.mkdir()
+    for f in src.iterdir():
+        (dst / f.name).write_bytes(f.read_bytes())
+    return dst
+
+
+PIN = ("--fix", "prefill_s=5e-5", "--fix", "prefill_ctx_s=2e-8")
+
+
+@pytest.mark.parametrize(("file", "change", "named"), [
+    ("server_prometheus.json", lambda d: d.update(histograms=[]), "histograms is not an object"),
+    ("server_prometheus.json", lambda d: d["histograms"]["prefill_s"].update(sum=None),
+     "histogram prefill_s has no numeric count and sum"),
+    ("server_prometheus.json", lambda d: d["counters"]["generation_tokens"].update(delta="12"),
+     "counters.generation_tokens.delta is not a number"),
+    ("server_prometheus.json", lambda d: d.update(cache_config=["x"]), "cache_config is not an object"),
+    ("server_metrics.jsonl", lambda d: d.update(running=None), "gauge line(s) with a time, running or waiting"),
+])
+def test_a_malformed_server_figure_is_taken_as_absent_and_said(
+        tmp_path: Path, runs: list[Path], capsys: pytest.CaptureFixture[str], file: str,
+        change: Any, named: str) -> None:
+    run = _copy_run(runs[0], tmp_path / "bad")
+    if file.endswith(".jsonl"):
+        lines = [json.loads(line) for line in (run / file).read_text().splitlines()]
+        for line in lines:
+            if "running" in line:
+                change(line)
+        (run / file).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    else:
+        doc = json.loads((run / file).read_text())
+        change(doc)
+        (run / file).write_text(json.dumps(doc))
+    code, out = _calibrate(tmp_path, [run], *PIN, "--block-size", "32", "--num-blocks", "3000")
+    err = capsys.readouterr().err
+    assert code == 0 and out.exists(), err
+    notes = err.strip().splitlines()
+    assert len(notes) == 1 and named in notes[0] and file in notes[0] and notes[0].endswith("taken as absent")
+
+
+def test_no_prefill_replay_without_server_figures(tmp_path: Path, runs: list[Path],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay serves only the server's prefill row and check: a run without them is not replayed."""
+    from loadgen.predict import prefill
+
+    calls: list[int] = []
+    real = prefill.clusters
+    monkeypatch.setattr(prefill, "clusters", lambda *a, **k: calls.append(1) or real(*a, **k))
+    code, _ = _calibrate(tmp_path, runs, "--no-server-metrics", *PIN)
+    assert code == 0 and calls == []
+    code, _ = _calibrate(tmp_path, runs)
+    assert code == 0 and len(calls) == 2
+
+
+def test_the_prefill_hint_is_given_only_for_a_prefill_parameter(
+        tmp_path: Path, runs: list[Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from loadgen.predict import calibrate as cal
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise cal.IdentifyError("the runs cannot tell apart decode_seq_s", ("decode_seq_s",))
+
+    monkeypatch.setattr(cal, "fit_best", refuse)
+    code, _ = _calibrate(tmp_path, runs)
+    err = capsys.readouterr().err
+    assert code == 2 and "decode_seq_s" in err and "prefill" not in err
+
+
+def test_a_server_count_other_than_the_usable_requests_is_said() -> None:
+    from loadgen.predict.server_check import check_line, server_check
+    from loadgen.predict.server_run import ServerRun
+
+    prefills = [(StepFeatures(100, 1e4, 0, 0),)] * 4
+    check = server_check(TRUE, [], prefills, [], ServerRun(prefill_mean_s=0.03, prefill_count=6.0))
+    pre = check["prefill_mean_s"]
+    assert pre["model"] == pytest.approx(0.02 + 5e-5 * 100 + 2e-8 * 1e4)  # by hand: 25.2 ms
+    assert pre["note"] == "the server timed 6 prefills, the chunk times place 4: the means are over different requests"
+    assert "prefill 30.00 ms (model 25.20 ms)" in check_line(check) and pre["note"] in check_line(check)
+    same = server_check(TRUE, [], prefills, [], ServerRun(prefill_mean_s=0.0252, prefill_count=4.0), fitted=True)
+    assert "note" not in same["prefill_mean_s"] and "prefill 25.20 ms (fitted)" in check_line(same)
+    # A row of an exact fit that the model still misses (a parameter held at 0) is shown against the model.
+    missed = server_check(TRUE, [], prefills, [], ServerRun(prefill_mean_s=0.03, prefill_count=4.0), fitted=True)
+    assert "prefill 30.00 ms (model 25.20 ms)" in check_line(missed)

@@ -86,14 +86,21 @@ def test_the_search_returns_only_a_rate_it_saw_pass(start: float, max_probes: in
 
 def test_the_note_names_a_passing_rate_above_a_failing_one() -> None:
     note = monotone_note([(2.0, 1.0), (4.0, 0.5), (3.0, 0.6), (10.6, 0.9), (2.5, 1.0)], 0.9)
-    assert note == ("predicted attainment is not monotone in the rate: 10.6 req/s meets 90% (90.0%) where 3 req/s, "
-                    "lower, does not (60.0%); the capacity is the highest rate the search showed to meet it below "
-                    "the lowest it showed not to")
+    assert note == ("predicted attainment is not monotone in the rate: 10.6 req/s (search) meets 90% (90.0%) where "
+                    "3 req/s (search), lower, does not (60.0%); the capacity is the highest rate the search's probes "
+                    "showed to meet it below the lowest they showed not to, so a rate above it may meet it too")
+    # A --rates point that fails below the search's passing probe is named as one.
+    note = monotone_note([(10.6, 0.95), (21.2, 0.5), (15.9, 0.5)], 0.9, [(4.0, 0.5, "--rates")])
+    assert note is not None and "10.6 req/s (search) meets 90% (95.0%) where 4 req/s (--rates), lower" in note
 
 
 def test_the_note_names_an_attainment_that_rises_with_the_rate() -> None:
     note = monotone_note([(2.0, 1.0), (3.0, 0.5), (4.0, 0.6), (8.0, 0.2)], 0.9)
-    assert note == "predicted attainment is not monotone in the rate: 60.0% at 4 req/s, above 50.0% at 3 req/s"
+    assert note == ("predicted attainment is not monotone in the rate: 60.0% at 4 req/s (search), above 50.0% at "
+                    "3 req/s (search)")
+    note = monotone_note([(2.0, 1.0), (3.0, 0.5)], 0.9, [(4.0, 0.6, "--rates"), (3.0, 0.5, "--measured")])
+    assert note == ("predicted attainment is not monotone in the rate: 60.0% at 4 req/s (--rates), above 50.0% at "
+                    "3 req/s (search, --measured)")
 
 
 def test_no_note_where_attainment_falls_with_the_rate() -> None:
@@ -114,7 +121,22 @@ def test_a_non_monotone_attainment_is_said_on_the_console_and_in_predict_json(
     probes = {p["rate"]: p["attainment"] for p in cap["probes"]}
     failing = min(r for r, a in probes.items() if a < 0.9)
     assert cap["rate"] < failing < 10.6
-    assert cap["note"].startswith(f"predicted attainment is not monotone in the rate: 10.6 req/s meets 90% "
-                                  f"(90.0%) where {failing:.3g} req/s, lower, does not")
+    assert cap["note"].startswith(f"predicted attainment is not monotone in the rate: 10.6 req/s (--rates) meets "
+                                  f"90% (90.0%) where {failing:.3g} req/s (search), lower, does not")
     assert f"note: {cap['note']}" in capsys.readouterr().out.splitlines()
     assert "Attainment not monotone." in out.with_suffix(".html").read_text()  # the page's flag
+
+
+def test_the_note_says_which_point_came_from_rates_when_the_search_starts_above_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The search starts at 10.6 req/s (90 %, it passes) and finds the capacity at or above it; --rates 4
+    (50 %) fails below it: the note names 4 as a --rates point and says the capacity is the search's."""
+    model = tmp_path / "m.json"
+    StepModel(fixed_s=0.1, limits=LIMITS).save(model)
+    out = tmp_path / "p.json"
+    assert run_cli(["predict", "--server-model", str(model), *PREDICT, "--capacity", "--rate", "10.6",
+                    "--rates", "4", "--json", str(out)]) == 0
+    cap = json.loads(out.read_text())["capacity"]
+    assert cap["rate"] >= 10.6
+    assert "where 4 req/s (--rates), lower, does not (50.0%)" in cap["note"]
+    assert "(search) meets 90%" in cap["note"] and "the search's probes" in cap["note"]

@@ -303,3 +303,4 @@ def test_a_searchs_workload_is_its_probes_not_its_ceilings(tmp_path: Path) -> No
                                  "attainment": 1.0} for r in measured.rows}
         entry = compare(measured, predicted, spec=spec_json(), slo={"ttft_s": 0.15}, target=0.9, band=None)
         assert entry["workload_differences"] == expected
+

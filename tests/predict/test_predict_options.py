@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer.main
@@ -116,3 +117,21 @@ def test_help_shows_only_the_options_a_prediction_uses() -> None:
     for flag in ("--server-model", "--output", "--json", "--prompt-tokens", "--trace", "--slo", "--config"):
         assert flag in text
     assert "Directory to write predict.json and" in text
+
+
+def test_predict_json_is_written_atomically(tmp_path: Path, model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """predict.json arrives by a rename of a whole temporary file beside it, as every result file does."""
+    import metrics.results.atomic as atomic
+
+    renamed: list[tuple[str, str]] = []
+    real = atomic.os.replace
+
+    def spy(src: Any, dst: Any) -> None:
+        renamed.append((Path(src).parent.name, Path(dst).name))
+        real(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", spy)
+    out = tmp_path / "o" / "predict.json"
+    assert run_cli(["predict", "--server-model", str(model), "--rates", "1", "--requests", "4", "--no-html",
+                    "--json", str(out)]) == 0
+    assert ("o", "predict.json") in renamed and json.loads(out.read_text())["points"][0]["rate"] == 1.0
