@@ -69,6 +69,7 @@ def calibrate(
 ) -> int:
     from loadgen.predict.bounds import roofline_bounds
     from loadgen.predict.calibrate import build_model, fit_best
+    from loadgen.predict.expand import split_chunks
     from loadgen.predict.robust import trimmed_fit
     from loadgen.predict.step_model import PARAMS, SchedulerLimits
     from loadgen.predict.steps import Step, reconstruct
@@ -83,7 +84,7 @@ def calibrate(
         dirs = _run_dirs(runs)
         if not dirs:
             raise ValueError("no records.jsonl in " + ", ".join(map(str, runs)))
-        by_run: dict[str, list[Step]] = {str(d): reconstruct(read_records(str(d / "records.jsonl")),
+        by_run: dict[str, list[Step]] = {str(d): reconstruct(split_chunks(read_records(str(d / "records.jsonl"))),
                                                    max_batched_tokens=max_num_batched_tokens) for d in dirs}
         fit, forms = trimmed_fit(fit_best, [s for steps in by_run.values() for s in steps], pinned, lower)
     except ValueError as exc:
