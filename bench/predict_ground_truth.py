@@ -16,7 +16,7 @@ The server caches prefixes. The synthetic mixes use `--cache-bust`, so every poi
 capacity search (all drawn from one seed, the same prompts) starts cold. The trace cannot (its reuse is
 the point): each probe replays the trace from its start, and a probe's own blocks outnumber the KV pool
 (2,000 blocks), so the least-recently-used pool has let the previous probe's go before the next probe
-reaches them (each probe's measured share of cached prompt tokens is in the table, beside the predicted).
+reaches them (the table gives the range of the probes' measured shares of cached prompt tokens).
 """
 
 from __future__ import annotations
