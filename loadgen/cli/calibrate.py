@@ -78,7 +78,9 @@ def calibrate(
 
     from loadgen.predict.bounds import roofline_bounds
     from loadgen.predict.calibrate import IdentifyError, build_model, fit_best, prefill_unidentified
+    from loadgen.predict.expand import split_chunks
     from loadgen.predict.prefill import replay
+    from loadgen.predict.robust import trimmed_fit
     from loadgen.predict.server_check import check_line, prefill_aggregate, server_check
     from loadgen.predict.server_run import read_server_run, resolve_limits, server_limits
     from loadgen.predict.step_model import PARAMS
@@ -103,7 +105,7 @@ def calibrate(
         given = tuple(k for k, v in flags.items() if v is not None)
         limits, limit_sources = resolve_limits(flags, server_limits(servers, given))
         budget = limits.max_num_batched_tokens
-        records = {str(d): read_records(str(d / RECORDS_FILE)) for d in dirs}
+        records = {str(d): split_chunks(read_records(str(d / RECORDS_FILE))) for d in dirs}
         by_run: dict[str, list[Step]] = {k: reconstruct(v, max_batched_tokens=budget) for k, v in records.items()}
         all_steps = [s for steps in by_run.values() for s in steps]
         if not all_steps:
@@ -114,7 +116,7 @@ def calibrate(
         need = prefill_unidentified(all_steps, pinned)
         rows = {k: a for k, p in prefills.items() if (a := prefill_aggregate(p, servers[k])) is not None}
         try:
-            fit, forms = fit_best(all_steps, pinned, lower, tuple(rows.values()) if need else ())
+            fit, forms = trimmed_fit(fit_best, all_steps, pinned, lower, tuple(rows.values()) if need else ())
         except IdentifyError as exc:
             prefill_named = bool(set(exc.names) & set(need))
             hint = ("; the server's mean prefill time (one row per run) was fitted too" if prefill_named and rows else

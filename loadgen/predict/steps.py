@@ -172,6 +172,6 @@ def no_steps_message(records: list[RequestRecord]) -> str:
               "reads several chunks as one, a server that batches chunks or decodes speculatively)"
               if counts[SEVERAL_TOKENS] else "")
     return (f"no engine step can be timed: of {len(records)} requests, {reasons}. calibrate needs requests that "
-            f"end ok with one token per chunk, counted by the server (per-chunk usage, which goodput run asks "
+            f"end ok with each chunk's tokens counted by the server (per-chunk usage, which goodput run asks "
             f"for by default, or per-chunk times){merged}; the server's histograms alone give means per run, "
             f"not steps, and are not fitted")

@@ -117,6 +117,8 @@ def plan_point(index: int, kind: PointKind, value: float, length: PointLength, *
 def point_arrival(base: Arrival, point: PointPlan) -> Arrival:
     if point.kind == "concurrency":
         return parse_arrival("concurrency", rate=None, burstiness=1.0, rate_end=None, concurrency=int(point.value))
+    if base.kind == "trace":  # the trace replayed at its own timestamps, rescaled to the point's mean rate
+        return parse_arrival("trace", rate=point.value, burstiness=1.0, rate_end=None, concurrency=None)
     kind = base.kind if base.kind in OPEN_LOOP_KINDS else "poisson"
     return parse_arrival(kind, rate=point.value, burstiness=base.burstiness if kind == "gamma" else 1.0,
                          rate_end=None, concurrency=None)

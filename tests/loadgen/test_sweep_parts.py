@@ -82,6 +82,15 @@ def test_point_spec_keeps_everything_but_the_load() -> None:
     assert (closed.load.arrival.kind, closed.load.arrival.concurrency) == ("concurrency", 4)
 
 
+def test_a_trace_point_replays_the_trace_rescaled_to_its_rate(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(f'{{"timestamp": {1000 * i}, "input_length": 64, "output_length": 4}}\n'
+                             for i in range(10)))
+    point = plan_point(1, "rate", 4.0, PointLength(2.0, None), seed=0)
+    spec = point_spec(_spec(trace=str(trace)), point, run_dir=Path("/x"), server_url=None)
+    assert (spec.load.arrival.kind, spec.load.arrival.rate) == ("trace", 4.0)
+
+
 def test_a_shared_embedded_server_gets_what_embedded_resolved_to() -> None:
     base = _spec(server_arg=["--engine=sim"])
     assert base.target.embedded and base.workload.tokenizer == "auto"

@@ -142,7 +142,6 @@ def test_runs_of_two_server_configurations_are_refused(tmp_path: Path, runs: lis
 
 
 @pytest.mark.parametrize(("change", "reason"), [
-    ({"chunk_tokens": [2] * 8, "chunk_ns": list(range(8)), "output_tokens": 16}, "24 carried several tokens in a chunk"),
     ({"chunk_tokens": None, "output_tokens": 40, "output_tokens_estimated": False}, "24 carried several tokens"),
     ({"chunk_tokens": None, "output_tokens": 9, "output_tokens_estimated": False},
      "24 had fewer tokens than content chunks"),

@@ -1,22 +1,54 @@
 """Ground truth, small enough for CI (bench/predict_ground_truth.py is the full protocol): a sim-engine
-server whose GPU, efficiency and step overhead the fit is not told; calibrate from a short sweep of one
-prompt/output mix, then predict a run of another mix (1,024-token prompts, three prefill chunks each)
-at that run's own send times. The medians must agree: TPOT within 10 %, TTFT within 20 % (a 5 s run
-holds ~15 requests, and TTFT carries the HTTP path the model does not see)."""
+server whose GPU, efficiency and step overhead the fit is not told, with a prefix cache; calibrate once from
+a short sweep of one prompt/output mix, then predict a run of each other workload at that run's own send
+times. The medians must agree: TPOT within 10 %, TTFT within 20 % (a 5 s run holds 15-25 requests, and TTFT
+carries the HTTP path the model does not see; 25 % for the trace, whose TTFT is one or two steps).
+
+- another mix: 1,024-token prompts, three prefill chunks each;
+- a trace with prefix reuse: four shared 1,024-token documents before each request's own 256-512 tokens,
+  so a request after its document's first prefills one chunk instead of three. A predictor that ignored
+  the prefix cache would put TTFT far outside the tolerance, which the test checks too."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from bench.predict_ground_truth import latency_check
+from bench.predict_ground_truth import OTHER, SIM, calibrate, latency_check, replay, without_prefix_cache
+from bench.predict_workloads import trace_mix, write_prefix_trace
+from loadgen.run.embedded import embedded_server
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Path]]:
+    """A sim server, and its model calibrated from 3 s points at 4 and 10 req/s."""
+    out = tmp_path_factory.mktemp("ground-truth")
+    with embedded_server(list(SIM.server)) as url:
+        yield url, calibrate(url, out, SIM, rates="4,10", point="3s"), out
 
 
 @pytest.mark.slow
-def test_prediction_of_another_mix_matches_the_server(tmp_path: Path) -> None:
-    medians = latency_check(tmp_path)
+def test_prediction_of_another_mix_matches_the_server(calibrated: tuple[str, Path, Path]) -> None:
+    url, model, out = calibrated
+    medians = latency_check(url, model, out / "mix", OTHER, rate=3.0)
     measured, predicted = medians["tpot"]
     assert predicted == pytest.approx(measured, rel=0.10), medians
     measured, predicted = medians["ttft"]
     assert predicted == pytest.approx(measured, rel=0.20), medians
+
+
+@pytest.mark.slow
+def test_prediction_of_a_trace_with_prefix_reuse_matches_the_server(calibrated: tuple[str, Path, Path]) -> None:
+    url, model, out = calibrated
+    mix = trace_mix(write_prefix_trace(out / "trace.jsonl", 60))
+    medians = latency_check(url, model, out / "trace", mix, rate=5.0)
+    measured, predicted = medians["tpot"]
+    assert predicted == pytest.approx(measured, rel=0.10), medians
+    # TTFT is one or two steps here (~150 ms), so where an arrival falls in a step weighs more: 25 %
+    measured, predicted = medians["ttft"]
+    assert predicted == pytest.approx(measured, rel=0.25), medians
+    # the same model told there is no prefix cache: three chunks per prompt, TTFT several times longer
+    blind = replay(without_prefix_cache(model), out / "trace", mix)["ttft"][1]
+    assert blind > 2 * measured, (blind, medians)

@@ -1,0 +1,57 @@
+"""The predictor's ground truth on the torch reference server on the CPU (a real engine, real step times):
+the protocol of bench/predict_ground_truth.py (calibrate from a sweep of one workload, then predict and
+measure the capacity of another prompt/output mix and of a trace with prefix reuse) against `goodput serve`
+without --sim: the tiny random model, one torch thread, float32.
+
+    nice -n -5 .venv/bin/python bench/predict_ground_truth_torch.py --out /tmp/pgt-torch
+
+The machine's load average is printed before and after: the server's step times are the CPU's, so other
+processes on it lengthen them (and not evenly over the run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.predict_ground_truth import Setup, Target, capacity_table, synthetic
+from bench.predict_workloads import trace_mix, write_prefix_trace
+
+TORCH_LIMITS = ("--max-num-seqs", "32", "--max-num-batched-tokens", "512", "--num-blocks", "800")
+TORCH = Setup(server=("--device", "cpu", "--dtype", "float32", "--cpu-threads", "1", *TORCH_LIMITS),
+              limits=TORCH_LIMITS, calibration_rates="0.5,1,2,3", calibration_point="20s", capacity_point="30s",
+              predict_requests=1000)
+OTHER = synthetic("1024", "32")
+
+
+def torch_targets(out: Path, max_rate: float) -> list[Target]:
+    trace = write_prefix_trace(out / "prefix-trace.jsonl", 4000)
+    return [Target(OTHER, 0.25, max_rate, "mix"), Target(trace_mix(trace), 0.25, max_rate, "trace")]
+
+
+def load() -> str:
+    return "load average " + ", ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--slo", action="append", default=None)
+    parser.add_argument("--attainment", type=float, default=0.9)
+    parser.add_argument("--max-rate", type=float, default=6.0)
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    print("before:", load(), flush=True)
+    print(capacity_table(args.out, TORCH, torch_targets(args.out, args.max_rate), args.slo or ["ttft=2s"],
+                         args.attainment))
+    print("after:", load())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
