@@ -51,12 +51,15 @@ _GATE_TESTS = (
 )
 _COMPARE_TESTS = (
     "tests/metrics/test_compare.py", "tests/metrics/test_compare_noise.py",
-    "tests/metrics/test_compare_rule.py",
+    "tests/metrics/test_compare_rule.py", "tests/metrics/test_compare_rule_mutants.py",
+    "tests/metrics/test_compare_mutants.py",
 )
 _CAPACITY_TESTS = (
     "tests/metrics/test_capacity_search.py", "tests/metrics/test_capacity_search_limits.py",
     "tests/metrics/test_capacity_search_oracle.py", "tests/metrics/test_capacity_proportion.py",
     "tests/metrics/test_capacity_saturation.py", "tests/metrics/test_capacity_mutants.py",
+    "tests/metrics/test_proportion_mutants.py", "tests/metrics/test_evidence_mutants.py",
+    "tests/metrics/test_saturation_mutants.py",
 )
 _STREAM_TESTS = (
     "tests/loadgen/test_sse.py", "tests/loadgen/test_sse_property.py", "tests/loadgen/test_chunk_tokens.py",

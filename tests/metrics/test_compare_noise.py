@@ -86,6 +86,7 @@ def _false_and_true_flags(trials: int, *, run_sigma: float, effect: float, seed:
     return flagged
 
 
+@pytest.mark.slow  # tens of compares of 150-3000 requests: seconds each
 def test_run_to_run_noise_rarely_flags_with_repeated_baselines() -> None:
     # Runs of one configuration whose scale varies ±25 % from run to run: with one baseline most
     # comparisons flag something; with four, about the 5 % the confidence allows.
@@ -94,11 +95,13 @@ def test_run_to_run_noise_rarely_flags_with_repeated_baselines() -> None:
     assert flagged[4] <= 3
 
 
+@pytest.mark.slow  # tens of compares of 150-3000 requests: seconds each
 def test_a_real_regression_is_found_through_modest_run_to_run_noise() -> None:
     flagged = _false_and_true_flags(15, run_sigma=0.04, effect=1.5, seed=2)
     assert flagged[4] >= 14 and flagged[1] == 15
 
 
+@pytest.mark.slow  # tens of compares of 150-3000 requests: seconds each
 def test_changes_below_the_minimum_are_not_flagged() -> None:
     base, cand = _run(seed=50, n=3000), _run(seed=51, n=3000, scale=1.03)
     [row] = compare_runs(base, cand, ["ttft:avg"], resamples=300, buckets=False)
