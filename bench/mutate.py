@@ -41,7 +41,11 @@ _LATENCY_TESTS = (
 _SUMMARY_TESTS = (
     "tests/metrics/test_summary.py", "tests/metrics/test_buckets.py", "tests/metrics/test_turns.py",
     "tests/metrics/test_thresholds_hand.py", "tests/metrics/test_thresholds_eval.py",
-    "tests/metrics/test_tokens.py",
+    "tests/metrics/test_tokens.py", "tests/metrics/test_model_buckets.py", "tests/metrics/test_images.py",
+    "tests/metrics/test_reasoning_metrics.py", "tests/metrics/test_cancel_accounting.py",
+    "tests/metrics/test_summary_mutants.py", "tests/metrics/test_tokens_mutants.py",
+    "tests/metrics/test_window_mutants.py", "tests/metrics/test_run_samples_mutants.py",
+    "tests/metrics/test_buckets_mutants.py",
 )
 _GATE_TESTS = (
     "tests/metrics/test_thresholds.py", "tests/metrics/test_thresholds_config.py",
@@ -81,6 +85,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "metrics/summary/failures.py": _SUMMARY_TESTS,
     "metrics/summary/lost.py": _SUMMARY_TESTS,
     "metrics/summary/run_samples.py": _SUMMARY_TESTS + _COMPARE_TESTS,
+    "metrics/summary/tokens.py": _SUMMARY_TESTS,
+    "metrics/summary/window.py": _SUMMARY_TESTS,
+    "metrics/summary/answers.py": _SUMMARY_TESTS,
+    "metrics/summary/cancels.py": _SUMMARY_TESTS,
+    "metrics/summary/sessions.py": _SUMMARY_TESTS,
+    "metrics/summary/server_side.py": _SUMMARY_TESTS,
     "metrics/gate/evaluate.py": _GATE_TESTS,
     "metrics/gate/thresholds.py": _GATE_TESTS,
     "metrics/gate/compare.py": _COMPARE_TESTS,
