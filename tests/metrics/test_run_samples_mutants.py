@@ -104,3 +104,17 @@ def test_an_unknown_aggregation_is_refused() -> None:
 def test_a_throughput_without_a_value_is_none() -> None:
     one: Any = RunSamples(frame_from_records([rec(0, a=0, d=0, chunks=[10], closed=20)]), SummaryConfig())
     assert one.value(parse_threshold("throughput:offered_rps > 0").query) is None
+
+
+def test_the_schedule_end_and_the_fluidity_deadlines_reach_the_samples() -> None:
+    records = [rec(i, a=a, d=a, chunks=[a + 100, a + 110], closed=a + 120) for i, a in enumerate([0, 1000, 8500])]
+    # Schedule end 10 s, cool-down 1 s: intended times before 9 s count, so all three (without the schedule
+    # end, the last intended time 8.5 s − 1 s would cut the third).
+    config = SummaryConfig(cooldown_s=1.0, schedule_end_s=10.0,
+                           slo=parse_slo(["fluidity=0.5", "fluidity_prefill=150ms", "fluidity_decode=20ms"]))
+    samples = RunSamples(frame_from_records(records), config)
+    assert samples.value(parse_threshold("requests:count > 0").query) == 3.0
+    # Every deadline met (TTFT 100 ms ≤ 150 ms, gap 10 ms ≤ 20 ms): fluidity 1 each, all good.
+    assert samples.value(parse_threshold("fluidity:count > 0").query) == 3.0
+    assert samples.value(parse_threshold("fluidity:min > 0").query) == 1.0
+    assert samples.value(parse_threshold("goodput:count > 0").query) == 3.0
