@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from metrics.records.frame import frame_from_records
 from metrics.records.record import RequestRecord
 from metrics.summary.failures import (
@@ -59,3 +61,15 @@ def test_stopped_before_max_tokens_by_hand() -> None:
 def test_without_finish_reasons_nothing_stopped_early() -> None:
     frame = frame_from_records([rec(0, chunks=[1], k=[5], output_tokens_target=10)])
     assert stopped_before_max_tokens(frame) == 0
+
+
+def test_a_frame_without_finish_reasons_or_targets_reports_none_stopped_early() -> None:
+    # Frames read from older records may lack either column (an empty list, a zero-length array).
+    records = [rec(0, chunks=[1], k=[5], finish_reason="stop", output_tokens_target=10),
+               rec(1, chunks=[1], k=[5], finish_reason="stop", output_tokens_target=10)]
+    without_targets = frame_from_records(records)
+    without_targets.output_target = np.zeros(0)
+    assert stopped_before_max_tokens(without_targets) == 0
+    without_reasons = frame_from_records(records)
+    without_reasons.finish_reason = []
+    assert stopped_before_max_tokens(without_reasons) == 0
