@@ -46,7 +46,7 @@ _SUMMARY_TESTS = (
     "tests/metrics/test_summary_mutants.py", "tests/metrics/test_tokens_mutants.py",
     "tests/metrics/test_window_mutants.py", "tests/metrics/test_run_samples_mutants.py",
     "tests/metrics/test_buckets_mutants.py", "tests/metrics/test_sessions_mutants.py",
-    "tests/metrics/test_failures_mutants.py",
+    "tests/metrics/test_failures_mutants.py", "tests/metrics/test_server_side_mutants.py",
 )
 _GATE_TESTS = (
     "tests/metrics/test_thresholds.py", "tests/metrics/test_thresholds_config.py",
