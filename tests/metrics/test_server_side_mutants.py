@@ -54,3 +54,21 @@ def test_server_section_by_hand() -> None:
     assert diff["count"] == 2 and diff["mean"] == pytest.approx(0.01)  # 10 ms each
     assert section["queue_s"]["count"] == 0  # request 4's phase is outside the selection
     assert server_section(frame, ~include, client_ttft)["queue_s"]["max"] == 0.05
+
+
+def test_one_stamp_requests_and_a_last_request_without_chunks() -> None:
+    frame = frame_from_records([
+        rec(0, chunks=[100], server_chunk_s=[0.1]),  # one stamp: a TTFT, no gap
+        rec(1, chunks=[200, 230], server_chunk_s=[0.5, 0.53]),  # one gap, 30 ms
+        rec(2, chunks=[300], server_chunk_s=[0.9]),  # one stamp
+        rec(3, chunks=[], n=0, server_chunk_s=[], status="error", error_kind="x"),  # last, no chunk
+    ])
+    everything = np.ones(frame.n, dtype=np.bool_)
+    assert server_itl_s(frame, everything).tolist() == pytest.approx([0.03])
+    ttft = server_ttft_s(frame)
+    assert ttft[:3].tolist() == [0.1, 0.5, 0.9] and np.isnan(ttft[3])
+
+
+def test_two_stamps_make_one_gap() -> None:
+    frame = frame_from_records([rec(0, chunks=[100, 120], server_chunk_s=[0.1, 0.125])])
+    assert server_itl_s(frame, np.ones(1, dtype=np.bool_)).tolist() == pytest.approx([0.025])
