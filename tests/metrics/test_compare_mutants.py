@@ -21,11 +21,11 @@ from metrics.gate.compare import (
     resample_stat,
 )
 from metrics.gate.compare_rule import INCLUDES_ZERO
+from metrics.gate.run_samples import RunSamples
 from metrics.gate.thresholds import Query
 from metrics.records.frame import frame_from_records
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig
-from metrics.summary.run_samples import RunSamples
 from tests.metrics._records import rec
 
 CONFIG = SummaryConfig(slo=parse_slo(["ttft=300ms"]))

@@ -48,7 +48,7 @@ def _config(**overrides: Any) -> SummaryConfig:
     return SummaryConfig(**base)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test, not per module: mutmut credits a shared fixture to the first test only
 def summary() -> dict[str, Any]:
     return summarize(_run(), _config(), {"target": "http://127.0.0.1:1"})
 
