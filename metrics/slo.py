@@ -113,6 +113,13 @@ def parse_slo(specs: Sequence[str], *, base: SLO | None = None) -> SLO:
     return slo
 
 
+def slo_field(item: str) -> str | None:
+    """The SLO field one `key=value` item sets (`max_itl=1s` and `itl_max=1s` both set itl_max_s), without
+    judging its value; None when the key is not an SLO key. Merging two sources item by item needs it: an
+    item may be valid only beside others (a fluidity bound needs its deadlines)."""
+    return _KEYS.get(item.partition("=")[0].strip().lower())
+
+
 def _parse_value(name: str, key: str, raw: str) -> float:
     if name in _FRACTIONS:
         try:

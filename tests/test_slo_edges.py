@@ -14,7 +14,6 @@ PACKAGES = ("loadgen", "metrics", "exporters", "refserver")
 # (file, function) → the text it parses
 EDGES = {
     ("loadgen/spec/build.py", "build_spec"): "goodput run's --slo / slo: (the run spec)",
-    ("loadgen/spec/config_file.py", "key"): "an item's key, to merge the run config file's slo: with --slo",
     ("loadgen/cli/report.py", "report"): "goodput report --slo",
     ("loadgen/cli/gate.py", "gate"): "goodput gate --slo (on top of the gate config file's)",
     ("loadgen/cli/gate.py", "compare"): "goodput compare --slo",

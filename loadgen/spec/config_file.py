@@ -35,7 +35,7 @@ from loadgen.spec.options import BY_FILE_KEY, BY_PARAM, Option
 from loadgen.spec.sections import SpecError
 from metrics.gate.config import GateConfigError, read_config_data, threshold_entries
 from metrics.gate.thresholds import parse_threshold
-from metrics.slo import parse_slo
+from metrics.slo import slo_field
 
 _SECRET_ENV = {"api_key": "OPENAI_API_KEY", "pushgateway_password": "GOODPUT_PUSHGATEWAY_PASSWORD"}
 
@@ -142,10 +142,7 @@ def merge_values(defaults: Mapping[str, Any], file: Mapping[str, Any], given: Ma
 def _merge_keyed(param: str, base: list[str], top: list[str]) -> list[str]:
     def key(item: str) -> str:
         if param == "slo":
-            try:
-                return next(k for k, v in parse_slo([item]).to_dict().items() if v is not None)
-            except (ValueError, StopIteration):
-                return item  # an invalid item: kept, and refused by the build with its own message
+            return slo_field(item) or item  # an unknown key: kept, and refused by the build with its own message
         return item.partition(":" if param == "header" else "=")[0].strip().lower()
 
     if param == "slo":  # "ttft=500ms,tpot=50ms" is two items

@@ -184,3 +184,15 @@ def test_report_and_gate_read_the_spec_of_a_schema_2_run(tmp_path: Path, capsys:
     assert "FAIL goodput:attainment" in capsys.readouterr().out
     assert run_cli(["report", str(run), "--quiet", "--slo", "ttft=100ms"]) == 0  # a re-judgement
     assert json.loads((run / "summary.json").read_text())["goodput"]["attainment"] == 1.0
+
+
+def test_a_flag_wins_over_the_files_slo_key_even_when_valid_only_beside_others(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `fluidity=0.8` alone is not an SLO (it needs its deadlines, here the file's ttft and tpot), and
+    # `max_itl` is another name for the file's `itl_max`: each replaces the file's key instead of being
+    # refused as given twice.
+    config = tmp_path / "run.yaml"
+    config.write_text("url: http://127.0.0.1:8000\nslo: {fluidity: 0.9, ttft: 500ms, tpot: 50ms, itl_max: 2s}\n")
+    spec = _printed_spec(["--config", str(config), "--slo", "fluidity=0.8", "--slo", "max_itl=1s"], capsys)
+    assert spec.metrics.slo.fluidity_min == 0.8 and spec.metrics.slo.itl_max_s == 1.0
+    assert spec.metrics.slo.ttft_s == 0.5 and spec.metrics.slo.tpot_s == 0.05
