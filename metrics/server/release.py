@@ -12,7 +12,7 @@ before the run (another client's load), is the release:
     held(scrape) ≤ open(t₀, t₁) + held(first scrape)
 
 `released_after_s` is that scrape's time minus the last cancel: an upper bound, `resolution_s` wide (the
-release happened after the scrape before it). When no scrape after the last cancel shows it, the server
+release happened after the scrape before it was asked: its gauges may be of any moment until its answer). When no scrape after the last cancel shows it, the server
 never released them within the run (a warning); when no scrape follows the last cancel at all, or the
 server exposes no running gauge, nothing is known and the report says so. Times are seconds from the
 run's anchor.
@@ -73,7 +73,7 @@ def release_report(points: Sequence[GaugePoint], *, last_cancel_s: float, cancel
             return {**out, "observed": True, "released": True,
                     "released_after_s": point.t_s - last_cancel_s, "resolution_s": point.t_s - previous_s,
                     "held": point.held, "client_open": client_open, "kv_cache_usage": point.kv_cache_usage}
-        previous_s = point.t_s
+        previous_s = point.asked_s if point.asked_s is not None else point.t_s  # it held at some moment since
     last = after[-1]
     client_open = _client_open(last, sent_ns, closed_ns)
     return {**out, "observed": True, "released": False, "last_scrape_after_s": last.t_s - last_cancel_s,

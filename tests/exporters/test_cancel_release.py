@@ -145,3 +145,12 @@ def test_a_request_that_closed_while_the_scrape_was_in_flight_may_be_in_its_gaug
     assert in_flight["released"] is True and in_flight["client_open"] == 2
     at_answer = _hand([GaugePoint(-1.0, 1.0), GaugePoint(3.1, 3.0)])
     assert at_answer["released"] is False and at_answer["client_open"] == 1
+
+
+def test_the_release_is_bounded_below_by_when_the_scrape_before_was_asked() -> None:
+    # The scrape asked at 1.9 s and answered at 2.1 s still saw 3 held: its gauges may be of any moment in
+    # between, so the release is known only to lie after 1.9 s. The next, asked 2.4 s and answered 2.5 s,
+    # sees it: released within 1.5 s of the cancel at 1 s, a window 0.6 s wide (2.5 − 1.9), not 0.4.
+    report = _hand([GaugePoint(-1.0, 1.0), GaugePoint(2.1, 4.0, asked_s=1.9), GaugePoint(2.5, 3.0, asked_s=2.4)])
+    assert report["released"] is True and report["released_after_s"] == 1.5
+    assert report["resolution_s"] == pytest.approx(0.6, abs=1e-12)
