@@ -37,7 +37,8 @@ _LATENCY_TESTS = (
     "tests/metrics/test_fluidity.py", "tests/metrics/test_fluidity_hand.py", "tests/metrics/test_burst.py",
     "tests/metrics/test_samples_hand.py", "tests/metrics/test_aggregate.py",
     "tests/metrics/test_aggregate_hand.py", "tests/metrics/test_derive_mutants.py",
-    "tests/metrics/test_fluidity_mutants.py",
+    "tests/metrics/test_fluidity_mutants.py", "tests/metrics/test_samples_mutants.py",
+    "tests/metrics/test_aggregate_mutants.py", "tests/metrics/test_burst_mutants.py",
 )
 _SUMMARY_TESTS = (
     "tests/metrics/test_summary.py", "tests/metrics/test_buckets.py", "tests/metrics/test_turns.py",
