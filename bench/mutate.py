@@ -49,11 +49,13 @@ _SUMMARY_TESTS = (
     "tests/metrics/test_window_mutants.py", "tests/metrics/test_run_samples_mutants.py",
     "tests/metrics/test_buckets_mutants.py", "tests/metrics/test_sessions_mutants.py",
     "tests/metrics/test_failures_mutants.py", "tests/metrics/test_server_side_mutants.py",
+    "tests/metrics/test_answers_mutants.py",
 )
 _GATE_TESTS = (
     "tests/metrics/test_thresholds.py", "tests/metrics/test_thresholds_config.py",
     "tests/metrics/test_thresholds_eval.py", "tests/metrics/test_thresholds_hand.py",
     "tests/metrics/test_thresholds_lines.py", "tests/metrics/test_gate_mutants.py",
+    "tests/metrics/test_gate_config_mutants.py",
 )
 _COMPARE_TESTS = (
     "tests/metrics/test_compare.py", "tests/metrics/test_compare_noise.py",
