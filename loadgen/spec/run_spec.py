@@ -31,9 +31,10 @@ from loadgen.spec.sections import (
 )
 from loadgen.types import Timeouts
 from loadgen.workload.arrivals import Arrival, parse_arrival
-from loadgen.workload.lengths import LENGTH_KINDS, LengthDist, parse_length
+from loadgen.workload.lengths import LengthDist, parse_length
 from loadgen.workload.think import ThinkTime, parse_think_time
 from metrics.gate.thresholds import Threshold, parse_threshold
+from metrics.lengths import LENGTH_KINDS
 from metrics.slo import SLO
 
 SPEC_VERSION = 1

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadgen.workload.bounds import MAX_TOKENS
+from metrics.lengths import parse_length_spec
 
-LENGTH_KINDS = ("fixed", "uniform", "normal", "lognormal")
 # A normal or lognormal length draws beyond this many standard deviations (of the underlying normal) about
 # once in a million: such a distribution is judged by the length it reaches there, and the rarer draws
 # beyond the limit are cut to it (LengthDist.sample).
@@ -58,29 +58,8 @@ class LengthDist:
 
 
 def parse_length(spec: str) -> LengthDist:
-    """Parse a length spec; ValueError with a one-line reason for anything else."""
-    parts = spec.strip().split(":")
-    try:
-        if len(parts) == 1:
-            value = float(parts[0])
-            if not math.isfinite(value) or not value >= 1 or value != int(value):
-                raise ValueError
-            return LengthDist("fixed", value)
-        kind, nums = parts[0], [float(p) for p in parts[1:]]
-    except ValueError:
-        raise ValueError(f"bad length {spec!r}: use N, uniform:LO:HI, normal:MEAN:STD or lognormal:MEDIAN:SIGMA") from None
-    if kind not in LENGTH_KINDS[1:]:
-        raise ValueError(f"unknown length distribution {kind!r} in {spec!r}; choose fixed, uniform, normal or lognormal")
-    if len(nums) != 2 or not all(math.isfinite(x) for x in nums):
-        raise ValueError(f"bad length {spec!r}: {kind} takes two numbers")
-    a, b = nums
-    if kind == "uniform" and not 1 <= a <= b:
-        raise ValueError(f"bad length {spec!r}: need 1 <= LO <= HI")
-    if kind == "normal" and (a < 1 or b < 0):
-        raise ValueError(f"bad length {spec!r}: need MEAN >= 1 and STD >= 0")
-    if kind == "lognormal" and (a < 1 or b < 0):
-        raise ValueError(f"bad length {spec!r}: need MEDIAN >= 1 and SIGMA >= 0")
-    return LengthDist(kind, a, b)
+    """Parse a length spec (metrics.lengths); ValueError with a one-line reason for anything else."""
+    return LengthDist(*parse_length_spec(spec))
 
 
 def highest_length(dist: LengthDist) -> float:

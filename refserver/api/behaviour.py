@@ -7,8 +7,8 @@ one call of one of them (always, when its tool choice requires one; never with `
 
 Draws are seeded: a request with its own `seed` draws from that seed (so the same request gets the same
 plan whatever else the server is doing), any other from one generator seeded by the server's `--seed`,
-in arrival order. refserver does not import loadgen, so the length grammar is parsed here; a test keeps
-it the same as `loadgen.workload.lengths.parse_length`.
+in arrival order. The length grammar is `goodput run`'s own, parsed by the one parser both use
+(metrics.lengths).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import math
 import random
 from dataclasses import dataclass, field
 
-DIST_KINDS = ("uniform", "normal", "lognormal")
+from metrics.lengths import parse_length_spec
+
 _SEED_MIX = 0x9E3779B97F4A7C15  # keeps a request's own seed apart from the server's
 
 
@@ -41,29 +42,9 @@ class TokenDist:
 
 
 def parse_token_dist(spec: str) -> TokenDist:
-    """`N`, `uniform:LO:HI`, `normal:MEAN:STD` or `lognormal:MEDIAN:SIGMA`; ValueError with the reason."""
-    parts = spec.strip().split(":")
-    usage = "use N, uniform:LO:HI, normal:MEAN:STD or lognormal:MEDIAN:SIGMA"
-    try:
-        if len(parts) == 1:
-            value = float(parts[0])
-            if not math.isfinite(value) or not value >= 1 or value != int(value):
-                raise ValueError
-            return TokenDist("fixed", value)
-        kind, nums = parts[0], [float(p) for p in parts[1:]]
-    except ValueError:
-        raise ValueError(f"bad length {spec!r}: {usage}") from None
-    if kind not in DIST_KINDS:
-        raise ValueError(f"unknown length distribution {kind!r} in {spec!r}; choose fixed, uniform, normal or lognormal")
-    if len(nums) != 2 or not all(math.isfinite(x) for x in nums):
-        raise ValueError(f"bad length {spec!r}: {kind} takes two numbers")
-    a, b = nums
-    if kind == "uniform" and not 1 <= a <= b:
-        raise ValueError(f"bad length {spec!r}: need 1 <= LO <= HI")
-    if kind in ("normal", "lognormal") and (a < 1 or b < 0):
-        raise ValueError(f"bad length {spec!r}: need {'MEAN' if kind == 'normal' else 'MEDIAN'} >= 1 and "
-                         f"{'STD' if kind == 'normal' else 'SIGMA'} >= 0")
-    return TokenDist(kind, a, b)
+    """`N`, `uniform:LO:HI`, `normal:MEAN:STD` or `lognormal:MEDIAN:SIGMA` (metrics.lengths); ValueError
+    with the reason."""
+    return TokenDist(*parse_length_spec(spec))
 
 
 @dataclass(frozen=True, slots=True)
