@@ -27,6 +27,7 @@ from loadgen.types import WorkItem
 from loadgen.workload.lengths import LengthDist, parse_length, plain_number
 from loadgen.workload.sessions import Session
 from loadgen.workload.think import ThinkTime, parse_think_time
+from loadgen.workload.wrapped import WrappedSessions
 
 _CANCEL_STREAM = 5_000_011  # seeds the cancellation draws apart from every other draw of the same index
 _TOKENS = "tokens:"
@@ -119,19 +120,10 @@ class CancellingWorkload:
 
 
 @dataclass(slots=True)
-class CancellingSessions:
+class CancellingSessions(WrappedSessions):
     """A conversation workload whose turns carry the plan's cancellation (drawn per session and turn)."""
 
-    inner: Any  # loadgen.workload.sessions.SessionWorkload
     plan: CancelPlan
-
-    @property
-    def counter(self) -> Any:
-        return self.inner.counter
-
-    @property
-    def buster(self) -> Any:
-        return self.inner.buster
 
     def session(self, index: int) -> Session:
         session: Session = self.inner.session(index)

@@ -22,6 +22,7 @@ from typing import Any
 
 from loadgen.seeds import item_rng
 from loadgen.types import WorkItem
+from loadgen.workload.wrapped import WrappedSessions
 
 MODEL_STREAM = 5_000_011  # seeds the model draw apart from every other per-item stream
 _WEIGHT = re.compile(r"^(?P<name>.*):(?P<weight>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)$")
@@ -98,20 +99,11 @@ class MixedWorkload:
 
 
 @dataclass(slots=True)
-class MixedSessions:
+class MixedSessions(WrappedSessions):
     """Any session workload, each conversation naming one model from the mix for all its turns."""
 
-    inner: Any  # loadgen.workload.sessions.SessionWorkload
     mix: ModelMix
     seed: int
-
-    @property
-    def counter(self) -> Any:
-        return self.inner.counter
-
-    @property
-    def buster(self) -> Any:
-        return self.inner.buster
 
     def session(self, index: int) -> Any:
         session = self.inner.session(index)
