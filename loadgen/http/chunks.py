@@ -38,6 +38,17 @@ def decode_error(data: bytes, exc: Exception) -> InvalidJSON | InvalidUTF8:
     return InvalidJSON(f"event data is not JSON ({exc}): {text[:80]!r}")
 
 
+def event_object(data: bytes) -> dict[str, Any]:
+    """One event's data as a JSON object; InvalidJSON or InvalidUTF8 (one line) when it is not one."""
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise decode_error(data, exc) from None
+    if type(obj) is not dict:
+        raise InvalidJSON(f"event data is not a JSON object: {data[:80]!r}")
+    return obj
+
+
 def error_text(error: Any) -> str:
     """A readable message from an OpenAI-style error object (or anything else a server sends)."""
     if isinstance(error, dict):
@@ -106,12 +117,7 @@ class ChunkAccumulator:
         if data == _DONE:
             self.done = True
             return True
-        try:
-            obj = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise decode_error(data, exc) from None
-        if type(obj) is not dict:
-            raise InvalidJSON(f"event data is not a JSON object: {data[:80]!r}")
+        obj = event_object(data)
         try:
             self._event(obj, t_ns)
         except (AttributeError, TypeError, IndexError, KeyError, ValueError) as exc:

@@ -23,9 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
-from loadgen.http.chunks import ChunkAccumulator, decode_error, error_text, tool_call
+from loadgen.http.chunks import ChunkAccumulator, error_text, event_object, tool_call
 from loadgen.http.errors import InvalidJSON, MidStreamError
 
 TEXT = "text"
@@ -57,12 +55,7 @@ class EventAccumulator(ChunkAccumulator):
         return f"stream ended before {self.terminal}"
 
     def feed(self, data: bytes, t_ns: int) -> bool:
-        try:
-            obj = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise decode_error(data, exc) from None
-        if type(obj) is not dict:
-            raise InvalidJSON(f"event data is not a JSON object: {data[:80]!r}")
+        obj = event_object(data)
         try:
             events = self._decode(obj)
             before = len(self.chunk_ns)
