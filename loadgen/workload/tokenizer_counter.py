@@ -168,7 +168,7 @@ def _load_template(model_dir: Path) -> Any:
     except ImportError:  # pragma: no cover - the package ships with loadgen
         return None
     try:
-        has_template = bool(read_tokenizer_config(model_dir).get("chat_template")) or (
+        has_template = read_tokenizer_config(model_dir).chat_template is not None or (
             model_dir / "chat_template.jinja").is_file()
         if not has_template:
             return None

@@ -26,6 +26,14 @@ from starlette.routing import Route
 from refserver.api.apis import messages, responses
 from refserver.api.errors import APIError
 from refserver.api.handling import DropResponse, admit, complete
+from refserver.api.openai_wire import (
+    ChatChoice,
+    ChatMessage,
+    CompletionBody,
+    FunctionCall,
+    ModelCard,
+    TextChoice,
+)
 from refserver.api.protocol import Kind, parse_request
 from refserver.api.state import AppConfig, ServerState, served_names
 from refserver.api.streaming import ChunkBuilder, SSEResponse, chat_finish_reason, stream_events
@@ -94,30 +102,30 @@ async def _generate(request: Request, kind: Kind) -> Response | SSEResponse | Dr
     return await complete(request, state, admitted, lambda answer: _completion_body(builder, answer), _error_response)
 
 
-def _completion_body(builder: ChunkBuilder, answer: Answer) -> dict[str, Any]:
+def _completion_body(builder: ChunkBuilder, answer: Answer) -> CompletionBody:
     assert answer.finish is not None
     times = builder.times
+    finish_reason = chat_finish_reason(answer.finish)
+    choices: list[ChatChoice | TextChoice]
     if builder.chat:
-        message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+        message: ChatMessage = {"role": "assistant", "content": answer.text}
         if builder.reasons:
             message["reasoning_content"] = answer.reasoning
         if answer.call is not None:
             message["content"] = None
-            function = {"name": answer.call.tool.name, "arguments": answer.arguments}
+            function: FunctionCall = {"name": answer.call.tool.name, "arguments": answer.arguments}
             message["tool_calls"] = [{"id": answer.call.call_id, "type": "function", "function": function}]
-        choice: dict[str, Any] = {"index": 0, "message": message}
+        choices = [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}]
     else:
-        choice = {"index": 0, "text": answer.text}
-    choice.update(logprobs=None, finish_reason=chat_finish_reason(answer.finish))
-    body = dict(builder.base)
-    body["object"] = "chat.completion" if builder.chat else "text_completion"
-    body.update(
-        choices=[choice],
-        usage=usage(times, reasoning=builder.reasons),
-        goodput=final_goodput(times, time.perf_counter(), times.num_output_tokens),
-        timings=llama_timings(times),
-    )
-    return body
+        choices = [{"index": 0, "text": answer.text, "logprobs": None, "finish_reason": finish_reason}]
+    return {
+        **builder.base,
+        "object": "chat.completion" if builder.chat else "text_completion",
+        "choices": choices,
+        "usage": usage(times, reasoning=builder.reasons),
+        "goodput": final_goodput(times, time.perf_counter(), times.num_output_tokens),
+        "timings": llama_timings(times),
+    }
 
 
 async def chat_completions(request: Request) -> Any:
@@ -137,7 +145,7 @@ async def models(request: Request) -> Response:
     sim = describe_engine(state.engine)
     data = []
     for name in served_names(state.config):  # every name, the same weights (as vLLM lists each served name)
-        model: dict[str, Any] = {
+        model: ModelCard = {
             "id": name,
             "object": "model",
             "created": state.created,

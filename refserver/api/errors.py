@@ -6,7 +6,20 @@ it is sent as one SSE event `data: {"error": {...}}` followed by `data: [DONE]`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
+
+
+class ErrorDetail(TypedDict):
+    message: str
+    type: str
+    param: str | None
+    code: str | int | None
+
+
+class ErrorBody(TypedDict):
+    """OpenAI's error body (also the data of the SSE event of a failure after the stream started)."""
+
+    error: ErrorDetail
 
 
 class APIError(Exception):
@@ -28,7 +41,7 @@ class APIError(Exception):
         self.param = param
         self.code = code
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> ErrorBody:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
 

@@ -14,7 +14,6 @@ import dataclasses
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -24,7 +23,10 @@ from refserver.api.behaviour import TurnPlan
 from refserver.api.errors import APIError, model_not_found
 from refserver.api.faults import FaultKind
 from refserver.api.generate import Generation
+from refserver.api.messages_wire import MessageObject
+from refserver.api.openai_wire import CompletionBody
 from refserver.api.protocol import GenerationRequest
+from refserver.api.responses_wire import ResponseObject
 from refserver.api.state import ServerState, served_names
 from refserver.api.streaming import wait_for_disconnect
 from refserver.api.timing import RequestTimes
@@ -97,7 +99,7 @@ async def complete(
     request: Request,
     state: ServerState,
     admitted: Admitted,
-    build: Callable[[Answer], dict[str, Any]],
+    build: Callable[[Answer], CompletionBody | ResponseObject | MessageObject],
     error_shape: ErrorShape,
 ) -> Response | DropResponse:
     """A non-streaming response; the client leaving cancels the generation (and frees its blocks)."""

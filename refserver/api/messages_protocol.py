@@ -14,7 +14,8 @@ the extensions `seed`, `ignore_eos`, `min_tokens` (as in chat);
 from __future__ import annotations
 
 from refserver.api.errors import bad_request
-from refserver.api.protocol import GenerationRequest, read_bool, read_int, read_sampling, read_stop_list
+from refserver.api.json_object import JSONObject
+from refserver.api.protocol import GenerationRequest, read_sampling
 from refserver.api.tools import parse_tool_choice, parse_tools
 from refserver.text.chat_template import Message
 
@@ -60,29 +61,27 @@ def _message(raw: object, param: str, messages: list[Message]) -> None:
         messages.append({"role": role, "content": "".join(texts)})
 
 
-def parse_messages_request(body: object) -> GenerationRequest:
+def parse_messages_request(raw: object) -> GenerationRequest:
     """Validate a decoded `/v1/messages` body; raises a 400 `APIError` on the first problem found."""
-    if not isinstance(body, dict):
-        raise bad_request("the request body must be a JSON object", code="invalid_body")
+    body = JSONObject.of_body(raw)
     messages: list[Message] = []
-    if body.get("system") is not None:
-        messages.append({"role": "system", "content": _text_blocks(body["system"], "system")})
+    system = body.get("system")
+    if system is not None:
+        messages.append({"role": "system", "content": _text_blocks(system, "system")})
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise bad_request("'messages' must be a non-empty list", param="messages")
     for i, item in enumerate(raw):
         _message(item, f"messages[{i}]", messages)
-    request = GenerationRequest(kind="messages", messages=messages)
-    model = body.get("model")
-    if model is not None and not isinstance(model, str):
-        raise bad_request("'model' must be a string", param="model", code="invalid_type")
-    request.model = model
-    request.max_tokens = read_int(body, "max_tokens", minimum=1)
-    if request.max_tokens is None:
+    model = body.read_str("model")
+    max_tokens = body.read_int("max_tokens", minimum=1)
+    if max_tokens is None:
         raise bad_request("'max_tokens' is required", param="max_tokens", code="missing_required_parameter")
-    read_sampling(body, request)
-    request.stop = read_stop_list(body, "stop_sequences")
-    request.tools = parse_tools(body, "messages")
-    request.tool_choice = parse_tool_choice(body, "messages", request.tools)
-    request.stream = bool(read_bool(body, "stream"))
-    return request
+    sampling = read_sampling(body, max_tokens)
+    stop = body.read_stop_list("stop_sequences")
+    tools = parse_tools(body, "messages")
+    tool_choice = parse_tool_choice(body, "messages", tools)
+    return GenerationRequest(
+        kind="messages", messages=messages, model=model, max_tokens=max_tokens, stop=stop, tools=tools,
+        tool_choice=tool_choice, stream=bool(body.read_bool("stream")), **sampling,
+    )

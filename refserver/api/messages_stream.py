@@ -17,7 +17,7 @@ import contextlib
 import hashlib
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Unpack
 
 import orjson
 from starlette.responses import JSONResponse
@@ -26,6 +26,21 @@ from refserver.api.behaviour import ToolCallPlan, TurnPlan
 from refserver.api.errors import APIError
 from refserver.api.faults import FaultConfig, FaultKind
 from refserver.api.generate import Generation
+from refserver.api.messages_wire import (
+    AnthropicError,
+    ContentBlock,
+    EventFields,
+    InputJsonDelta,
+    MessageHead,
+    MessageObject,
+    MessagesEvent,
+    MessagesUsage,
+    SignatureDelta,
+    StopDelta,
+    TextDelta,
+    ThinkingDelta,
+    ToolUseBlock,
+)
 from refserver.api.streaming import Drop, FaultPacer, named_event
 from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings
 from refserver.api.turn import Answer, CallStart, Delta, Finish, turn_events
@@ -35,7 +50,7 @@ _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: 
                 503: "overloaded_error", 529: "overloaded_error"}  # fmt: skip
 
 
-def anthropic_error(error: APIError) -> dict[str, Any]:
+def anthropic_error(error: APIError) -> AnthropicError:
     kind = _ERROR_TYPES.get(error.status, "api_error")
     return {"type": "error", "error": {"type": kind, "message": error.message}}
 
@@ -45,7 +60,7 @@ def messages_error_response(error: APIError) -> JSONResponse:
     return JSONResponse(anthropic_error(error), status_code=error.status, headers=headers)
 
 
-def messages_usage(times: RequestTimes, *, output_tokens: int) -> dict[str, Any]:
+def messages_usage(times: RequestTimes, *, output_tokens: int) -> MessagesUsage:
     return {
         "input_tokens": times.num_prompt_tokens - times.num_cached_tokens,
         "cache_creation_input_tokens": 0,
@@ -67,7 +82,7 @@ def signature(thinking: str) -> str:
     return hashlib.sha256(thinking.encode()).hexdigest()
 
 
-def _tool_block(call: ToolCallPlan) -> dict[str, Any]:
+def _tool_block(call: ToolCallPlan) -> ToolUseBlock:
     return {"type": "tool_use", "id": "toolu_" + call.call_id.removeprefix("call_"), "name": call.tool.name,
             "input": {}}
 
@@ -75,22 +90,22 @@ def _tool_block(call: ToolCallPlan) -> dict[str, Any]:
 class MessageBuilder:
     def __init__(self, *, request_id: str, model: str, times: RequestTimes) -> None:
         self.times = times
-        self.base: dict[str, Any] = {"id": request_id, "type": "message", "role": "assistant", "content": [],
+        self.base: MessageHead = {"id": request_id, "type": "message", "role": "assistant", "content": [],
                                      "model": model, "stop_reason": None, "stop_sequence": None}
 
-    def start(self) -> dict[str, Any]:
+    def start(self) -> MessageObject:
         return {**self.base, "usage": messages_usage(self.times, output_tokens=0)}
 
-    def complete_body(self, answer: Answer) -> dict[str, Any]:
+    def complete_body(self, answer: Answer) -> MessageObject:
         assert answer.finish is not None
-        content: list[dict[str, Any]] = []
+        content: list[ContentBlock] = []
         if answer.reasoning:
             content.append({"type": "thinking", "thinking": answer.reasoning, "signature": signature(answer.reasoning)})
         if answer.call is not None:
             content.append({**_tool_block(answer.call), "input": orjson.loads(answer.arguments)})
         elif answer.text:
             content.append({"type": "text", "text": answer.text})
-        body = {**self.base, "content": content, "stop_reason": stop_reason(answer.finish),
+        body: MessageObject = {**self.base, "content": content, "stop_reason": stop_reason(answer.finish),
                 "stop_sequence": answer.finish.stop_string,
                 "usage": messages_usage(self.times, output_tokens=self.times.num_output_tokens)}
         body["goodput"] = final_goodput(self.times, time.perf_counter(), self.times.num_output_tokens)
@@ -106,8 +121,8 @@ class MessagesStream:
         self.channel = ""
         self.thinking: list[str] = []
 
-    def event(self, kind: str, tokens: int = 0, *, final: bool = False, **fields: Any) -> bytes:
-        payload: dict[str, Any] = {"type": kind, **fields}
+    def event(self, kind: str, tokens: int = 0, *, final: bool = False, **fields: Unpack[EventFields]) -> bytes:
+        payload: MessagesEvent = {"type": kind, **fields}
         now = time.perf_counter()
         times = self.builder.times
         payload["goodput"] = final_goodput(times, now, tokens) if final else chunk_goodput(times, now, tokens)
@@ -126,7 +141,7 @@ class MessagesStream:
         self.index += 1
         self.channel = channel
         if channel == "reasoning":
-            block: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
+            block: ContentBlock = {"type": "thinking", "thinking": "", "signature": ""}
             self.thinking = []
         elif channel == "text":
             block = {"type": "text", "text": ""}
@@ -136,6 +151,7 @@ class MessagesStream:
         return [*events, self.event("content_block_start", index=self.index, content_block=block)]
 
     def delta(self, event: Delta) -> bytes:
+        delta: ThinkingDelta | TextDelta | InputJsonDelta
         if self.channel == "reasoning":
             self.thinking.append(event.text)
             delta = {"type": "thinking_delta", "thinking": event.text}
@@ -150,14 +166,14 @@ class MessagesStream:
             return []
         events = []
         if self.channel == "reasoning":
-            sig = {"type": "signature_delta", "signature": signature("".join(self.thinking))}
+            sig: SignatureDelta = {"type": "signature_delta", "signature": signature("".join(self.thinking))}
             events.append(self.event("content_block_delta", index=self.index, delta=sig))
         events.append(self.event("content_block_stop", index=self.index))
         self.channel = ""
         return events
 
     def finish(self, finish: Finish) -> list[bytes]:
-        delta = {"stop_reason": stop_reason(finish), "stop_sequence": finish.stop_string}
+        delta: StopDelta = {"stop_reason": stop_reason(finish), "stop_sequence": finish.stop_string}
         usage = messages_usage(self.builder.times, output_tokens=self.builder.times.num_output_tokens)
         return [*self.close(), self.event("message_delta", finish.tokens, final=True, delta=delta,
                                                          usage=usage), self.event("message_stop")]
@@ -198,5 +214,5 @@ async def messages_events(
                     if isinstance(struck, Drop):
                         return
     except APIError as error:
-        payload = anthropic_error(error)
-        yield named_event("error", {**payload, "goodput": chunk_goodput(builder.times, time.perf_counter(), 0)})
+        payload: MessagesEvent = {**anthropic_error(error), "goodput": chunk_goodput(builder.times, time.perf_counter(), 0)}
+        yield named_event("error", payload)

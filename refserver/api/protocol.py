@@ -1,26 +1,28 @@
 """Request bodies of `/v1/chat/completions` and `/v1/completions`, validated into one `GenerationRequest`.
 
 Unknown fields are ignored (OpenAI clients send many); known fields of the wrong type or out of range,
-and a missing `messages`/`prompt`, raise a 400 `APIError` naming the field in `param`.
+and a missing `messages`/`prompt`, raise a 400 `APIError` naming the field in `param`. The body is read
+here (and in responses_protocol.py, messages_protocol.py) into a frozen `GenerationRequest`, which is all
+the rest of the server reads of it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from refserver.api.behaviour import Tool, ToolChoice
 from refserver.api.errors import bad_request
+from refserver.api.json_object import JSONObject, is_int
 from refserver.api.tools import parse_tool_choice, parse_tools
 from refserver.text.chat_template import Message
 
 Kind = Literal["chat", "completion", "responses", "messages"]
 _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
-_INT64_END = 2**63
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})  # chat's, and the Responses API's
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class GenerationRequest:
     kind: Kind
     messages: list[Message] | None = None  # chat
@@ -43,50 +45,18 @@ class GenerationRequest:
     max_tokens_param: str = "max_tokens"  # the field's name in this API, for errors
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+class Sampling(TypedDict):
+    """The sampling fields every API shares, read by `read_sampling`."""
+
+    temperature: float
+    top_p: float
+    top_k: int
+    seed: int | None
+    ignore_eos: bool
+    min_tokens: int
 
 
-def _int(body: dict[str, Any], name: str, *, minimum: int | None = None) -> int | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if isinstance(value, float) and value.is_integer() and abs(value) >= _INT64_END:
-        # orjson reads an integer literal past 64 bits as a float: the type the client sent is not known.
-        raise bad_request(f"'{name}' must be an integer below 2**63, got {value:.6g}", param=name)
-    if not _is_int(value):
-        raise bad_request(f"'{name}' must be an integer, got {type(value).__name__}", param=name, code="invalid_type")
-    if abs(value) >= _INT64_END:
-        raise bad_request(f"'{name}' must be an integer below 2**63, got {value}", param=name)
-    if minimum is not None and value < minimum:
-        raise bad_request(f"'{name}' must be >= {minimum}, got {value}", param=name)
-    return int(value)
-
-
-def _float(body: dict[str, Any], name: str, *, low: float, high: float, low_open: bool = False) -> float | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise bad_request(f"'{name}' must be a number, got {type(value).__name__}", param=name, code="invalid_type")
-    number = float(value)
-    too_low = number <= low if low_open else number < low
-    if too_low or number > high:
-        bracket = "(" if low_open else "["
-        raise bad_request(f"'{name}' must be in {bracket}{low}, {high}], got {value}", param=name)
-    return number
-
-
-def _bool(body: dict[str, Any], name: str) -> bool | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        raise bad_request(f"'{name}' must be a boolean, got {type(value).__name__}", param=name, code="invalid_type")
-    return value
-
-
-def _stop(body: dict[str, Any]) -> list[str]:
+def _stop(body: JSONObject) -> list[str]:
     value = body.get("stop")
     if value is None:
         return []
@@ -96,7 +66,7 @@ def _stop(body: dict[str, Any]) -> list[str]:
     return list(items)
 
 
-def _messages(body: dict[str, Any], images: list[str] | None = None) -> list[Message]:
+def _messages(body: JSONObject, images: list[str] | None = None) -> list[Message]:
     raw = body.get("messages")
     if raw is None:
         raise bad_request("'messages' is required", param="messages", code="missing_required_parameter")
@@ -114,31 +84,12 @@ def _messages(body: dict[str, Any], images: list[str] | None = None) -> list[Mes
     return messages
 
 
-def read_int(body: dict[str, Any], name: str, *, minimum: int | None = None) -> int | None:
-    """An optional integer field, validated as every endpoint validates them."""
-    return _int(body, name, minimum=minimum)
-
-
-def read_bool(body: dict[str, Any], name: str) -> bool | None:
-    return _bool(body, name)
-
-
-def read_stop_list(body: dict[str, Any], name: str) -> list[str]:
-    """A list of stop strings under another name (the Messages API's `stop_sequences`)."""
-    value = body.get(name)
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(s, str) and s for s in value):
-        raise bad_request(f"'{name}' must be a list of non-empty strings", param=name)
-    return list(value)
-
-
 def content_text(content: object, param: str) -> str:
     """Text of a content field: a string, null, or a list of text parts (`type` text, input_text, output_text)."""
     return _content_text(content, param)
 
 
-def parse_messages(body: dict[str, Any]) -> list[Message]:
+def parse_messages(body: JSONObject) -> list[Message]:
     """A body's chat `messages`, validated as the chat endpoint validates them (a 400 APIError otherwise)."""
     return _messages(body)
 
@@ -177,7 +128,7 @@ def _image_url(part: object, param: str) -> str | None:
     return url
 
 
-def _prompt(body: dict[str, Any]) -> str | list[int]:
+def _prompt(body: JSONObject) -> str | list[int]:
     raw = body.get("prompt")
     if raw is None:
         raise bad_request("'prompt' is required", param="prompt", code="missing_required_parameter")
@@ -188,12 +139,12 @@ def _prompt(body: dict[str, Any]) -> str | list[int]:
         if not raw:
             raise bad_request("'prompt' must not be empty", param="prompt")
         return raw
-    if isinstance(raw, list) and raw and all(_is_int(t) and t >= 0 for t in raw):
+    if isinstance(raw, list) and raw and all(is_int(t) and t >= 0 for t in raw):
         return [int(t) for t in raw]
     raise bad_request("'prompt' must be a non-empty string or a list of token ids", param="prompt")
 
 
-def _unsupported(body: dict[str, Any]) -> None:
+def _unsupported(body: JSONObject) -> None:
     n = body.get("n")
     if n is not None and n != 1:
         raise bad_request("only 'n': 1 is supported", param="n")
@@ -202,53 +153,64 @@ def _unsupported(body: dict[str, Any]) -> None:
         raise bad_request(f"'{param}' is not supported by this server", param=param)
 
 
-def parse_request(body: object, kind: Kind) -> GenerationRequest:
+def parse_request(raw: object, kind: Kind) -> GenerationRequest:
     """Validate a decoded JSON body; raises a 400 `APIError` on the first problem found."""
-    if not isinstance(body, dict):
-        raise bad_request("the request body must be a JSON object", code="invalid_body")
+    body = JSONObject.of_body(raw)
     _unsupported(body)
-    request = GenerationRequest(kind=kind)
+    messages: list[Message] | None = None
+    image_urls: list[str] = []
+    tools: list[Tool] = []
+    tool_choice: ToolChoice = "auto"
+    prompt: str | list[int] | None = None
     if kind == "chat":
-        request.messages = _messages(body, request.image_urls)
-        request.tools = parse_tools(body, "chat")
-        request.tool_choice = parse_tool_choice(body, "chat", request.tools)
+        messages = _messages(body, image_urls)
+        tools = parse_tools(body, "chat")
+        tool_choice = parse_tool_choice(body, "chat", tools)
     else:
-        request.prompt = _prompt(body)
-    model = body.get("model")
-    if model is not None and not isinstance(model, str):
-        raise bad_request("'model' must be a string", param="model", code="invalid_type")
-    request.model = model
-    max_tokens = _int(body, "max_completion_tokens", minimum=1)
-    request.max_tokens = max_tokens if max_tokens is not None else _int(body, "max_tokens", minimum=1)
-    read_sampling(body, request)
-    request.stop = _stop(body)
-    request.stream = bool(_bool(body, "stream"))
-    _stream_options(body, request)
-    return request
+        prompt = _prompt(body)
+    model = body.read_str("model")
+    max_tokens = body.read_int("max_completion_tokens", minimum=1)
+    if max_tokens is None:
+        max_tokens = body.read_int("max_tokens", minimum=1)
+    sampling = read_sampling(body, max_tokens)
+    stop = _stop(body)
+    stream = bool(body.read_bool("stream"))
+    include_usage, continuous_usage_stats = _stream_options(body, stream)
+    return GenerationRequest(
+        kind=kind, messages=messages, image_urls=image_urls, prompt=prompt, model=model, max_tokens=max_tokens,
+        stop=stop, stream=stream, include_usage=include_usage, continuous_usage_stats=continuous_usage_stats,
+        tools=tools, tool_choice=tool_choice, **sampling,
+    )
 
 
-def read_sampling(body: dict[str, Any], request: GenerationRequest) -> None:
+def read_sampling(body: JSONObject, max_tokens: int | None) -> Sampling:
     """The sampling fields every API shares: temperature, top_p, top_k, seed, ignore_eos, min_tokens."""
-    temperature = _float(body, "temperature", low=0.0, high=2.0)
-    request.temperature = 1.0 if temperature is None else temperature
-    top_p = _float(body, "top_p", low=0.0, high=1.0, low_open=True)
-    request.top_p = 1.0 if top_p is None else top_p
-    top_k = _int(body, "top_k", minimum=-1)
-    request.top_k = 0 if top_k is None or top_k == -1 else top_k
-    request.seed = _int(body, "seed")
-    request.ignore_eos = bool(_bool(body, "ignore_eos"))
-    request.min_tokens = _int(body, "min_tokens", minimum=0) or 0
-    if request.max_tokens is not None and request.min_tokens > request.max_tokens:
+    temperature = body.read_float("temperature", low=0.0, high=2.0)
+    top_p = body.read_float("top_p", low=0.0, high=1.0, low_open=True)
+    top_k = body.read_int("top_k", minimum=-1)
+    seed = body.read_int("seed")
+    ignore_eos = bool(body.read_bool("ignore_eos"))
+    min_tokens = body.read_int("min_tokens", minimum=0) or 0
+    if max_tokens is not None and min_tokens > max_tokens:
         raise bad_request("'min_tokens' must not exceed 'max_tokens'", param="min_tokens")
+    return {
+        "temperature": 1.0 if temperature is None else temperature,
+        "top_p": 1.0 if top_p is None else top_p,
+        "top_k": 0 if top_k is None or top_k == -1 else top_k,
+        "seed": seed,
+        "ignore_eos": ignore_eos,
+        "min_tokens": min_tokens,
+    }
 
 
-def _stream_options(body: dict[str, Any], request: GenerationRequest) -> None:
+def _stream_options(body: JSONObject, stream: bool) -> tuple[bool, bool]:
+    """`stream_options`' include_usage and continuous_usage_stats."""
     options = body.get("stream_options")
     if options is None:
-        return
+        return False, False
     if not isinstance(options, dict):
         raise bad_request("'stream_options' must be an object", param="stream_options", code="invalid_type")
-    if not request.stream:
+    if not stream:
         raise bad_request("'stream_options' is only allowed when 'stream' is true", param="stream_options")
-    request.include_usage = bool(_bool(options, "include_usage"))
-    request.continuous_usage_stats = bool(_bool(options, "continuous_usage_stats"))
+    fields = JSONObject(options)
+    return bool(fields.read_bool("include_usage")), bool(fields.read_bool("continuous_usage_stats"))

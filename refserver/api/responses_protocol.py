@@ -12,18 +12,17 @@ this server keeps no responses.
 
 from __future__ import annotations
 
-from typing import Any
-
 from refserver.api.errors import bad_request
-from refserver.api.protocol import GenerationRequest, content_text, read_bool, read_int, read_sampling
+from refserver.api.json_object import JSONObject
+from refserver.api.protocol import GenerationRequest, content_text, read_sampling
 from refserver.api.tools import parse_tool_choice, parse_tools
 from refserver.text.chat_template import Message
 
 _ROLES = frozenset({"user", "system", "developer", "assistant"})
 
 
-def _item_message(item: dict[str, Any], param: str, messages: list[Message]) -> None:
-    kind = item.get("type", "message")
+def _item_message(item: JSONObject, param: str, messages: list[Message]) -> None:
+    kind = item.get("type") if "type" in item else "message"
     if kind == "message":
         role = item.get("role")
         if role not in _ROLES:
@@ -41,7 +40,7 @@ def _item_message(item: dict[str, Any], param: str, messages: list[Message]) -> 
         raise bad_request(f"{param}: input items of type {kind!r} are not supported", param=f"{param}.type")
 
 
-def input_messages(body: dict[str, Any]) -> list[Message]:
+def input_messages(body: JSONObject) -> list[Message]:
     messages: list[Message] = []
     instructions = body.get("instructions")
     if instructions is not None:
@@ -57,7 +56,7 @@ def input_messages(body: dict[str, Any]) -> list[Message]:
         for i, item in enumerate(raw):
             if not isinstance(item, dict):
                 raise bad_request(f"input[{i}] must be an object", param=f"input[{i}]")
-            _item_message(item, f"input[{i}]", messages)
+            _item_message(JSONObject(item), f"input[{i}]", messages)
     else:
         raise bad_request("'input' must be a string or a non-empty list of items", param="input")
     if not any(m["role"] != "system" for m in messages):
@@ -65,22 +64,19 @@ def input_messages(body: dict[str, Any]) -> list[Message]:
     return messages
 
 
-def parse_responses_request(body: object) -> GenerationRequest:
+def parse_responses_request(raw: object) -> GenerationRequest:
     """Validate a decoded `/v1/responses` body; raises a 400 `APIError` on the first problem found."""
-    if not isinstance(body, dict):
-        raise bad_request("the request body must be a JSON object", code="invalid_body")
+    body = JSONObject.of_body(raw)
     if body.get("previous_response_id") is not None:
         raise bad_request("'previous_response_id' is not supported: this server stores no responses; send the "
                           "conversation in 'input'", param="previous_response_id")
-    request = GenerationRequest(kind="responses", messages=input_messages(body))
-    model = body.get("model")
-    if model is not None and not isinstance(model, str):
-        raise bad_request("'model' must be a string", param="model", code="invalid_type")
-    request.model = model
-    request.max_tokens = read_int(body, "max_output_tokens", minimum=1)
-    request.max_tokens_param = "max_output_tokens"
-    read_sampling(body, request)
-    request.tools = parse_tools(body, "responses")
-    request.tool_choice = parse_tool_choice(body, "responses", request.tools)
-    request.stream = bool(read_bool(body, "stream"))
-    return request
+    messages = input_messages(body)
+    model = body.read_str("model")
+    max_tokens = body.read_int("max_output_tokens", minimum=1)
+    sampling = read_sampling(body, max_tokens)
+    tools = parse_tools(body, "responses")
+    tool_choice = parse_tool_choice(body, "responses", tools)
+    return GenerationRequest(
+        kind="responses", messages=messages, model=model, max_tokens=max_tokens, max_tokens_param="max_output_tokens",
+        tools=tools, tool_choice=tool_choice, stream=bool(body.read_bool("stream")), **sampling,
+    )

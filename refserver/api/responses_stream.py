@@ -17,12 +17,22 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Unpack
 
 from refserver.api.behaviour import TurnPlan
 from refserver.api.errors import APIError
 from refserver.api.faults import FaultConfig, FaultKind
 from refserver.api.generate import Generation
+from refserver.api.responses_wire import (
+    EventFields,
+    ItemPlace,
+    Logprobs,
+    OutputItem,
+    Part,
+    ResponseObject,
+    ResponsesEvent,
+    ResponsesUsage,
+)
 from refserver.api.streaming import Drop, FaultPacer, named_event
 from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings
 from refserver.api.turn import Answer, CallStart, Delta, Finish, turn_events
@@ -30,7 +40,7 @@ from refserver.api.turn import Answer, CallStart, Delta, Finish, turn_events
 _PART = {"reasoning": "reasoning_text", "text": "output_text"}
 
 
-def responses_usage(times: RequestTimes) -> dict[str, Any]:
+def responses_usage(times: RequestTimes) -> ResponsesUsage:
     return {
         "input_tokens": times.num_prompt_tokens,
         "input_tokens_details": {"cached_tokens": times.num_cached_tokens},
@@ -40,7 +50,7 @@ def responses_usage(times: RequestTimes) -> dict[str, Any]:
     }
 
 
-def _part(channel: str, text: str) -> dict[str, Any]:
+def _part(channel: str, text: str) -> Part:
     if channel == "reasoning":
         return {"type": "reasoning_text", "text": text}
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
@@ -51,7 +61,7 @@ class ResponseBuilder:
 
     def __init__(self, *, request_id: str, model: str, max_output_tokens: int | None, times: RequestTimes) -> None:
         self.times = times
-        self.base: dict[str, Any] = {
+        self.base: ResponseObject = {
             "id": request_id,
             "object": "response",
             "created_at": int(time.time()),
@@ -63,13 +73,14 @@ class ResponseBuilder:
             "incomplete_details": None,
             "usage": None,
         }
-        self.output: list[dict[str, Any]] = []
+        self.output: list[OutputItem] = []
 
-    def open_item(self, kind: str, call: CallStart | None = None) -> dict[str, Any]:
+    def open_item(self, kind: str, call: CallStart | None = None) -> OutputItem:
+        item: OutputItem
         if kind == "function_call":
             assert call is not None
-            item: dict[str, Any] = {"id": f"fc_{uuid.uuid4().hex}", "type": "function_call", "status": "in_progress",
-                                    "call_id": call.call.call_id, "name": call.call.tool.name, "arguments": ""}
+            item = {"id": f"fc_{uuid.uuid4().hex}", "type": "function_call", "status": "in_progress",
+                    "call_id": call.call.call_id, "name": call.call.tool.name, "arguments": ""}
         elif kind == "reasoning":
             item = {"id": f"rs_{uuid.uuid4().hex}", "type": "reasoning", "summary": [], "content": [],
                     "status": "in_progress"}
@@ -79,26 +90,27 @@ class ResponseBuilder:
         self.output.append(item)
         return item
 
-    def response(self, finish: Finish | None) -> dict[str, Any]:
+    def response(self, finish: Finish | None) -> ResponseObject:
         """The response object: in progress (no finish yet), completed, or incomplete at max_output_tokens."""
-        body = dict(self.base)
+        body = self.base.copy()
         if finish is None:
             return body
         cut = finish.reason == "length" and not finish.tool_call
-        body.update(status="incomplete" if cut else "completed", output=self.output,
-                    usage=responses_usage(self.times))
+        body["status"] = "incomplete" if cut else "completed"
+        body["output"] = self.output
+        body["usage"] = responses_usage(self.times)
         if cut:
             body["incomplete_details"] = {"reason": "max_output_tokens"}
         return body
 
-    def complete_body(self, answer: Answer) -> dict[str, Any]:
+    def complete_body(self, answer: Answer) -> ResponseObject:
         """The non-streaming response, with the timing extension at its top level."""
         assert answer.finish is not None
         if answer.reasoning:
             self._closed(self.open_item("reasoning"), "reasoning", answer.reasoning)
         if answer.call is not None:
             item = self.open_item("function_call", CallStart(answer.call))
-            item.update(arguments=answer.arguments, status="completed")
+            _complete(item, answer.arguments)
         elif answer.text or answer.finish.reason == "stop":
             self._closed(self.open_item("message"), "text", answer.text)
         body = self.response(answer.finish)
@@ -107,8 +119,19 @@ class ResponseBuilder:
         return body
 
     @staticmethod
-    def _closed(item: dict[str, Any], channel: str, text: str) -> None:
-        item.update(content=[_part(channel, text)], status="completed")
+    def _closed(item: OutputItem, channel: str, text: str) -> None:
+        _complete(item, _part(channel, text))
+
+
+def _complete(item: OutputItem, answer: str | Part) -> None:
+    """Completes an output item: a function call with its arguments, another item with its one part."""
+    if item["type"] == "function_call":
+        assert isinstance(answer, str)
+        item["arguments"] = answer
+    else:
+        assert not isinstance(answer, str)
+        item["content"] = [answer]
+    item["status"] = "completed"
 
 
 class ResponsesStream:
@@ -117,12 +140,12 @@ class ResponsesStream:
     def __init__(self, builder: ResponseBuilder) -> None:
         self.builder = builder
         self.sequence = 0
-        self.item: dict[str, Any] | None = None
+        self.item: OutputItem | None = None
         self.channel = ""
         self.text: list[str] = []
 
-    def event(self, kind: str, tokens: int = 0, *, final: bool = False, **fields: Any) -> bytes:
-        payload: dict[str, Any] = {"type": kind, "sequence_number": self.sequence, **fields}
+    def event(self, kind: str, tokens: int = 0, *, final: bool = False, **fields: Unpack[EventFields]) -> bytes:
+        payload: ResponsesEvent = {"type": kind, "sequence_number": self.sequence, **fields}
         self.sequence += 1
         now = time.perf_counter()
         times = self.builder.times
@@ -131,7 +154,7 @@ class ResponsesStream:
             payload["timings"] = llama_timings(times)
         return named_event(kind, payload)
 
-    def _where(self) -> dict[str, Any]:
+    def _where(self) -> ItemPlace:
         assert self.item is not None
         return {"item_id": self.item["id"], "output_index": len(self.builder.output) - 1}
 
@@ -139,7 +162,7 @@ class ResponsesStream:
         kind = {"reasoning": "reasoning", "text": "message", "arguments": "function_call"}[channel]
         self.item, self.channel, self.text = self.builder.open_item(kind, call), channel, []
         events = [self.event("response.output_item.added", output_index=len(self.builder.output) - 1,
-                             item=dict(self.item))]
+                             item=self.item.copy())]
         if channel != "arguments":
             events.append(self.event("response.content_part.added", **self._where(), content_index=0,
                                      part=_part(channel, "")))
@@ -151,25 +174,25 @@ class ResponsesStream:
             return self.event("response.function_call_arguments.delta", event.tokens, **self._where(),
                               delta=event.text)
         kind = f"response.{_PART[self.channel]}.delta"
-        extra: dict[str, Any] = {"logprobs": []} if self.channel == "text" else {}
+        extra: Logprobs = {"logprobs": []} if self.channel == "text" else {}
         return self.event(kind, event.tokens, **self._where(), content_index=0, delta=event.text, **extra)
 
     def close(self) -> list[bytes]:
         if self.item is None:
             return []
         text, where = "".join(self.text), self._where()
-        if self.channel == "arguments":
-            self.item.update(arguments=text, status="completed")
+        if self.item["type"] == "function_call":
+            _complete(self.item, text)
             events = [self.event("response.function_call_arguments.done", **where, name=self.item["name"],
                                  arguments=text)]
         else:
             part = _part(self.channel, text)
-            self.item.update(content=[part], status="completed")
-            extra: dict[str, Any] = {"logprobs": []} if self.channel == "text" else {}
+            _complete(self.item, part)
+            extra: Logprobs = {"logprobs": []} if self.channel == "text" else {}
             events = [self.event(f"response.{_PART[self.channel]}.done", **where, content_index=0, text=text, **extra),
                       self.event("response.content_part.done", **where, content_index=0, part=part)]
         events.append(self.event("response.output_item.done", output_index=where["output_index"],
-                                 item=dict(self.item)))
+                                 item=self.item.copy()))
         self.item = None
         return events
 
@@ -184,8 +207,10 @@ class ResponsesStream:
 
     def failed(self, error: APIError) -> list[bytes]:
         code = error.code if error.code is not None else error.type
-        body = {**self.builder.response(None), "status": "failed", "output": self.builder.output,
-                "error": {"code": str(code), "message": error.message}}
+        body = self.builder.response(None)  # a copy: its keys keep their places
+        body["status"] = "failed"
+        body["output"] = self.builder.output
+        body["error"] = {"code": str(code), "message": error.message}
         return [self.event("error", code=code, message=error.message, param=error.param),
                 self.event("response.failed", final=True, response=body)]
 

@@ -14,17 +14,19 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import orjson
 from starlette.types import Receive, Scope, Send
 
 from refserver.api.behaviour import TurnPlan
-from refserver.api.errors import APIError
+from refserver.api.errors import APIError, ErrorBody
 from refserver.api.faults import FaultConfig, FaultKind
 from refserver.api.generate import Generation
+from refserver.api.messages_wire import MessagesEvent
+from refserver.api.openai_wire import ChatDelta, Chunk, ChunkChoice, ChunkHead, FunctionDelta, ToolCallDelta
 from refserver.api.protocol import GenerationRequest
-from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings, usage
+from refserver.api.responses_wire import ResponsesEvent
+from refserver.api.timing import RequestTimes, Usage, chunk_goodput, final_goodput, llama_timings, usage
 from refserver.api.turn import CallStart, Delta, Finish, turn_events
 
 
@@ -42,7 +44,7 @@ MALFORMED_EVENT = b'data: {"id": "broken", "choices": [\n\n'
 _LINE_BREAKS_IN_JSON = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
 
 
-def _json(payload: dict[str, Any]) -> bytes:
+def _json(payload: Chunk | ErrorBody | ResponsesEvent | MessagesEvent) -> bytes:
     data = orjson.dumps(payload)
     for raw, escaped in _LINE_BREAKS_IN_JSON:
         if raw in data:
@@ -50,11 +52,11 @@ def _json(payload: dict[str, Any]) -> bytes:
     return data
 
 
-def sse_event(payload: dict[str, Any]) -> bytes:
+def sse_event(payload: Chunk | ErrorBody) -> bytes:
     return b"data: " + _json(payload) + b"\n\n"
 
 
-def named_event(name: str, payload: dict[str, Any]) -> bytes:
+def named_event(name: str, payload: ResponsesEvent | MessagesEvent) -> bytes:
     """An event with an `event:` line, as the Responses and Messages APIs send every event."""
     return b"event: " + name.encode() + b"\ndata: " + _json(payload) + b"\n\n"
 
@@ -68,25 +70,25 @@ class ChunkBuilder:
         self.times = times
         self.sent_tokens = 0
         self.reasons = False  # usage carries completion_tokens_details.reasoning_tokens
-        self.base: dict[str, Any] = {
+        self.base: ChunkHead = {
             "id": request_id,
             "object": "chat.completion.chunk" if self.chat else "text_completion",
             "created": int(time.time()),
             "model": model,
         }
 
-    def _choice(self, text: str | None, finish_reason: str | None, *, role: bool = False) -> dict[str, Any]:
+    def _choice(self, text: str | None, finish_reason: str | None, *, role: bool = False) -> ChunkChoice:
         if self.chat:
-            delta: dict[str, Any] = {"role": "assistant", "content": ""} if role else {}
+            delta: ChatDelta = {"role": "assistant", "content": ""} if role else {}
             if text:
                 delta["content"] = text
             return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
         return {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish_reason}
 
-    def _chunk(self, choices: list[dict[str, Any]], tokens: int, *, final: bool = False) -> dict[str, Any]:
+    def _chunk(self, choices: list[ChunkChoice], tokens: int, *, final: bool = False) -> Chunk:
         self.sent_tokens += tokens
         now = time.perf_counter()
-        chunk: dict[str, Any] = {**self.base, "choices": choices}
+        chunk: Chunk = {**self.base, "choices": choices}
         if final:
             chunk["goodput"] = final_goodput(self.times, now, tokens)
             chunk["timings"] = llama_timings(self.times)
@@ -96,7 +98,7 @@ class ChunkBuilder:
             chunk["usage"] = self._usage(completion_tokens=self.sent_tokens)
         return chunk
 
-    def _usage(self, *, completion_tokens: int) -> dict[str, Any]:
+    def _usage(self, *, completion_tokens: int) -> Usage:
         running = RequestTimes(
             arrival_s=self.times.arrival_s,
             num_prompt_tokens=self.times.num_prompt_tokens,
@@ -106,17 +108,17 @@ class ChunkBuilder:
         )
         return usage(running, reasoning=self.reasons)
 
-    def role(self) -> dict[str, Any]:
+    def role(self) -> Chunk:
         return self._chunk([self._choice(None, None, role=True)], 0)
 
-    def content(self, text: str, tokens: int) -> dict[str, Any]:
+    def content(self, text: str, tokens: int) -> Chunk:
         return self._chunk([self._choice(text, None)], tokens)
 
-    def event(self, event: Delta | CallStart) -> dict[str, Any]:
+    def event(self, event: Delta | CallStart) -> Chunk:
         """The chunk of a reasoning or text piece, a tool call's start, or a piece of its arguments."""
         if isinstance(event, CallStart):
-            function = {"name": event.call.tool.name, "arguments": ""}
-            call = {"index": 0, "id": event.call.call_id, "type": "function", "function": function}
+            function: FunctionDelta = {"name": event.call.tool.name, "arguments": ""}
+            call: ToolCallDelta = {"index": 0, "id": event.call.call_id, "type": "function", "function": function}
             return self._delta({"tool_calls": [call]}, 0)
         if event.channel == "text" or not self.chat:
             return self.content(event.text, event.tokens)
@@ -124,14 +126,14 @@ class ChunkBuilder:
             return self._delta({"reasoning_content": event.text}, event.tokens)
         return self._delta({"tool_calls": [{"index": 0, "function": {"arguments": event.text}}]}, event.tokens)
 
-    def _delta(self, delta: dict[str, Any], tokens: int) -> dict[str, Any]:
+    def _delta(self, delta: ChatDelta, tokens: int) -> Chunk:
         return self._chunk([{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}], tokens)
 
-    def finish(self, reason: str, tokens: int) -> dict[str, Any]:
+    def finish(self, reason: str, tokens: int) -> Chunk:
         return self._chunk([self._choice(None, reason)], tokens, final=True)
 
-    def usage_only(self) -> dict[str, Any]:
-        chunk: dict[str, Any] = {**self.base, "choices": [], "usage": usage(self.times, reasoning=self.reasons)}
+    def usage_only(self) -> Chunk:
+        chunk: Chunk = {**self.base, "choices": [], "usage": usage(self.times, reasoning=self.reasons)}
         chunk["goodput"] = chunk_goodput(self.times, time.perf_counter(), 0)
         return chunk
 

@@ -13,9 +13,64 @@ TPOT as docs/metrics.md defines it is decode_s / (N − 1)).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from refserver.engine.types import TokenEvent
+
+
+class ChunkGoodput(TypedDict):
+    """`goodput` of every streamed chunk or event."""
+
+    t: float  # server seconds since arrival
+    n: int  # tokens in this chunk
+
+
+class FinalGoodput(ChunkGoodput):
+    """`goodput` of the last chunk (and of a non-streamed body): the phase times, null when never reached."""
+
+    queue_s: float | None
+    prefill_s: float | None
+    decode_s: float | None
+    cached_tokens: int
+
+
+class LlamaTimings(TypedDict):
+    """llama.cpp's `timings` object; a rate or time of a phase that never happened is null."""
+
+    prompt_n: int
+    cache_n: int
+    prompt_ms: float | None
+    prompt_per_token_ms: float | None
+    prompt_per_second: float | None
+    predicted_n: int
+    predicted_ms: float | None
+    predicted_per_token_ms: float | None
+    predicted_per_second: float | None
+
+
+class Stamped(TypedDict):
+    """The timing extension a body or event carries after its own fields (`timings` on the last one)."""
+
+    goodput: NotRequired[ChunkGoodput | FinalGoodput]
+    timings: NotRequired[LlamaTimings]
+
+
+class PromptTokensDetails(TypedDict):
+    cached_tokens: int
+
+
+class CompletionTokensDetails(TypedDict):
+    reasoning_tokens: int
+
+
+class Usage(TypedDict):
+    """OpenAI's `usage` (chat and completions)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    prompt_tokens_details: PromptTokensDetails
+    completion_tokens_details: NotRequired[CompletionTokensDetails]
 
 
 @dataclass(slots=True)
@@ -68,24 +123,23 @@ def per_second(count: int, seconds: float | None) -> float | None:
     return None if seconds is None or seconds <= 0.0 else count / seconds
 
 
-def chunk_goodput(times: RequestTimes, now_s: float, tokens: int) -> dict[str, Any]:
+def chunk_goodput(times: RequestTimes, now_s: float, tokens: int) -> ChunkGoodput:
     """The `goodput` object every streamed chunk carries: server seconds since arrival, tokens in it."""
     return {"t": e2e_s(times, now_s), "n": tokens}
 
 
-def final_goodput(times: RequestTimes, now_s: float, tokens: int) -> dict[str, Any]:
+def final_goodput(times: RequestTimes, now_s: float, tokens: int) -> FinalGoodput:
     """The last chunk's `goodput`: the per-chunk fields plus the phase times and cached tokens."""
-    fields = chunk_goodput(times, now_s, tokens)
-    fields.update(
-        queue_s=queue_s(times),
-        prefill_s=prefill_s(times),
-        decode_s=decode_s(times),
-        cached_tokens=times.num_cached_tokens,
-    )
-    return fields
+    return {
+        **chunk_goodput(times, now_s, tokens),
+        "queue_s": queue_s(times),
+        "prefill_s": prefill_s(times),
+        "decode_s": decode_s(times),
+        "cached_tokens": times.num_cached_tokens,
+    }
 
 
-def llama_timings(times: RequestTimes) -> dict[str, Any]:
+def llama_timings(times: RequestTimes) -> LlamaTimings:
     prompt_n = max(0, times.num_prompt_tokens - times.num_cached_tokens)
     prompt = prefill_s(times)
     decode = decode_s(times)
@@ -102,10 +156,10 @@ def llama_timings(times: RequestTimes) -> dict[str, Any]:
     }
 
 
-def usage(times: RequestTimes, *, reasoning: bool = False) -> dict[str, Any]:
+def usage(times: RequestTimes, *, reasoning: bool = False) -> Usage:
     """OpenAI usage; `cached_tokens` is always present, also when 0 (else 0 reads as "not reported");
     `completion_tokens_details.reasoning_tokens` when the server reasons (`--reasoning-tokens`)."""
-    fields: dict[str, Any] = {
+    fields: Usage = {
         "prompt_tokens": times.num_prompt_tokens,
         "completion_tokens": times.num_output_tokens,
         "total_tokens": times.num_prompt_tokens + times.num_output_tokens,

@@ -13,29 +13,23 @@ generation routes refuse it (404), as vLLM does. Load generators size prompts wi
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from refserver.api.errors import APIError, bad_request, model_not_found
+from refserver.api.json_object import JSONObject
 from refserver.api.protocol import parse_messages
 from refserver.api.state import ServerState, served_names
 
 
-def _flag(body: dict[str, Any], name: str, default: bool) -> bool:
-    value = body.get(name, default)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise bad_request(f"'{name}' must be a boolean, got {type(value).__name__}", param=name, code="invalid_type")
-    return value
+def _flag(body: JSONObject, name: str, default: bool) -> bool:
+    value = body.read_bool(name)
+    return default if value is None else value
 
 
-def token_ids(state: ServerState, body: object) -> list[int]:
+def token_ids(state: ServerState, raw: object) -> list[int]:
     """The ids a tokenize request's prompt or messages become; a 400 APIError for a bad body."""
-    if not isinstance(body, dict):
-        raise bad_request("the request body must be a JSON object", code="invalid_body")
+    body = JSONObject.of_body(raw)
     model = body.get("model")
     if model is not None and model not in served_names(state.config):  # as vLLM's /tokenize: another is a 404
         raise model_not_found(str(model))

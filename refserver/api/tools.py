@@ -10,10 +10,11 @@ first string property of the tool's schema, else `input`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from refserver.api.behaviour import Tool, ToolChoice
 from refserver.api.errors import bad_request
+from refserver.api.json_object import JSONObject
 
 ToolsForm = Literal["chat", "responses", "messages"]
 
@@ -51,7 +52,7 @@ def _tool(raw: object, form: ToolsForm, param: str) -> Tool | None:
     return Tool(name=name, arguments_key=_arguments_key(schema))
 
 
-def parse_tools(body: dict[str, Any], form: ToolsForm) -> list[Tool]:
+def parse_tools(body: JSONObject, form: ToolsForm) -> list[Tool]:
     raw = body.get("tools")
     if raw is None:
         return []
@@ -61,7 +62,7 @@ def parse_tools(body: dict[str, Any], form: ToolsForm) -> list[Tool]:
     return [t for t in tools if t is not None]
 
 
-def _named(raw: dict[str, Any], form: ToolsForm) -> str | None:
+def _named(raw: JSONObject, form: ToolsForm) -> str | None:
     if form == "chat":
         function = raw.get("function")
         return function.get("name") if isinstance(function, dict) else None
@@ -69,7 +70,7 @@ def _named(raw: dict[str, Any], form: ToolsForm) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def parse_tool_choice(body: dict[str, Any], form: ToolsForm, tools: list[Tool]) -> ToolChoice:
+def parse_tool_choice(body: JSONObject, form: ToolsForm, tools: list[Tool]) -> ToolChoice:
     raw = body.get("tool_choice")
     if raw is None:
         return "auto"
@@ -85,7 +86,7 @@ def parse_tool_choice(body: dict[str, Any], form: ToolsForm, tools: list[Tool]) 
             raise bad_request("'tool_choice' must be auto, none, required or a named function", param="tool_choice")
         return raw
     elif isinstance(raw, dict) and raw.get("type") == "function":
-        name = _named(raw, form)
+        name = _named(JSONObject(raw), form)
     else:
         raise bad_request("'tool_choice' must be auto, none, required or a named function", param="tool_choice")
     if not isinstance(name, str) or name not in {t.name for t in tools}:

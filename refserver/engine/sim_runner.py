@@ -23,7 +23,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from metrics.model.capacity import kv_bytes_per_block, plan_memory
 from metrics.model.config import ModelConfig, special_token_ids
@@ -40,6 +40,21 @@ if TYPE_CHECKING:
 FILLER_TOKENS = tuple(b"lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor ")
 _PACING_WINDOW = 100_000  # steps kept for pacing statistics
 DEFAULT_SIM_MODEL = "Llama-3.1-8B"
+
+
+class SimDescription(TypedDict):
+    """What `/v1/models` and logs say about a simulated deployment (`SimModelRunner.describe`)."""
+
+    engine: Literal["sim"]
+    sim_model: str
+    sim_gpu: str
+    tp: int
+    dtype: str
+    kv_dtype: str
+    efficiency: float
+    step_overhead_s: float
+    num_blocks: int
+    block_size: int
 
 
 @dataclass(slots=True)
@@ -134,7 +149,7 @@ class SimModelRunner:
     def num_blocks(self) -> int:
         return self._num_blocks
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> SimDescription:
         """What `/v1/models` and logs should say about the simulated deployment."""
         o = self.options
         return {"engine": "sim", "sim_model": self.sim_model.name, "sim_gpu": self.gpu.name, "tp": o.tp,
@@ -229,7 +244,7 @@ def sim_options_from_flags(*, model: str | None, gpu: str, tp: int = 1, dtype: s
     return options
 
 
-def describe_engine(engine: object) -> dict[str, object] | None:
+def describe_engine(engine: object) -> SimDescription | None:
     """The sim runner's description when `engine` (an AsyncLLMEngine or LLMEngine) runs on it, else None:
     what `/v1/models` adds so a client can tell it is talking to a simulation."""
     llm = getattr(engine, "engine", engine)

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from refserver.text.tokenizer import ByteTokenizer, Tokenizer, read_tokenizer_config
 
@@ -65,24 +64,16 @@ def jinja_chat_template(source: str, *, bos_token: str | None, eos_token: str | 
     template = env.from_string(source)
 
     def render(messages: list[Message]) -> str:
-        context: dict[str, Any] = {
-            "messages": messages,
-            "add_generation_prompt": True,
-            "bos_token": bos_token or "",
-            "eos_token": eos_token or "",
-        }
-        return str(template.render(**context))
+        return str(template.render(messages=messages, add_generation_prompt=True, bos_token=bos_token or "",
+                                   eos_token=eos_token or ""))
 
     return ChatTemplate(render_fn=render, add_bos=False, name="jinja")
 
 
 def _template_source(model_dir: Path) -> str | None:
-    raw = read_tokenizer_config(model_dir).get("chat_template")
-    if isinstance(raw, list):
-        named = {t.get("name"): t.get("template") for t in raw if isinstance(t, dict)}
-        raw = named.get("default")
-    if isinstance(raw, str) and raw.strip():
-        return raw
+    source = read_tokenizer_config(model_dir).chat_template
+    if source is not None:
+        return source
     jinja_file = model_dir / "chat_template.jinja"
     if jinja_file.is_file():
         return jinja_file.read_text(encoding="utf-8")

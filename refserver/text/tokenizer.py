@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -97,8 +98,8 @@ class HFTokenizer:
             raise FileNotFoundError(f"{path} not found: --model needs a HF directory with tokenizer.json")
         self._tok = _RawTokenizer.from_file(str(path))
         self.config = read_tokenizer_config(model_dir)
-        self._bos = _token_text(self.config.get("bos_token"))
-        self._eos = _token_text(self.config.get("eos_token"))
+        self._bos = self.config.bos_token
+        self._eos = self.config.eos_token
         self._stop_ids = self._find_stop_ids(model_dir)
 
     def _find_stop_ids(self, model_dir: Path) -> list[int]:
@@ -138,8 +139,27 @@ class HFTokenizer:
         return str(self._tok.decode(ids, skip_special_tokens=True))
 
 
-def read_tokenizer_config(model_dir: Path) -> dict[str, Any]:
-    return _read_json(model_dir / "tokenizer_config.json")
+@dataclass(frozen=True, slots=True)
+class TokenizerConfig:
+    """What is read of a model directory's `tokenizer_config.json` (all None when there is none)."""
+
+    bos_token: str | None = None
+    eos_token: str | None = None
+    chat_template: str | None = None  # a string, or of a list of named ones the "default"; None when blank
+
+
+def read_tokenizer_config(model_dir: Path) -> TokenizerConfig:
+    raw = _read_json(model_dir / "tokenizer_config.json")
+    return TokenizerConfig(bos_token=_token_text(raw.get("bos_token")), eos_token=_token_text(raw.get("eos_token")),
+                           chat_template=_template_text(raw.get("chat_template")))
+
+
+def _template_text(value: object) -> str | None:
+    """`chat_template` is a string or a list of {"name", "template"}, of which "default" is the chat one."""
+    if isinstance(value, list):
+        named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
+        value = named.get("default")
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -17,7 +17,9 @@ from refserver.text.tokenizer import (
     EOS_ID,
     ByteTokenizer,
     HFTokenizer,
+    TokenizerConfig,
     load_tokenizer,
+    read_tokenizer_config,
     save_byte_tokenizer,
 )
 
@@ -153,3 +155,21 @@ def test_saved_byte_tokenizer_matches_the_in_memory_one(tmp_path: Path) -> None:
     assert hf.stop_token_ids == [EOS_ID]
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi é"}, {"role": "tool", "content": "t"}]
     assert load_chat_template(tmp_path, hf).render(messages) == render_byte_chat(messages)
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({}, TokenizerConfig()),
+        ({"bos_token": "<s>", "eos_token": {"content": "</s>"}, "chat_template": "{{ x }}"},
+         TokenizerConfig("<s>", "</s>", "{{ x }}")),
+        ({"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D"}]},
+         TokenizerConfig(chat_template="D")),
+        ({"chat_template": [{"name": "tool_use", "template": "T"}], "eos_token": 5}, TokenizerConfig()),
+        ({"chat_template": "  \n", "bos_token": {"id": 1}}, TokenizerConfig()),
+    ],
+)
+def test_tokenizer_config_is_read_into_its_fields(tmp_path: Path, config: dict[str, object],
+                                                  expected: TokenizerConfig) -> None:
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    assert read_tokenizer_config(tmp_path) == expected
