@@ -1,12 +1,37 @@
-"""Shared value types of the load generator: what a workload yields and how the client is configured."""
+"""Shared value types of the load generator: what a workload yields and how the client is configured, and
+the JSON shapes every part of it passes along (OpenAI's chat tool list and tool choice; `loadgen.tools`
+checks a tool list once, where it is read)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 Endpoint = Literal["chat", "completions", "responses", "messages"]
+
+
+class ToolFunction(TypedDict):
+    """A tool's function as OpenAI's chat API takes it (and as `--tools` and a dataset row give it)."""
+
+    name: str
+    description: NotRequired[str]
+    parameters: NotRequired[dict[str, Any]]  # the user's JSON schema, sent as given
+
+
+class Tool(TypedDict):
+    type: Literal["function"]
+    function: ToolFunction
+
+
+class NamedChoice(TypedDict):
+    """`--tool-choice NAME`: that tool must be called (each API sends it in its own form)."""
+
+    type: Literal["function"]
+    name: str
+
+
+ToolChoice = Literal["auto", "required", "none"] | NamedChoice
 
 
 @dataclass(slots=True)
@@ -26,8 +51,8 @@ class WorkItem:
     template_tokens: int | None = None
     tags: dict[str, str] = field(default_factory=dict)
     model: str | None = None  # this request's model (a --model mix or a dataset/trace row); None: the run's
-    tools: list[dict[str, Any]] | None = None  # OpenAI-style tool list; each API sends it in its own form
-    tool_choice: Any = None  # "auto", "required", "none" or {"type": "function", "name": ...}
+    tools: list[Tool] | None = None  # OpenAI-style tool list; each API sends it in its own form
+    tool_choice: ToolChoice | None = None
     # Images ride in `messages` as chat content parts ({"type": "image_url", "image_url": {"url": data}});
     # the Responses and Messages bodies convert them. These are their totals, recorded with the request.
     images: int = 0
@@ -80,5 +105,5 @@ class ClientConfig:
     # server text it records, as the API key and secret header values are (loadgen.redact).
     redact: tuple[str, ...] = field(default=(), repr=False)
     # `--tools` / `--tool-choice`: sent with every request whose work item carries no tools of its own.
-    tools: list[dict[str, Any]] | None = None
-    tool_choice: Any = None
+    tools: list[Tool] | None = None
+    tool_choice: ToolChoice | None = None
