@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadgen.http.api.registry import Api
+from loadgen.http.api.registry import Api, ProbeAnswer
 from loadgen.http.chunks import ChunkAccumulator
 from loadgen.http.payload import request_body
 
@@ -15,7 +15,7 @@ def probe_body(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
     return {"model": model, "max_tokens": 1, "stream": False, "messages": messages}
 
 
-def prompt_tokens(answer: dict[str, Any]) -> int | None:
+def prompt_tokens(answer: ProbeAnswer) -> int | None:
     """`usage.prompt_tokens` of a non-streamed chat or completions answer."""
     usage = answer.get("usage")
     prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None

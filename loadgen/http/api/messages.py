@@ -34,8 +34,9 @@ from loadgen.http.api.events import (
     Decoded,
     EventAccumulator,
 )
-from loadgen.http.api.registry import Api
+from loadgen.http.api.registry import Api, ProbeAnswer
 from loadgen.http.payload import add_sampling, chat_messages, merge_body
+from loadgen.http.usage import Usage
 from loadgen.tools import messages_tool_choice, messages_tools, tools_for
 from loadgen.types import ClientConfig, WorkItem
 
@@ -160,7 +161,7 @@ class MessagesDecoder:
         if not isinstance(usage, dict):
             return NOTHING
         self.inputs.update((k, usage[k]) for k in _INPUTS if type(usage.get(k)) is int)
-        out: dict[str, Any] = {}
+        out: Usage = {}
         if self.inputs:
             out["prompt_tokens"] = sum(self.inputs.values())
         if "cache_read_input_tokens" in self.inputs:
@@ -182,7 +183,7 @@ def probe_body(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
     return body
 
 
-def prompt_tokens(answer: dict[str, Any]) -> int | None:
+def prompt_tokens(answer: ProbeAnswer) -> int | None:
     usage = answer.get("usage")
     if not isinstance(usage, dict) or type(usage.get("input_tokens")) is not int:
         return None

@@ -17,7 +17,7 @@ without a terminal event was cut off.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from loadgen.http.api.events import (
     END,
@@ -33,8 +33,9 @@ from loadgen.http.api.events import (
     Decoded,
     EventAccumulator,
 )
-from loadgen.http.api.registry import Api
+from loadgen.http.api.registry import Api, ProbeAnswer
 from loadgen.http.payload import add_sampling, chat_messages, merge_body
+from loadgen.http.usage import Usage
 from loadgen.tools import responses_tool_choice, responses_tools, tools_for
 from loadgen.types import ClientConfig, WorkItem
 
@@ -135,7 +136,7 @@ class ResponsesDecoder:
     def _terminal(self, kind: str, response: Any) -> Decoded:
         response = response if isinstance(response, dict) else {}
         events: list[tuple[str, Any]] = []
-        usage = response.get("usage")
+        usage: ResponsesUsage | None = response.get("usage")
         if isinstance(usage, dict):
             events.append((USAGE, chat_usage(usage)))
         status = response.get("status")
@@ -152,9 +153,18 @@ class ResponsesDecoder:
         return tuple(events)
 
 
-def chat_usage(usage: dict[str, Any]) -> dict[str, Any]:
+class ResponsesUsage(TypedDict, total=False):
+    """A terminal event's `response.usage`, as the server sent it (each value checked where it is read)."""
+
+    input_tokens: object
+    output_tokens: object
+    input_tokens_details: object  # {"cached_tokens": int}
+    output_tokens_details: object  # {"reasoning_tokens": int}
+
+
+def chat_usage(usage: ResponsesUsage) -> Usage:
     """Responses usage → chat's names (the fields it has)."""
-    out: dict[str, Any] = {}
+    out: Usage = {}
     if "input_tokens" in usage:
         out["prompt_tokens"] = usage["input_tokens"]
     if "output_tokens" in usage:
@@ -176,7 +186,7 @@ def probe_body(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
     return {"model": model, "max_output_tokens": 1, "stream": False, "store": False, "input": input_items(messages)}
 
 
-def prompt_tokens(answer: dict[str, Any]) -> int | None:
+def prompt_tokens(answer: ProbeAnswer) -> int | None:
     usage = answer.get("usage")
     prompt = usage.get("input_tokens") if isinstance(usage, dict) else None
     return prompt if type(prompt) is int else None

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 import numpy as np
 
-from loadgen.http.api import Api, api_for
+from loadgen.http.api import Api, ProbeAnswer, api_for
 from loadgen.http.api.url import endpoint_url
 from loadgen.http.payload import needs_tls
 from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
@@ -195,6 +195,7 @@ async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any], api:
         said = server_message(resp)
         raise ProbeAnswered(f"a probe request answered HTTP {resp.status_code}" + (f": {said}" if said else ""),
                             resp.status_code)
+    answer: ProbeAnswer | None
     try:
         answer = resp.json()
     except ValueError:
