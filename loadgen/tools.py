@@ -160,13 +160,3 @@ def tools_for(item: WorkItem, config: ClientConfig) -> tuple[list[Tool] | None, 
         return item.tools, item.tool_choice
     return config.tools, config.tool_choice
 
-
-def row_tools(row: dict[str, Any], where: str) -> tuple[list[Tool] | None, ToolChoice | None]:
-    """A dataset row's own `tools` (checked) and `tool_choice`; (None, None) when it has none."""
-    if row.get("tools") is None:
-        return None, None
-    tools = check_tools(row["tools"], where)
-    choice = row.get("tool_choice")
-    if choice is not None and not isinstance(choice, str):
-        raise ValueError(f"{where}: 'tool_choice' must be auto, required, none or a tool's name")
-    return tools, parse_tool_choice(choice, tools)

@@ -6,9 +6,45 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, Required, TypedDict
 
 Endpoint = Literal["chat", "completions", "responses", "messages"]
+
+
+class ImageURL(TypedDict):
+    url: str  # a data URL (the image inline) or an http(s) URL the server fetches
+    detail: NotRequired[str]
+
+
+class ContentPart(TypedDict, total=False):
+    """A chat content part: `{"type": "text", "text"}` or `{"type": "image_url", "image_url": {"url"}}` (a
+    dataset's `image_url` may be the URL alone; its other kinds of part are sent as they are)."""
+
+    type: Required[str]
+    text: str
+    image_url: ImageURL | str
+
+
+class ToolCallFunction(TypedDict):
+    name: str
+    arguments: str  # JSON text
+
+
+class ToolCall(TypedDict):
+    """A tool call in an assistant message (as streamed, or as a dataset's history gives it)."""
+
+    id: str
+    type: NotRequired[str]  # "function"
+    function: ToolCallFunction
+
+
+class Message(TypedDict):
+    """A chat message, as a workload makes it or a dataset gives it (checked where the file is read)."""
+
+    role: str
+    content: NotRequired[str | list[ContentPart] | None]
+    tool_calls: NotRequired[list[ToolCall]]
+    tool_call_id: NotRequired[str]
 
 
 class ToolFunction(TypedDict):
@@ -38,7 +74,7 @@ ToolChoice = Literal["auto", "required", "none"] | NamedChoice
 class WorkItem:
     """One request to send, as the workload made it (before any timing)."""
 
-    messages: list[dict[str, Any]] | None = None  # chat endpoint
+    messages: list[Message] | None = None  # chat endpoint
     prompt: str | None = None  # completions endpoint (or flattened messages)
     max_tokens: int | None = None
     min_tokens: int | None = None

@@ -24,6 +24,7 @@ from loadgen.http.chunk_tokens import infer_chunk_tokens
 from loadgen.http.errors import InvalidJSON, InvalidUTF8, MidStreamError, bounded
 from loadgen.http.output_kinds import fill_output_kinds
 from loadgen.http.usage import ServerStamp, Timings, Usage
+from loadgen.types import ToolCall
 from loadgen.workload.text import TokenCounter
 from metrics.records.record import RequestRecord
 
@@ -106,7 +107,7 @@ class ChunkAccumulator:
         self.tool_calls = 0  # tool calls begun
         self.tool_done_ns: int | None = None  # the first call's arguments complete
         self._tool_index: Any = None  # chat: the index of the call being streamed
-        self.calls: list[dict[str, Any]] = []  # the calls as streamed, in chat's form (a conversation's history)
+        self.calls: list[ToolCall] = []  # the calls as streamed, in chat's form (a conversation's history)
 
     def cut_off(self) -> str | None:
         """Why a body that ended here (no terminal event) was cut off; None: it ended complete (chat: a
@@ -282,7 +283,7 @@ def seconds(value: object) -> float:
     raise TypeError(f"float() argument must be a string or a real number, not '{type(value).__name__}'")
 
 
-def tool_call(call_id: Any, name: Any, number: int) -> dict[str, Any]:
+def tool_call(call_id: object, name: object, number: int) -> ToolCall:
     """A streamed tool call as a chat assistant message's `tool_calls` entry (arguments still empty)."""
     return {"id": str(call_id or f"call_{number}"), "type": "function",
             "function": {"name": str(name or ""), "arguments": ""}}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadgen.spec.run_spec import RunSpec
+from loadgen.types import Message
 from loadgen.workload.build import build_workload, is_sessions
 from loadgen.workload.schedule import run_schedule, trace_window
 from loadgen.workload.traces import load_trace
@@ -41,7 +42,7 @@ def text_token_ids(text: str, n: int, stride: int = 1) -> list[int]:
     return ids.tolist()  # type: ignore[no-any-return]
 
 
-def _text(item_messages: list[dict[str, object]] | None, prompt: str | None) -> str:
+def _text(item_messages: list[Message] | None, prompt: str | None) -> str:
     if item_messages is not None:
         return "\n".join(str(m.get("content", "")) for m in item_messages)
     return prompt or ""

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from loadgen.seeds import item_rng
+from loadgen.types import Message
 from loadgen.workload.agent import AgentLoop
 from loadgen.workload.bust import CacheBuster
 from loadgen.workload.lengths import LengthDist
@@ -33,7 +34,7 @@ _SESSION_STREAM = 3_000_017  # seeds sessions apart from single requests of the 
 
 @dataclass(slots=True)
 class Turn:
-    messages: list[dict[str, Any]]  # what this turn adds to the conversation
+    messages: list[Message]  # what this turn adds to the conversation
     max_tokens: int | None
     target: int | None  # tokens aimed for in what it adds
     counted: int | None  # the run's counter on what it adds
@@ -87,7 +88,7 @@ class SyntheticSessions:
             n_out = b.output.sample_one(rng)
             think = self.think.sample(rng) if k else 0.0
             text, counted = fit_text(n_prompt, rng, b.counter_name, b.counter)
-            messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
+            messages: list[Message] = [{"role": "user", "content": text}]
             target = n_prompt
             if k == 0 and prefix is not None:
                 group, prefix_text, prefix_count = prefix

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from loadgen.seeds import item_rng
-from loadgen.types import WorkItem
+from loadgen.types import Message, WorkItem
 from loadgen.workload.text import TokenCounter
 from loadgen.workload.traces import Trace
 
@@ -43,7 +43,7 @@ class TraceWorkload:
         row = int(self.rows[index])
         want = int(self.trace.input_tokens[row])
         text = self._prompt(row, want)
-        messages = [{"role": "user", "content": text}]
+        messages: list[Message] = [{"role": "user", "content": text}]
         counted = self.counter(text)
         return WorkItem(messages=messages, prompt=text, max_tokens=max(1, int(self.trace.output_tokens[row])),
                         prompt_tokens_target=want, prompt_tokens_counted=counted,

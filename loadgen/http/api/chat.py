@@ -4,14 +4,18 @@ usage, `reasoning_content` / `reasoning` deltas as reasoning, `delta.tool_calls`
 
 from __future__ import annotations
 
-from typing import Any
-
-from loadgen.http.api.registry import Api, ProbeAnswer
+from loadgen.http.api.registry import Api, ProbeAnswer, ProbeBody
 from loadgen.http.chunks import ChunkAccumulator
 from loadgen.http.payload import request_body
+from loadgen.types import Message
 
 
-def probe_body(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+class ChatProbe(ProbeBody):
+    max_tokens: int
+    messages: list[Message]
+
+
+def probe_body(model: str, messages: list[Message]) -> ChatProbe:
     return {"model": model, "max_tokens": 1, "stream": False, "messages": messages}
 
 
