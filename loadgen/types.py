@@ -70,6 +70,50 @@ class NamedChoice(TypedDict):
 ToolChoice = Literal["auto", "required", "none"] | NamedChoice
 
 
+# What a workload says of itself in run.json (`workload`): each kind of workload fills the keys that describe
+# it, each wrapper adds its own (`images`, `cache_bust`, `cancel`, `models`), in the file's key order.
+
+
+class PrefixDescription(TypedDict):
+    groups: int
+    tokens: int
+    weights: list[float] | None
+
+
+class ImagesDescription(TypedDict):
+    count: str
+    size: str
+    format: str
+    pool: int
+
+
+class CancelDescription(TypedDict):
+    rate: float
+    after: str
+
+
+class WorkloadDescription(TypedDict, total=False):
+    kind: str  # synthetic | jsonl | sharegpt | trace | sessions
+    source: str  # sessions: synthetic or the dataset's format
+    format: str  # a trace's
+    path: str
+    prompt_tokens: str  # length distributions, as given
+    output_tokens: str
+    token_counter: str
+    chat_template_tokens: int | None
+    prefix: PrefixDescription
+    requests_in_file: int
+    requests: int
+    block_tokens: int
+    conversations_in_file: int
+    turns_in_file: int
+    turns: str
+    think_time: str
+    images: ImagesDescription
+    cache_bust: bool
+    cancel: CancelDescription
+    models: dict[str, float]  # each model's share of the mix
+
 @dataclass(slots=True)
 class WorkItem:
     """One request to send, as the workload made it (before any timing)."""

@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loadgen.types import Message, WorkItem
+from loadgen.types import Message, WorkItem, WorkloadDescription
 from loadgen.workload.text import Counter
 
 
@@ -60,7 +60,8 @@ class BustedWorkload:
     def item(self, index: int) -> WorkItem:
         return self.buster.apply(self.inner.item(index), str(index))
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.inner.describe())
+    def describe(self) -> WorkloadDescription:
+        inner: WorkloadDescription = self.inner.describe()
+        out = inner.copy()
         out["cache_bust"] = True
         return out

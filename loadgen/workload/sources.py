@@ -29,7 +29,7 @@ import numpy as np
 
 from loadgen.quoting import printable
 from loadgen.seeds import item_rng
-from loadgen.types import ContentPart, Message, WorkItem
+from loadgen.types import ContentPart, Message, WorkItem, WorkloadDescription
 from loadgen.workload.bounds import MAX_BODY_BYTES, MAX_TOKENS, check_tokens
 from loadgen.workload.images.attach import add_pictures
 from loadgen.workload.images.dataset import ImageFiles, resolve_parts, row_references, strip_placeholders
@@ -50,7 +50,7 @@ from loadgen.workload.text import Counter, TokenCounter, fit_text
 class Workload(Protocol):
     def item(self, index: int) -> WorkItem: ...
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> WorkloadDescription: ...
 
 
 def _flatten(messages: list[Message]) -> str:
@@ -125,8 +125,8 @@ class SyntheticWorkload:
         prefix, prefix_count = self._prefixes[group]
         return group, prefix, prefix_count
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "synthetic", "prompt_tokens": str(self.prompt),
+    def describe(self) -> WorkloadDescription:
+        out: WorkloadDescription = {"kind": "synthetic", "prompt_tokens": str(self.prompt),
                                "output_tokens": str(self.output), "token_counter": self.counter_name,
                                "chat_template_tokens": self.item(0).template_tokens}
         if self.prefix_groups:
@@ -163,7 +163,7 @@ class DatasetWorkload:
                         image_pixels=base.image_pixels, image_bytes=base.image_bytes, tools=base.tools,
                         tool_choice=base.tool_choice)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WorkloadDescription:
         return {"kind": self.kind, "path": self.path, "requests_in_file": len(self.entries)}
 
 

@@ -18,7 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from loadgen.types import ContentPart, Message, WorkItem
+from loadgen.types import ContentPart, Message, WorkItem, WorkloadDescription
 from loadgen.workload.images.synth import ImageMaker, Picture
 
 PREFETCH = 8  # requests whose images are made ahead
@@ -124,8 +124,9 @@ class ImageWorkload:
                 self._executor.shutdown(wait=False, cancel_futures=True)
                 self._executor = None
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.inner.describe())
+    def describe(self) -> WorkloadDescription:
+        inner: WorkloadDescription = self.inner.describe()
+        out = inner.copy()
         spec = self.maker.spec
         out["images"] = {"count": spec.count, "size": spec.size, "format": spec.format, "pool": spec.pool}
         return out
