@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict
 
 from loadgen.types import ContentPart, Message, WorkItem, WorkloadDescription
 from loadgen.workload.images.synth import ImageMaker, Picture
@@ -57,6 +57,13 @@ def add_pictures(item: WorkItem, pictures: list[Picture]) -> WorkItem:
                    image_bytes=item.image_bytes + sum(p.nbytes for p in pictures))
 
 
+class _State(TypedDict):
+    """What a pickled ImageWorkload carries (a worker process's copy)."""
+
+    inner: Any  # as ImageWorkload holds it: loadgen.workload.sources.Workload
+    maker: ImageMaker
+
+
 class ImageWorkload:
     """Any workload of single requests, with synthetic images on each (`--images`)."""
 
@@ -75,11 +82,11 @@ class ImageWorkload:
         self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=THREADS,
                                                                        thread_name_prefix="goodput-images")
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _State:
         """A worker process gets the workload pickled: the threads and what they hold stay here."""
         return {"inner": self.inner, "maker": self.maker}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: _State) -> None:
         self.inner, self.maker = state["inner"], state["maker"]
         self._start()  # a worker primes its own first requests (`prime`): they are not 0, 1, 2, ...
 
