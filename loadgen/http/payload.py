@@ -132,15 +132,11 @@ def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
 def merge_body(base: StreamedBody | dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     """`extra` over `base`: a JSON object to send (an API's body under the user's `--extra-body`, or that
     under a probe's body); nested objects merge key by key, anything else is replaced."""
-    return _merged(dict(base), extra)
-
-
-def _merged(merged: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    """`extra` over `merged` (a copy, changed in place)."""
+    merged = dict(base)
     for key, value in extra.items():
         old = merged.get(key)
         if isinstance(old, dict) and isinstance(value, dict):
-            merged[key] = _merged(dict(old), value)
+            merged[key] = merge_body(old, value)
         else:
             merged[key] = value
     return merged

@@ -13,8 +13,9 @@ Datasets are drawn in a seeded shuffled order, wrapping around when more request
 A dataset's prompt has no target length (`prompt_tokens_target` None): it is what the file says, and only
 the run's count of it is kept (the prompt-length check of summary.json then has nothing to compare).
 
-A row is refused with its line when it is not one of these, when its `max_tokens` or its prompt's count
-is over MAX_TOKENS, or when the line is longer than MAX_BODY_BYTES (loadgen.workload.bounds).
+A row is refused with its line when it is not one of these (its messages are checked by
+loadgen.workload.rows), when its `max_tokens` or its prompt's count is over MAX_TOKENS, or when the line
+is longer than MAX_BODY_BYTES (loadgen.workload.bounds).
 """
 
 from __future__ import annotations
