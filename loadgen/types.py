@@ -1,19 +1,124 @@
-"""Shared value types of the load generator: what a workload yields and how the client is configured."""
+"""Shared value types of the load generator: what a workload yields and how the client is configured, and
+the JSON shapes every part of it passes along (OpenAI's chat tool list and tool choice; `loadgen.tools`
+checks a tool list once, where it is read)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, Required, TypedDict
 
 Endpoint = Literal["chat", "completions", "responses", "messages"]
 
+
+class ImageURL(TypedDict):
+    url: str  # a data URL (the image inline) or an http(s) URL the server fetches
+    detail: NotRequired[str]
+
+
+class ContentPart(TypedDict, total=False):
+    """A chat content part: `{"type": "text", "text"}` or `{"type": "image_url", "image_url": {"url"}}` (a
+    dataset's `image_url` may be the URL alone; its other kinds of part are sent as they are)."""
+
+    type: Required[str]
+    text: str
+    image_url: ImageURL | str
+
+
+class ToolCallFunction(TypedDict):
+    name: str
+    arguments: str  # JSON text
+
+
+class ToolCall(TypedDict):
+    """A tool call in an assistant message (as streamed, or as a dataset's history gives it)."""
+
+    id: str
+    type: NotRequired[str]  # "function"
+    function: ToolCallFunction
+
+
+class Message(TypedDict):
+    """A chat message, as a workload makes it or a dataset gives it (checked where the file is read)."""
+
+    role: str
+    content: NotRequired[str | list[ContentPart] | None]
+    tool_calls: NotRequired[list[ToolCall]]
+    tool_call_id: NotRequired[str]
+
+
+class ToolFunction(TypedDict):
+    """A tool's function as OpenAI's chat API takes it (and as `--tools` and a dataset row give it)."""
+
+    name: str
+    description: NotRequired[str]
+    parameters: NotRequired[dict[str, Any]]  # the user's JSON schema, sent as given
+
+
+class Tool(TypedDict):
+    type: Literal["function"]
+    function: ToolFunction
+
+
+class NamedChoice(TypedDict):
+    """`--tool-choice NAME`: that tool must be called (each API sends it in its own form)."""
+
+    type: Literal["function"]
+    name: str
+
+
+ToolChoice = Literal["auto", "required", "none"] | NamedChoice
+
+
+# What a workload says of itself in run.json (`workload`): each kind of workload fills the keys that describe
+# it, each wrapper adds its own (`images`, `cache_bust`, `cancel`, `models`), in the file's key order.
+
+
+class PrefixDescription(TypedDict):
+    groups: int
+    tokens: int
+    weights: list[float] | None
+
+
+class ImagesDescription(TypedDict):
+    count: str
+    size: str
+    format: str
+    pool: int
+
+
+class CancelDescription(TypedDict):
+    rate: float
+    after: str
+
+
+class WorkloadDescription(TypedDict, total=False):
+    kind: str  # synthetic | jsonl | sharegpt | trace | sessions
+    source: str  # sessions: synthetic or the dataset's format
+    format: str  # a trace's
+    path: str
+    prompt_tokens: str  # length distributions, as given
+    output_tokens: str
+    token_counter: str
+    chat_template_tokens: int | None
+    prefix: PrefixDescription
+    requests_in_file: int
+    requests: int
+    block_tokens: int
+    conversations_in_file: int
+    turns_in_file: int
+    turns: str
+    think_time: str
+    images: ImagesDescription
+    cache_bust: bool
+    cancel: CancelDescription
+    models: dict[str, float]  # each model's share of the mix
 
 @dataclass(slots=True)
 class WorkItem:
     """One request to send, as the workload made it (before any timing)."""
 
-    messages: list[dict[str, Any]] | None = None  # chat endpoint
+    messages: list[Message] | None = None  # chat endpoint
     prompt: str | None = None  # completions endpoint (or flattened messages)
     max_tokens: int | None = None
     min_tokens: int | None = None
@@ -26,8 +131,8 @@ class WorkItem:
     template_tokens: int | None = None
     tags: dict[str, str] = field(default_factory=dict)
     model: str | None = None  # this request's model (a --model mix or a dataset/trace row); None: the run's
-    tools: list[dict[str, Any]] | None = None  # OpenAI-style tool list; each API sends it in its own form
-    tool_choice: Any = None  # "auto", "required", "none" or {"type": "function", "name": ...}
+    tools: list[Tool] | None = None  # OpenAI-style tool list; each API sends it in its own form
+    tool_choice: ToolChoice | None = None
     # Images ride in `messages` as chat content parts ({"type": "image_url", "image_url": {"url": data}});
     # the Responses and Messages bodies convert them. These are their totals, recorded with the request.
     images: int = 0
@@ -80,5 +185,5 @@ class ClientConfig:
     # server text it records, as the API key and secret header values are (loadgen.redact).
     redact: tuple[str, ...] = field(default=(), repr=False)
     # `--tools` / `--tool-choice`: sent with every request whose work item carries no tools of its own.
-    tools: list[dict[str, Any]] | None = None
-    tool_choice: Any = None
+    tools: list[Tool] | None = None
+    tool_choice: ToolChoice | None = None

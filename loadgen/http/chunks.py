@@ -23,6 +23,8 @@ import orjson
 from loadgen.http.chunk_tokens import infer_chunk_tokens
 from loadgen.http.errors import InvalidJSON, InvalidUTF8, MidStreamError, bounded
 from loadgen.http.output_kinds import fill_output_kinds
+from loadgen.http.usage import ServerStamp, Timings, Usage
+from loadgen.types import ToolCall
 from loadgen.workload.text import TokenCounter
 from metrics.records.record import RequestRecord
 
@@ -96,16 +98,16 @@ class ChunkAccumulator:
         self._last_completion = 0
         self._pending_usage = 0
         self._pending_server = 0
-        self.usage: dict[str, Any] | None = None  # the latest usage object (the final one at the end)
-        self.goodput_final: dict[str, Any] | None = None
-        self.timings: dict[str, Any] | None = None
+        self.usage: Usage | None = None  # the latest usage object (the final one at the end)
+        self.goodput_final: ServerStamp | None = None
+        self.timings: Timings | None = None
         self.finish_reason: str | None = None
         self.done = False
         self.tool_at: list[int] = []  # content chunks that are tool-call deltas
         self.tool_calls = 0  # tool calls begun
         self.tool_done_ns: int | None = None  # the first call's arguments complete
         self._tool_index: Any = None  # chat: the index of the call being streamed
-        self.calls: list[dict[str, Any]] = []  # the calls as streamed, in chat's form (a conversation's history)
+        self.calls: list[ToolCall] = []  # the calls as streamed, in chat's form (a conversation's history)
 
     def cut_off(self) -> str | None:
         """Why a body that ended here (no terminal event) was cut off; None: it ended complete (chat: a
@@ -164,7 +166,7 @@ class ChunkAccumulator:
                 self.texts.append(text)
             elif reason is None and _empty_token_event(first, delta):
                 self.empty_at.append(len(self.chunk_ns))
-        usage = obj.get("usage")
+        usage: Usage | None = obj.get("usage")  # the server's: checked here, its values where read
         if type(usage) is dict and usage:
             self.usage = usage
             completion = usage.get("completion_tokens")
@@ -176,10 +178,10 @@ class ChunkAccumulator:
                     self._pending_usage = 0
                 else:
                     self._pending_usage += step
-        goodput = obj.get("goodput")
+        goodput: ServerStamp | None = obj.get("goodput")
         if type(goodput) is dict and goodput:
             self._server_stamp(goodput, content)
-        timings = obj.get("timings")
+        timings: Timings | None = obj.get("timings")
         if type(timings) is dict and timings:
             self.timings = timings
 
@@ -206,14 +208,14 @@ class ChunkAccumulator:
         skip = set(self.reasoning_at)
         return "".join(t for i, t in enumerate(self.texts) if type(t) is str and i not in skip)
 
-    def _server_stamp(self, goodput: dict[str, Any], content: bool) -> None:
+    def _server_stamp(self, goodput: ServerStamp, content: bool) -> None:
         """The reference server's per-chunk stamp `{"t": s, "n": k}` (its final figures beside them on the
         last event): a content event's send time and tokens, a non-content event's tokens carried over."""
         n = goodput.get("n")
         if content:
             t = goodput.get("t")
             if t is not None:
-                self.server_s.append(float(t))
+                self.server_s.append(t if type(t) is float else seconds(t))
             if type(n) is int:
                 self.server_tokens.append(n + self._pending_server)
                 self._pending_server = 0
@@ -228,7 +230,7 @@ class ChunkAccumulator:
         chunks = len(self.chunk_ns)
         record.chunk_ns = self.chunk_ns
         record.finish_reason = self.finish_reason
-        usage = self.usage or {}
+        usage: Usage = self.usage or {}
         final = usage.get("completion_tokens")
         final_tokens = final if type(final) is int else None
         estimate: int | None = None
@@ -263,18 +265,25 @@ class ChunkAccumulator:
         record.server = server or None
         fill_output_kinds(record, self.reasoning_at, self.tool_at, self.tool_calls, self.tool_done_ns, usage)
 
-    def _cached(self, usage: dict[str, Any]) -> int | None:
+    def _cached(self, usage: Usage) -> int | None:
         details = usage.get("prompt_tokens_details")
         if isinstance(details, dict) and type(details.get("cached_tokens")) is int:
             return int(details["cached_tokens"])
-        if self.timings and type(self.timings.get("cache_n")) is int:
-            return int(self.timings["cache_n"])
-        if self.goodput_final and type(self.goodput_final.get("cached_tokens")) is int:
-            return int(self.goodput_final["cached_tokens"])
-        return None
+        cache_n = self.timings.get("cache_n") if self.timings else None
+        if type(cache_n) is int:
+            return cache_n
+        cached = self.goodput_final.get("cached_tokens") if self.goodput_final else None
+        return cached if type(cached) is int else None
 
 
-def tool_call(call_id: Any, name: Any, number: int) -> dict[str, Any]:
+def seconds(value: object) -> float:
+    """A stamp's `t` as a float: what `float()` makes of a JSON number or string, its TypeError otherwise."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"float() argument must be a string or a real number, not '{type(value).__name__}'")
+
+
+def tool_call(call_id: object, name: object, number: int) -> ToolCall:
     """A streamed tool call as a chat assistant message's `tool_calls` entry (arguments still empty)."""
     return {"id": str(call_id or f"call_{number}"), "type": "function",
             "function": {"name": str(name or ""), "arguments": ""}}

@@ -23,8 +23,7 @@ reasoning (`reasoning_at`) and which were tool-call deltas (`tool_at`). From tho
 
 from __future__ import annotations
 
-from typing import Any
-
+from loadgen.http.usage import Usage
 from metrics.records.record import RequestRecord
 
 # Per-chunk token counts the server itself gave for every chunk (running usage, its own per-chunk count):
@@ -33,7 +32,7 @@ EXACT_PER_CHUNK = frozenset({"usage_delta", "server"})
 
 
 def fill_output_kinds(record: RequestRecord, reasoning_at: list[int], tool_at: list[int], tool_calls: int,
-                      tool_done_ns: int | None, usage: dict[str, Any]) -> None:
+                      tool_done_ns: int | None, usage: Usage) -> None:
     chunk_ns = record.chunk_ns or []
     if reasoning_at:
         record.reasoning_ns = chunk_ns[reasoning_at[0]]
@@ -57,7 +56,7 @@ def first_answer_chunk(reasoning_at: list[int], chunks: int) -> int | None:
 
 
 def reasoning_tokens(reasoning_at: list[int], chunk_tokens: list[int] | None, token_source: str,
-                     usage: dict[str, Any], *, answered: bool = True) -> tuple[int | None, str | None]:
+                     usage: Usage, *, answered: bool = True) -> tuple[int | None, str | None]:
     """(tokens spent reasoning, their source); see the module docstring."""
     details = usage.get("completion_tokens_details")
     told = details.get("reasoning_tokens") if isinstance(details, dict) else None

@@ -11,14 +11,40 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 from urllib.parse import urlsplit
 
 import orjson
 
-from loadgen.tools import chat_tool_choice, tools_for
-from loadgen.types import ClientConfig, WorkItem
+from loadgen.tools import ChatNamedChoice, chat_tool_choice, tools_for
+from loadgen.types import ClientConfig, Message, Tool, WorkItem
 from loadgen.workload.bounds import MAX_BODY_BYTES
+
+
+class StreamedBody(TypedDict):
+    """What every API's streamed body carries (each API's own body adds its fields)."""
+
+    model: str
+    stream: bool
+    min_tokens: NotRequired[int]  # vLLM's extensions
+    ignore_eos: NotRequired[bool]
+    temperature: NotRequired[float]
+
+
+class StreamOptions(TypedDict):
+    include_usage: bool
+    continuous_usage_stats: bool  # vLLM's: usage on every chunk
+
+
+class ChatBody(StreamedBody):
+    """The chat (`messages`) and completions (`prompt`) body."""
+
+    messages: NotRequired[list[Message]]
+    prompt: NotRequired[str]
+    stream_options: NotRequired[StreamOptions]
+    max_tokens: NotRequired[int]
+    tools: NotRequired[list[Tool]]
+    tool_choice: NotRequired[Literal["auto", "required", "none"] | ChatNamedChoice]
 
 
 def public_url(url: str) -> str:
@@ -42,7 +68,7 @@ def needs_tls(url: str) -> bool:
     return urlsplit(url).scheme.lower() != "http"
 
 
-def add_sampling(body: dict[str, Any], item: WorkItem, config: ClientConfig) -> None:
+def add_sampling(body: StreamedBody, item: WorkItem, config: ClientConfig) -> None:
     """vLLM's `min_tokens` and `ignore_eos` and the temperature, in this order, as every API's body
     carries them (the order is the bytes sent)."""
     if item.min_tokens is not None:
@@ -53,7 +79,7 @@ def add_sampling(body: dict[str, Any], item: WorkItem, config: ClientConfig) -> 
         body["temperature"] = config.temperature
 
 
-def chat_messages(item: WorkItem) -> list[dict[str, Any]]:
+def chat_messages(item: WorkItem) -> list[Message]:
     if item.messages:
         return item.messages
     if item.prompt is not None:
@@ -66,11 +92,11 @@ def completion_prompt(item: WorkItem) -> str:
         return item.prompt
     if item.messages:
         # A completions endpoint applies no chat template: plain concatenation of the turns.
-        return "\n".join(_message_text(m) for m in item.messages)
+        return "\n".join(message_text(m) for m in item.messages)
     raise ValueError("work item has neither a prompt nor messages")
 
 
-def _message_text(message: dict[str, Any]) -> str:
+def message_text(message: Message) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -80,12 +106,11 @@ def _message_text(message: dict[str, Any]) -> str:
 
 
 def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": item.model or config.model}
+    body: ChatBody
     if config.endpoint == "chat":
-        body["messages"] = chat_messages(item)
+        body = {"model": item.model or config.model, "messages": chat_messages(item), "stream": True}
     else:
-        body["prompt"] = completion_prompt(item)
-    body["stream"] = True
+        body = {"model": item.model or config.model, "prompt": completion_prompt(item), "stream": True}
     if config.include_usage or config.continuous_usage_stats:
         body["stream_options"] = {
             "include_usage": config.include_usage,
@@ -104,8 +129,9 @@ def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
     return merge_body(body, config.extra_body)
 
 
-def merge_body(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    """`extra` over `base`; nested objects merge key by key, anything else is replaced."""
+def merge_body(base: StreamedBody | dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """`extra` over `base`: a JSON object to send (an API's body under the user's `--extra-body`, or that
+    under a probe's body); nested objects merge key by key, anything else is replaced."""
     merged = dict(base)
     for key, value in extra.items():
         old = merged.get(key)
@@ -133,5 +159,5 @@ def encode_body(item: WorkItem, config: ClientConfig, *, limit: int = MAX_BODY_B
 def _text_chars(item: WorkItem) -> int:
     """Characters of the prompt's text (a lower bound on its bytes in the body)."""
     if item.messages:
-        return sum(len(m["content"]) for m in item.messages if isinstance(m.get("content"), str))
+        return sum(len(content) for m in item.messages if isinstance(content := m.get("content"), str))
     return len(item.prompt) if item.prompt is not None else 0

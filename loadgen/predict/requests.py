@@ -16,6 +16,7 @@ import numpy as np
 from loadgen.spec.run_spec import RunSpec
 from loadgen.workload.build import build_workload, is_sessions
 from loadgen.workload.schedule import run_schedule, trace_window
+from loadgen.workload.text import Messages
 from loadgen.workload.traces import load_trace
 
 DEFAULT_OUTPUT_TOKENS = 128  # a dataset row without max_tokens: what the predictor assumes it generates
@@ -41,7 +42,7 @@ def text_token_ids(text: str, n: int, stride: int = 1) -> list[int]:
     return ids.tolist()  # type: ignore[no-any-return]
 
 
-def _text(item_messages: list[dict[str, object]] | None, prompt: str | None) -> str:
+def _text(item_messages: Messages | None, prompt: str | None) -> str:
     if item_messages is not None:
         return "\n".join(str(m.get("content", "")) for m in item_messages)
     return prompt or ""

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from loadgen.http.errors import PlannedCancel, SessionEnded
-from loadgen.types import WorkItem
+from loadgen.types import Message, ToolCall, WorkItem
 from loadgen.workload.agent import TOOL_TURN_TAGS, AgentLoop, assistant_turn
 from loadgen.workload.sessions import Session, Turn
 from metrics.records.record import RequestRecord
@@ -56,7 +56,7 @@ class SessionRunner(Protocol):
 
     async def one(self, item: WorkItem, request_id: int, intended_ns: int, *, session: int | None = None,
                   turn: int | None = None, text_out: list[str] | None = None,
-                  calls_out: list[dict[str, Any]] | None = None) -> RequestRecord: ...
+                  calls_out: list[ToolCall] | None = None) -> RequestRecord: ...
 
     def deliver(self, record: RequestRecord) -> None: ...
 
@@ -65,7 +65,7 @@ async def run_session(runner: SessionRunner, index: int, session: Session, inten
     workload: Any = runner.workload
     counter, buster = workload.counter, workload.buster
     agent: AgentLoop | None = getattr(workload, "agent", None)
-    history: list[dict[str, Any]] = []
+    history: list[Message] = []
     history_target = history_counted = 0
     sent = 0  # requests of this session so far: a record's turn number (tool turns count too)
     for number, turn in enumerate(session.turns, start=1):
@@ -86,7 +86,7 @@ async def run_session(runner: SessionRunner, index: int, session: Session, inten
             if buster is not None:
                 item = buster.apply(item, f"{index}.{number}" + (f".{tool_turns}" if tool_turns else ""))
             text: list[str] = []
-            calls: list[dict[str, Any]] | None = [] if agent is not None else None
+            calls: list[ToolCall] | None = [] if agent is not None else None
             sent += 1
             record = await runner.one(item, next(runner.record_ids), intended_ns, session=index, turn=sent,
                                       text_out=text, calls_out=calls)

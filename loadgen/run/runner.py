@@ -35,7 +35,7 @@ import numpy as np
 from loadgen.http.errors import PlannedCancel
 from loadgen.run.alarm import Alarm, make_alarm
 from loadgen.run.conversation import run_session
-from loadgen.types import WorkItem
+from loadgen.types import ToolCall, WorkItem
 from loadgen.workload.arrivals import Arrival, schedule
 from loadgen.workload.build import AnyWorkload, is_sessions
 from metrics.records.record import RequestRecord
@@ -56,7 +56,7 @@ class CallSender(Protocol):
     """A sender that also hands back the tool calls an answer made (an agent loop's history)."""
 
     async def send(self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int,
-                   text_out: list[str] | None = None, calls_out: list[dict[str, Any]] | None = None
+                   text_out: list[str] | None = None, calls_out: list[ToolCall] | None = None
                    ) -> RequestRecord: ...
 
 
@@ -297,7 +297,7 @@ class Runner:
 
     async def one(self, item: WorkItem, request_id: int, intended_ns: int, *, session: int | None = None,
                   turn: int | None = None, text_out: list[str] | None = None,
-                  calls_out: list[dict[str, Any]] | None = None) -> RequestRecord:
+                  calls_out: list[ToolCall] | None = None) -> RequestRecord:
         """Send one request and deliver its record; `text_out` receives the streamed answer's text and
         `calls_out` (when given) its tool calls."""
         st = self.state

@@ -24,7 +24,7 @@ from loadgen.run.runner import GcFreezer, Runner, RunPlan
 from loadgen.run.setup import client_config_of
 from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
-from loadgen.types import WorkItem
+from loadgen.types import ToolCall, WorkItem
 from loadgen.workers.share import Share, share_plan
 from loadgen.workload.build import AnyWorkload, is_sessions
 from metrics.records.record import RequestRecord
@@ -134,7 +134,7 @@ class _NotingSender:
         self._closed_loop = not share.open_loop
 
     async def send(self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int,
-                   text_out: list[str] | None = None, calls_out: list[dict[str, Any]] | None = None) -> RequestRecord:
+                   text_out: list[str] | None = None, calls_out: list[ToolCall] | None = None) -> RequestRecord:
         if text_out is None:
             self._started.append(self._share.global_id(request_id) if self._closed_loop else request_id)
             return await self._client.send(item, request_id=request_id, intended_ns=intended_ns, anchor_ns=anchor_ns)

@@ -11,9 +11,9 @@ were streamed, then one `tool` message per call (each API's body converts them t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from loadgen.seeds import item_rng
+from loadgen.types import Message, ToolCall
 from loadgen.workload.lengths import LengthDist
 from loadgen.workload.text import TokenCounter, fit_text
 from loadgen.workload.think import ThinkTime
@@ -31,12 +31,12 @@ class AgentLoop:
     max_tool_turns: int = DEFAULT_MAX_TOOL_TURNS
     seed: int = 0
 
-    def step(self, session: int, turn: int, tool_turn: int, calls: list[dict[str, Any]],
-             counter: TokenCounter) -> tuple[float, list[dict[str, Any]], int]:
+    def step(self, session: int, turn: int, tool_turn: int, calls: list[ToolCall],
+             counter: TokenCounter) -> tuple[float, list[Message], int]:
         """(the tool's latency in seconds, one `tool` message per call, the results' tokens by the counter)."""
         rng = item_rng(self.seed, _AGENT_STREAM, session, turn, tool_turn)
         latency = self.latency.sample(rng)
-        results: list[dict[str, Any]] = []
+        results: list[Message] = []
         counted = 0
         for call in calls:
             text, tokens = fit_text(self.result_tokens.sample_one(rng), rng, counter.name, counter)
@@ -45,7 +45,7 @@ class AgentLoop:
         return latency, results, counted
 
 
-def assistant_turn(answer: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
+def assistant_turn(answer: str, calls: list[ToolCall]) -> Message:
     """The assistant's turn in the history: its text, and its tool calls when it made any."""
     if not calls:
         return {"role": "assistant", "content": answer}

@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loadgen.types import WorkItem
+from loadgen.types import Message, WorkItem, WorkloadDescription
 from loadgen.workload.text import Counter
 
 
@@ -31,15 +31,15 @@ class CacheBuster:
         """`item` with the unique prefix in front of its first message (and of its completions prompt)."""
         nonce = self.prefix(key)
         extra = self.counter(nonce)
-        messages = None
+        messages: list[Message] | None = None
         if item.messages:
-            first = dict(item.messages[0])
+            first = item.messages[0]
             content = first.get("content")
             if isinstance(content, list):  # OpenAI content parts: the prefix as a text part in front
-                first["content"] = [{"type": "text", "text": nonce}, *content]
+                messages = [{**first, "content": [{"type": "text", "text": nonce}, *content]}, *item.messages[1:]]
             else:
-                first["content"] = nonce + (content if isinstance(content, str) else "")
-            messages = [first, *item.messages[1:]]
+                messages = [{**first, "content": nonce + (content if isinstance(content, str) else "")},
+                            *item.messages[1:]]
         prompt = nonce + item.prompt if item.prompt is not None else None
         return replace(item, messages=messages, prompt=prompt,
                        prompt_tokens_target=_plus(item.prompt_tokens_target, extra),
@@ -60,7 +60,8 @@ class BustedWorkload:
     def item(self, index: int) -> WorkItem:
         return self.buster.apply(self.inner.item(index), str(index))
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.inner.describe())
+    def describe(self) -> WorkloadDescription:
+        inner: WorkloadDescription = self.inner.describe()
+        out = inner.copy()
         out["cache_bust"] = True
         return out

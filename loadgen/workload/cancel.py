@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from loadgen.seeds import item_rng
-from loadgen.types import WorkItem
+from loadgen.types import CancelDescription, WorkItem, WorkloadDescription
 from loadgen.workload.lengths import LengthDist, parse_length, plain_number
 from loadgen.workload.sessions import Session
 from loadgen.workload.think import ThinkTime, parse_think_time
@@ -91,7 +91,7 @@ class CancelPlan:
         assert self.after.time is not None
         return self.after.time.sample(rng), None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> CancelDescription:
         return {"rate": self.rate, "after": str(self.after)}
 
 
@@ -113,8 +113,9 @@ class CancellingWorkload:
             return item
         return replace(item, cancel_after_s=after_s, cancel_after_tokens=after_tokens)
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.inner.describe())
+    def describe(self) -> WorkloadDescription:
+        inner: WorkloadDescription = self.inner.describe()
+        out = inner.copy()
         out["cancel"] = self.plan.describe()
         return out
 
@@ -133,8 +134,9 @@ class CancellingSessions(WrappedSessions):
             turns.append(replace(turn, cancel_after_s=after_s, cancel_after_tokens=after_tokens))
         return replace(session, turns=turns)  # its tags and model kept
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.inner.describe())
+    def describe(self) -> WorkloadDescription:
+        inner: WorkloadDescription = self.inner.describe()
+        out = inner.copy()
         out["cancel"] = self.plan.describe()
         return out
 

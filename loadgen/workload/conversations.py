@@ -17,9 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from loadgen.quoting import printable, quoted
+from loadgen.types import Message
 from loadgen.workload.bounds import MAX_TOKENS
 from loadgen.workload.images.dataset import row_references
 from loadgen.workload.models import row_model
+from loadgen.workload.rows import DatasetRow, checked_messages, row_images
 from loadgen.workload.sessions import Session, Turn
 from loadgen.workload.sources import (
     jsonl_rows,
@@ -33,12 +35,12 @@ from loadgen.workload.text import Counter
 _USER_SIDE = frozenset({"system", "developer", "user", "tool"})
 
 
-def _content(message: dict[str, Any]) -> str:
+def _content(message: Message) -> str:
     content = message.get("content")
     return content if isinstance(content, str) else ""
 
 
-def _turn(messages: list[dict[str, Any]], max_tokens: int | None, counter: Counter) -> Turn:
+def _turn(messages: list[Message], max_tokens: int | None, counter: Counter) -> Turn:
     count = sum(counter(_content(m)) for m in messages)
     return Turn(messages=messages, max_tokens=max_tokens, target=None, counted=count)  # a file's text: no target
 
@@ -48,34 +50,33 @@ def load_sharegpt_conversations(path: str, counter: Counter, tags: dict[str, str
     for number, (entries, entry) in enumerate(sharegpt_entries(path), 1):
         _no_images(entry, f"{printable(path, 1000)}: conversation {number}")
         turns: list[Turn] = []
-        pending: list[dict[str, Any]] = []
+        pending: list[Message] = []
         for e in entries:
-            if not isinstance(e, dict) or not isinstance(e.get("value"), str) or not e["value"]:
+            value = e.get("value")
+            if not isinstance(value, str) or not value:
                 continue
             who = e.get("from")
             if who == "system":
-                pending.append({"role": "system", "content": e["value"]})
+                pending.append({"role": "system", "content": value})
             elif who == "human":
-                turns.append(_turn([*pending, {"role": "user", "content": e["value"]}], None, counter))
+                turns.append(_turn([*pending, {"role": "user", "content": value}], None, counter))
                 pending = []
             elif who in ("gpt", "assistant") and turns and turns[-1].max_tokens is None:
-                turns[-1].max_tokens = min(MAX_TOKENS, max(1, counter(e["value"])))
+                turns[-1].max_tokens = min(MAX_TOKENS, max(1, counter(value)))
         if turns:
             out.append(Session(turns, dict(tags)))
     return out
 
 
-def _no_images(row: dict[str, Any], where: str) -> None:
+def _no_images(row: DatasetRow, where: str) -> None:
     """Conversations are sent as text: a row's images would be left out without a word."""
-    if row_references(row, where):
+    if row_references(row_images(row), where):
         raise ValueError(f"{where}: images in conversations (--turns) are not supported; without --turns each "
                          "prompt is sent with its images")
 
 
-def _messages(value: Any, where: str) -> list[dict[str, Any]]:
-    if not isinstance(value, list) or not value or not all(isinstance(m, dict) and "role" in m for m in value):
-        raise ValueError(f"{where}: needs 'messages' (a non-empty list of {{role, content}})")
-    return value
+def _messages(value: object, where: str) -> list[Message]:
+    return checked_messages(value, where, "needs 'messages' (a non-empty list of {role, content})")
 
 
 def _max_tokens(value: Any, where: str) -> int | None:
@@ -108,9 +109,9 @@ def _listed_turns(value: Any, where: str, counter: Counter) -> list[Turn]:
     return turns
 
 
-def _split_turns(messages: list[dict[str, Any]], last_max: int | None, where: str, counter: Counter) -> list[Turn]:
+def _split_turns(messages: list[Message], last_max: int | None, where: str, counter: Counter) -> list[Turn]:
     turns: list[Turn] = []
-    pending: list[dict[str, Any]] = []
+    pending: list[Message] = []
     for m in messages:
         role = m.get("role")
         if role == "assistant":

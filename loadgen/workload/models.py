@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from loadgen.seeds import item_rng
-from loadgen.types import WorkItem
+from loadgen.types import WorkItem, WorkloadDescription
 from loadgen.workload.wrapped import WrappedSessions
 
 MODEL_STREAM = 5_000_011  # seeds the model draw apart from every other per-item stream
@@ -94,8 +94,9 @@ class MixedWorkload:
         item: WorkItem = self.inner.item(index)
         return item if item.model is not None else replace(item, model=self.mix.draw(self.seed, index))
 
-    def describe(self) -> dict[str, Any]:
-        return {**self.inner.describe(), "models": self.mix.describe()}
+    def describe(self) -> WorkloadDescription:
+        inner: WorkloadDescription = self.inner.describe()
+        return {**inner, "models": self.mix.describe()}
 
 
 @dataclass(slots=True)
@@ -111,8 +112,9 @@ class MixedSessions(WrappedSessions):
             session.model = self.mix.draw(self.seed, index)
         return session
 
-    def describe(self) -> dict[str, Any]:
-        return {**self.inner.describe(), "models": self.mix.describe()}
+    def describe(self) -> WorkloadDescription:
+        inner: WorkloadDescription = self.inner.describe()
+        return {**inner, "models": self.mix.describe()}
 
 
 def row_model(value: Any, where: str) -> str | None:

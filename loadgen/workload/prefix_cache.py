@@ -26,10 +26,19 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
 from loadgen.workload.traces import Trace
+
+
+class CachePredictionJSON(TypedDict):
+    block_size: int
+    cache_blocks: int | None
+    prompt_tokens: int
+    cached_tokens: int
+    hit_rate: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +52,7 @@ class CachePrediction:
     def hit_rate(self) -> float | None:
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> CachePredictionJSON:
         return {"block_size": self.block_size, "cache_blocks": self.cache_blocks,
                 "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens, "hit_rate": self.hit_rate}
 

@@ -16,11 +16,12 @@ Session i is a pure function of (seed, i), as a workload item is:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from loadgen.seeds import item_rng
+from loadgen.types import Message, WorkloadDescription
 from loadgen.workload.agent import AgentLoop
 from loadgen.workload.bust import CacheBuster
 from loadgen.workload.lengths import LengthDist
@@ -33,7 +34,7 @@ _SESSION_STREAM = 3_000_017  # seeds sessions apart from single requests of the 
 
 @dataclass(slots=True)
 class Turn:
-    messages: list[dict[str, Any]]  # what this turn adds to the conversation
+    messages: list[Message]  # what this turn adds to the conversation
     max_tokens: int | None
     target: int | None  # tokens aimed for in what it adds
     counted: int | None  # the run's counter on what it adds
@@ -58,7 +59,7 @@ class SessionWorkload(Protocol):
 
     def session(self, index: int) -> Session: ...
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> WorkloadDescription: ...
 
 
 @dataclass(slots=True)
@@ -87,7 +88,7 @@ class SyntheticSessions:
             n_out = b.output.sample_one(rng)
             think = self.think.sample(rng) if k else 0.0
             text, counted = fit_text(n_prompt, rng, b.counter_name, b.counter)
-            messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
+            messages: list[Message] = [{"role": "user", "content": text}]
             target = n_prompt
             if k == 0 and prefix is not None:
                 group, prefix_text, prefix_count = prefix
@@ -97,9 +98,10 @@ class SyntheticSessions:
             out.append(Turn(messages, n_out, target, counted, think))
         return Session(out, tags)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WorkloadDescription:
         out = self.base.describe()
-        out.update(kind="sessions", source="synthetic", turns=str(self.turns), think_time=str(self.think))
+        out["kind"], out["source"] = "sessions", "synthetic"
+        out["turns"], out["think_time"] = str(self.turns), str(self.think)
         if self.buster is not None:
             out["cache_bust"] = True
         return out
@@ -134,9 +136,12 @@ class DatasetSessions:
             out.append(Turn(turn.messages, max_tokens, turn.target, turn.counted, self.think.sample(rng) if k else 0.0))
         return Session(out, dict(base.tags), base.model)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WorkloadDescription:
         turns = [len(c.turns) for c in self.conversations]
-        return {"kind": "sessions", "source": self.kind, "path": self.path,
-                "conversations_in_file": len(self.conversations), "turns_in_file": int(sum(turns)),
-                "turns": str(self.turns), "think_time": str(self.think), "token_counter": self.counter.name,
-                **({"cache_bust": True} if self.buster is not None else {})}
+        out: WorkloadDescription = {
+            "kind": "sessions", "source": self.kind, "path": self.path,
+            "conversations_in_file": len(self.conversations), "turns_in_file": int(sum(turns)),
+            "turns": str(self.turns), "think_time": str(self.think), "token_counter": self.counter.name}
+        if self.buster is not None:
+            out["cache_bust"] = True
+        return out

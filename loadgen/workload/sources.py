@@ -13,8 +13,9 @@ Datasets are drawn in a seeded shuffled order, wrapping around when more request
 A dataset's prompt has no target length (`prompt_tokens_target` None): it is what the file says, and only
 the run's count of it is kept (the prompt-length check of summary.json then has nothing to compare).
 
-A row is refused with its line when it is not one of these, when its `max_tokens` or its prompt's count
-is over MAX_TOKENS, or when the line is longer than MAX_BODY_BYTES (loadgen.workload.bounds).
+A row is refused with its line when it is not one of these (its messages are checked by
+loadgen.workload.rows), when its `max_tokens` or its prompt's count is over MAX_TOKENS, or when the line
+is longer than MAX_BODY_BYTES (loadgen.workload.bounds).
 """
 
 from __future__ import annotations
@@ -29,34 +30,42 @@ import numpy as np
 
 from loadgen.quoting import printable
 from loadgen.seeds import item_rng
-from loadgen.tools import row_tools
-from loadgen.types import WorkItem
+from loadgen.types import ContentPart, Message, WorkItem, WorkloadDescription
 from loadgen.workload.bounds import MAX_BODY_BYTES, MAX_TOKENS, check_tokens
 from loadgen.workload.images.attach import add_pictures
 from loadgen.workload.images.dataset import ImageFiles, resolve_parts, row_references, strip_placeholders
 from loadgen.workload.lengths import LengthDist
 from loadgen.workload.models import row_model
+from loadgen.workload.rows import (
+    DatasetRow,
+    ShareGPTTurn,
+    checked_messages,
+    is_row,
+    is_turn,
+    row_images,
+    row_tools,
+)
 from loadgen.workload.text import Counter, TokenCounter, fit_text
 
 
 class Workload(Protocol):
     def item(self, index: int) -> WorkItem: ...
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> WorkloadDescription: ...
 
 
-def _flatten(messages: list[dict[str, Any]]) -> str:
+def _flatten(messages: list[Message]) -> str:
     return "\n".join(_text(m.get("content", "")) for m in messages)
 
 
-def _text(content: Any) -> str:
+def _text(content: str | list[ContentPart] | None) -> str:
     """A message's text: its content, or the text parts of a list of content parts (images have none)."""
     if isinstance(content, list):
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return str(content)
 
 
-def template_tokens(counter: Counter, messages: list[dict[str, Any]]) -> int | None:
+def template_tokens(counter: Counter, messages: list[Message]) -> int | None:
     """The chat template's estimated overhead for these messages under the run's counter; None: unknown."""
     return counter.template_tokens(messages) if isinstance(counter, TokenCounter) else None
 
@@ -91,7 +100,7 @@ class SyntheticWorkload:
         n_prompt = self.prompt.sample_one(rng)
         n_out = self.output.sample_one(rng)
         tags = dict(self.tags)
-        messages: list[dict[str, Any]] = []
+        messages: list[Message] = []
         target = counted = 0
         drawn = self.group_prefix(rng)
         if drawn is not None:
@@ -117,8 +126,8 @@ class SyntheticWorkload:
         prefix, prefix_count = self._prefixes[group]
         return group, prefix, prefix_count
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "synthetic", "prompt_tokens": str(self.prompt),
+    def describe(self) -> WorkloadDescription:
+        out: WorkloadDescription = {"kind": "synthetic", "prompt_tokens": str(self.prompt),
                                "output_tokens": str(self.output), "token_counter": self.counter_name,
                                "chat_template_tokens": self.item(0).template_tokens}
         if self.prefix_groups:
@@ -155,7 +164,7 @@ class DatasetWorkload:
                         image_pixels=base.image_pixels, image_bytes=base.image_bytes, tools=base.tools,
                         tool_choice=base.tool_choice)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WorkloadDescription:
         return {"kind": self.kind, "path": self.path, "requests_in_file": len(self.entries)}
 
 
@@ -166,7 +175,7 @@ def read_dataset_text(path: str) -> str:
         raise ValueError(f"cannot read dataset {printable(path, 1000)}: {exc}") from None
 
 
-def jsonl_rows(path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def jsonl_rows(path: str) -> Iterator[tuple[str, DatasetRow]]:
     """Each non-blank line of a JSONL dataset as (`PATH:LINE`, its object); ValueError naming the line when
     it is not a JSON object."""
     for lineno, line in enumerate(read_dataset_text(path).splitlines(), 1):
@@ -181,16 +190,17 @@ def jsonl_rows(path: str) -> Iterator[tuple[str, dict[str, Any]]]:
             raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
         except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, nesting too deep
             raise ValueError(f"{where}: invalid JSON ({printable(str(exc))})") from None
-        if not isinstance(row, dict):
+        if not is_row(row):
             raise ValueError(f"{where}: each line must be a JSON object")
         yield where, row
 
 
-def row_messages(row: dict[str, Any]) -> Any:
-    """A dataset row's `messages`, or its `prompt` as one user message (unchecked: the caller validates)."""
+def row_messages(row: DatasetRow) -> object:
+    """A dataset row's `messages`, or its `prompt` as one user message (unchecked: the caller checks)."""
     messages = row.get("messages")
-    if messages is None and isinstance(row.get("prompt"), str):
-        return [{"role": "user", "content": row["prompt"]}]
+    prompt = row.get("prompt")
+    if messages is None and isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
     return messages
 
 
@@ -203,7 +213,7 @@ def row_max_tokens(value: Any, where: str) -> int | None:
     return value
 
 
-def row_tags(row: dict[str, Any], where: str, tags: dict[str, str]) -> dict[str, str]:
+def row_tags(row: DatasetRow, where: str, tags: dict[str, str]) -> dict[str, str]:
     """The run's tags with the row's own `tags` on top."""
     own = row.get("tags", {})
     if not isinstance(own, dict):
@@ -211,13 +221,13 @@ def row_tags(row: dict[str, Any], where: str, tags: dict[str, str]) -> dict[str,
     return {**tags, **{str(k): str(v) for k, v in own.items()}}
 
 
-def sharegpt_conversations(path: str) -> list[list[dict[str, Any]]]:
+def sharegpt_conversations(path: str) -> list[list[ShareGPTTurn]]:
     """The `conversations` lists of a ShareGPT JSON file (entries that have none are left out); ValueError
     when the file is not ShareGPT data."""
     return [turns for turns, _ in sharegpt_entries(path)]
 
 
-def sharegpt_entries(path: str) -> list[tuple[list[dict[str, Any]], dict[str, Any]]]:
+def sharegpt_entries(path: str) -> list[tuple[list[ShareGPTTurn], DatasetRow]]:
     """`sharegpt_conversations`, each with its whole entry (which may name an `image`)."""
     try:
         data = json.loads(read_dataset_text(path))
@@ -229,10 +239,10 @@ def sharegpt_entries(path: str) -> list[tuple[list[dict[str, Any]], dict[str, An
         raise ValueError(f"{printable(path, 1000)}: ShareGPT data must be a JSON list of conversations")
     out = []
     for entry in data:
-        turns = entry.get("conversations") if isinstance(entry, dict) else None
+        turns = entry.get("conversations") if is_row(entry) else None
         if isinstance(turns, list):
-            assert isinstance(entry, dict)
-            out.append(([t for t in turns if isinstance(t, dict)], entry))
+            assert is_row(entry)
+            out.append(([t for t in turns if is_turn(t)], entry))
     return out
 
 
@@ -240,10 +250,8 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
     items: list[WorkItem] = []
     files = ImageFiles(path)
     for where, row in jsonl_rows(path):
-        messages = row_messages(row)
-        if not isinstance(messages, list) or not messages or not all(
-                isinstance(m, dict) and "role" in m for m in messages):
-            raise ValueError(f"{where}: needs 'messages' (a non-empty list of {{role, content}}) or 'prompt'")
+        messages = checked_messages(row_messages(row), where,
+                                    "needs 'messages' (a non-empty list of {role, content}) or 'prompt'")
         max_tokens = row_max_tokens(row.get("max_tokens"), where)
         merged = row_tags(row, where, tags)
         messages, inline = resolve_parts(messages, files, where)
@@ -257,7 +265,7 @@ def load_jsonl(path: str, counter: Counter, tags: dict[str, str]) -> list[WorkIt
                         model=row_model(row.get("model"), where), images=len(inline),
                         image_pixels=sum(p.pixels for p in inline), image_bytes=sum(p.nbytes for p in inline),
                         tools=tools, tool_choice=tool_choice)
-        items.append(add_pictures(item, files.pictures(row_references(row, where), where)))
+        items.append(add_pictures(item, files.pictures(row_references(row_images(row), where), where)))
     return items
 
 
@@ -273,9 +281,9 @@ def load_sharegpt(path: str, counter: Counter, tags: dict[str, str]) -> list[Wor
         if not isinstance(prompt, str) or not prompt or not isinstance(answer, str) or not answer:
             continue
         where = f"{printable(path, 1000)}: conversation {number}"
-        refs = row_references(entry, where)
+        refs = row_references(row_images(entry), where)
         prompt = strip_placeholders(prompt) if refs else prompt
-        messages = [{"role": "user", "content": prompt}]
+        messages: list[Message] = [{"role": "user", "content": prompt}]
         count = counter(prompt)
         check_tokens(count, where, "the prompt's token count")
         item = WorkItem(messages=messages, prompt=prompt, max_tokens=min(MAX_TOKENS, max(1, counter(answer))),

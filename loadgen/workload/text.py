@@ -22,9 +22,10 @@ tokenizers of Llama 3, Qwen, GPT and Mistral) never merges across two blocks; wi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
+
+from loadgen.types import Message
 
 WORDS = (
     "the of and to in is you that it he was for on are as with his they at be this have from or one had by "
@@ -44,7 +45,7 @@ WORDS = (
 ).split()
 
 Counter = Callable[[str], int]
-Messages = Sequence[dict[str, Any]]
+Messages = Sequence[Message]
 
 
 def count_words(text: str) -> int:

@@ -8,7 +8,7 @@ a minute."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -16,7 +16,35 @@ import numpy.typing as npt
 from loadgen.workload.traces import Trace
 
 
-def _lengths(values: npt.NDArray[np.int64]) -> dict[str, float]:
+class Lengths(TypedDict):
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+    min: float
+    max: float
+
+
+class Blocks(TypedDict):
+    block_tokens: int
+    total: int
+    unique: int
+
+
+class TraceShape(TypedDict):
+    path: str
+    format: str
+    requests: int
+    duration_s: float
+    mean_rate_per_min: float | None
+    peak_rate_per_min: float | None
+    peak_window_s: float | None
+    input_tokens: Lengths
+    output_tokens: Lengths
+    blocks: NotRequired[Blocks]
+
+
+def _lengths(values: npt.NDArray[np.int64]) -> Lengths:
     p50, p90, p99 = np.percentile(values, [50, 90, 99])
     return {"mean": float(values.mean()), "p50": float(p50), "p90": float(p90), "p99": float(p99),
             "min": float(values.min()), "max": float(values.max())}
@@ -47,9 +75,9 @@ def peak_per_minute(arrival_s: npt.NDArray[np.float64]) -> float | None:
     return most / window * 60.0
 
 
-def trace_shape(trace: Trace) -> dict[str, Any]:
+def trace_shape(trace: Trace) -> TraceShape:
     duration = float(trace.arrival_s[-1] - trace.arrival_s[0]) if trace.n else 0.0
-    out: dict[str, Any] = {
+    out: TraceShape = {
         "path": trace.path,
         "format": trace.format,
         "requests": trace.n,

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from loadgen.seeds import item_rng
-from loadgen.types import WorkItem
+from loadgen.types import Message, WorkItem, WorkloadDescription
 from loadgen.workload.text import TokenCounter
 from loadgen.workload.traces import Trace
 
@@ -43,7 +42,7 @@ class TraceWorkload:
         row = int(self.rows[index])
         want = int(self.trace.input_tokens[row])
         text = self._prompt(row, want)
-        messages = [{"role": "user", "content": text}]
+        messages: list[Message] = [{"role": "user", "content": text}]
         counted = self.counter(text)
         return WorkItem(messages=messages, prompt=text, max_tokens=max(1, int(self.trace.output_tokens[row])),
                         prompt_tokens_target=want, prompt_tokens_counted=counted,
@@ -82,8 +81,8 @@ class TraceWorkload:
             self._blocks.move_to_end(h)
         return text
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "trace", "format": self.trace.format, "path": self.trace.path,
+    def describe(self) -> WorkloadDescription:
+        out: WorkloadDescription = {"kind": "trace", "format": self.trace.format, "path": self.trace.path,
                                "requests_in_file": self.trace.n, "requests": int(self.rows.size),
                                "token_counter": self.counter.name}
         if self.trace.hash_ids is not None:

@@ -4,18 +4,22 @@ usage, `reasoning_content` / `reasoning` deltas as reasoning, `delta.tool_calls`
 
 from __future__ import annotations
 
-from typing import Any
-
-from loadgen.http.api.registry import Api
+from loadgen.http.api.registry import Api, ProbeAnswer, ProbeBody
 from loadgen.http.chunks import ChunkAccumulator
 from loadgen.http.payload import request_body
+from loadgen.types import Message
 
 
-def probe_body(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+class ChatProbe(ProbeBody):
+    max_tokens: int
+    messages: list[Message]
+
+
+def probe_body(model: str, messages: list[Message]) -> ChatProbe:
     return {"model": model, "max_tokens": 1, "stream": False, "messages": messages}
 
 
-def prompt_tokens(answer: dict[str, Any]) -> int | None:
+def prompt_tokens(answer: ProbeAnswer) -> int | None:
     """`usage.prompt_tokens` of a non-streamed chat or completions answer."""
     usage = answer.get("usage")
     prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None

@@ -3,16 +3,20 @@ the body from `loadgen.http.payload`, chat's decoder (`choices[0].text`). It tak
 
 from __future__ import annotations
 
-from typing import Any
-
 from loadgen.http.api.chat import prompt_tokens
-from loadgen.http.api.registry import Api
+from loadgen.http.api.registry import Api, ProbeBody
 from loadgen.http.chunks import ChunkAccumulator
-from loadgen.http.payload import request_body
+from loadgen.http.payload import message_text, request_body
+from loadgen.types import Message
 
 
-def probe_body(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"model": model, "max_tokens": 1, "stream": False, "prompt": messages[0]["content"]}
+class CompletionsProbe(ProbeBody):
+    max_tokens: int
+    prompt: str
+
+
+def probe_body(model: str, messages: list[Message]) -> CompletionsProbe:
+    return {"model": model, "max_tokens": 1, "stream": False, "prompt": message_text(messages[0])}
 
 
 API = Api("completions", "completions", request_body, ChunkAccumulator, probe_body, prompt_tokens,

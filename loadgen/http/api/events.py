@@ -25,6 +25,7 @@ from typing import Any
 
 from loadgen.http.chunks import ChunkAccumulator, error_text, event_object, tool_call
 from loadgen.http.errors import InvalidJSON, MidStreamError
+from loadgen.http.usage import ServerStamp
 
 TEXT = "text"
 REASONING = "reasoning"
@@ -60,7 +61,7 @@ class EventAccumulator(ChunkAccumulator):
             events = self._decode(obj)
             before = len(self.chunk_ns)
             ended = self._apply(events, t_ns)
-            goodput = obj.get("goodput")
+            goodput: ServerStamp | None = obj.get("goodput")
             if type(goodput) is dict and goodput:
                 self._server_stamp(goodput, len(self.chunk_ns) > before)
         except (AttributeError, TypeError, IndexError, KeyError, ValueError) as exc:

@@ -18,7 +18,7 @@ ends the stream (without it the stream was cut off); `ping` is nothing; `error` 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from loadgen.http.api.events import (
     END,
@@ -34,10 +34,11 @@ from loadgen.http.api.events import (
     Decoded,
     EventAccumulator,
 )
-from loadgen.http.api.registry import Api
-from loadgen.http.payload import add_sampling, chat_messages, merge_body
-from loadgen.tools import messages_tool_choice, messages_tools, tools_for
-from loadgen.types import ClientConfig, WorkItem
+from loadgen.http.api.registry import Api, ProbeAnswer, ProbeBody
+from loadgen.http.payload import StreamedBody, add_sampling, chat_messages, merge_body
+from loadgen.http.usage import Usage
+from loadgen.tools import MessagesChoice, MessagesTool, messages_tool_choice, messages_tools, tools_for
+from loadgen.types import ClientConfig, ContentPart, Message, ToolCall, WorkItem
 
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # max_tokens is required; a work item without one asks for this many
@@ -45,10 +46,61 @@ STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "leng
 _INPUTS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
-def convert(messages: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
+class Base64Source(TypedDict):
+    type: Literal["base64"]
+    media_type: str
+    data: str
+
+
+class URLSource(TypedDict):
+    type: Literal["url"]
+    url: str
+
+
+class ImageBlock(TypedDict):
+    type: Literal["image"]
+    source: Base64Source | URLSource
+
+
+class ToolUseBlock(TypedDict):
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: object  # the call's arguments as JSON ({} when they are not JSON)
+
+
+class ToolResultBlock(TypedDict):
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: str
+
+
+Block = ContentPart | ImageBlock | ToolUseBlock | ToolResultBlock  # a text part is the same block in both APIs
+
+
+class AnthropicMessage(TypedDict):
+    role: Literal["user", "assistant"]
+    content: str | list[Block] | None
+
+
+class MessagesBody(StreamedBody):
+    messages: list[AnthropicMessage]
+    max_tokens: int  # required by the API
+    system: NotRequired[str]
+    tools: NotRequired[list[MessagesTool]]
+    tool_choice: NotRequired[MessagesChoice]
+
+
+class MessagesProbe(ProbeBody):
+    max_tokens: int
+    messages: list[AnthropicMessage]
+    system: NotRequired[str]
+
+
+def convert(messages: list[Message]) -> tuple[str | None, list[AnthropicMessage]]:
     """Chat messages → (the system text or None, Anthropic messages)."""
     system: list[str] = []
-    out: list[dict[str, Any]] = []
+    out: list[AnthropicMessage] = []
     for message in messages:
         role, content = message.get("role", "user"), message.get("content")
         if role in ("system", "developer"):
@@ -57,7 +109,7 @@ def convert(messages: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, 
             out.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""),
                                                      "content": _text(content)}]})
         else:
-            blocks: Any = [_block(p) for p in content] if isinstance(content, list) else content
+            blocks: str | list[Block] | None = [_block(p) for p in content] if isinstance(content, list) else content
             calls = message.get("tool_calls")
             if calls:
                 blocks = ([{"type": "text", "text": blocks}] if blocks else []) if isinstance(blocks, str | None) else blocks
@@ -66,7 +118,8 @@ def convert(messages: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, 
     return ("\n\n".join(system) if system else None), out
 
 
-def _block(part: Any) -> Any:
+def _block(part: ContentPart) -> ContentPart | ImageBlock:
+    """A content part as a block (anything that is not an image part is passed along as it is)."""
     if not isinstance(part, dict) or part.get("type") != "image_url":
         return part  # {"type": "text", "text"} is the same block in both APIs
     image = part.get("image_url")
@@ -77,7 +130,7 @@ def _block(part: Any) -> Any:
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
-def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+def _tool_use(call: ToolCall) -> ToolUseBlock:
     function = call.get("function", {})
     try:
         arguments = json.loads(function.get("arguments") or "{}")
@@ -86,7 +139,7 @@ def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool_use", "id": call.get("id", ""), "name": function.get("name", ""), "input": arguments}
 
 
-def _text(content: Any) -> str:
+def _text(content: str | list[ContentPart] | None) -> str:
     if isinstance(content, list):
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return "" if content is None else str(content)
@@ -94,7 +147,7 @@ def _text(content: Any) -> str:
 
 def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
     system, messages = convert(chat_messages(item))
-    body: dict[str, Any] = {"model": item.model or config.model, "messages": messages,
+    body: MessagesBody = {"model": item.model or config.model, "messages": messages,
                             "max_tokens": item.max_tokens if item.max_tokens is not None else DEFAULT_MAX_TOKENS,
                             "stream": True}
     if system is not None:
@@ -160,7 +213,7 @@ class MessagesDecoder:
         if not isinstance(usage, dict):
             return NOTHING
         self.inputs.update((k, usage[k]) for k in _INPUTS if type(usage.get(k)) is int)
-        out: dict[str, Any] = {}
+        out: Usage = {}
         if self.inputs:
             out["prompt_tokens"] = sum(self.inputs.values())
         if "cache_read_input_tokens" in self.inputs:
@@ -174,15 +227,15 @@ def decoder() -> EventAccumulator:
     return EventAccumulator(MessagesDecoder(), "message_stop")
 
 
-def probe_body(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+def probe_body(model: str, messages: list[Message]) -> MessagesProbe:
     system, converted = convert(messages)
-    body: dict[str, Any] = {"model": model, "max_tokens": 1, "stream": False, "messages": converted}
+    body: MessagesProbe = {"model": model, "max_tokens": 1, "stream": False, "messages": converted}
     if system is not None:
         body["system"] = system
     return body
 
 
-def prompt_tokens(answer: dict[str, Any]) -> int | None:
+def prompt_tokens(answer: ProbeAnswer) -> int | None:
     usage = answer.get("usage")
     if not isinstance(usage, dict) or type(usage.get("input_tokens")) is not int:
         return None

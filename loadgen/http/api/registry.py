@@ -11,10 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from loadgen.http.chunks import ChunkAccumulator
-from loadgen.types import ClientConfig, WorkItem
+from loadgen.types import ClientConfig, Message, WorkItem
+
+
+class ProbeAnswer(TypedDict, total=False):
+    """A non-streamed answer's JSON object, as the server sent it: its `usage` is checked where it is read."""
+
+    usage: object
+
+
+class ProbeBody(TypedDict):
+    """A non-streamed one-token request (each API's probe body adds its prompt and its token limit)."""
+
+    model: str
+    stream: bool
 
 
 def bearer(api_key: str) -> dict[str, str]:
@@ -28,8 +41,8 @@ class Api:
     build: Callable[[WorkItem, ClientConfig], dict[str, Any]]  # the streamed request's JSON body
     decoder: Callable[[], ChunkAccumulator]  # a fresh stream decoder for one request
     # A non-streamed request for one output token (calibration): (model, chat messages) → body.
-    probe_body: Callable[[str, list[dict[str, Any]]], dict[str, Any]]
-    probe_prompt_tokens: Callable[[dict[str, Any]], int | None]  # its answer → the prompt's tokens
+    probe_body: Callable[[str, list[Message]], ProbeBody]
+    probe_prompt_tokens: Callable[[ProbeAnswer], int | None]  # its answer → the prompt's tokens
     headers: Mapping[str, str] = field(default_factory=dict)  # sent with every request
     auth: Callable[[str], dict[str, str]] = bearer  # the API key's header(s)
     chat_template: bool = True  # the server renders the prompt with the model's chat template

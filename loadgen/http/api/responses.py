@@ -17,7 +17,7 @@ without a terminal event was cut off.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from loadgen.http.api.events import (
     END,
@@ -33,18 +33,65 @@ from loadgen.http.api.events import (
     Decoded,
     EventAccumulator,
 )
-from loadgen.http.api.registry import Api
-from loadgen.http.payload import add_sampling, chat_messages, merge_body
-from loadgen.tools import responses_tool_choice, responses_tools, tools_for
-from loadgen.types import ClientConfig, WorkItem
+from loadgen.http.api.registry import Api, ProbeAnswer, ProbeBody
+from loadgen.http.payload import StreamedBody, add_sampling, chat_messages, merge_body
+from loadgen.http.usage import Usage
+from loadgen.tools import ResponsesTool, responses_tool_choice, responses_tools, tools_for
+from loadgen.types import ClientConfig, ContentPart, Message, ToolChoice, WorkItem
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 _INCOMPLETE = {"max_output_tokens": "length"}
 
 
-def input_items(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+class InputText(TypedDict):
+    type: Literal["input_text", "output_text"]
+    text: str
+
+
+class InputImage(TypedDict):
+    type: Literal["input_image"]
+    image_url: str | None  # None: the part named no image
+    detail: NotRequired[str]
+
+
+class InputMessage(TypedDict):
+    role: str
+    content: str | list[InputText | InputImage | ContentPart]
+
+
+class FunctionCall(TypedDict):
+    type: Literal["function_call"]
+    call_id: str
+    name: str
+    arguments: str
+
+
+class FunctionCallOutput(TypedDict):
+    type: Literal["function_call_output"]
+    call_id: str
+    output: str
+
+
+InputItem = InputMessage | FunctionCall | FunctionCallOutput
+
+
+class ResponsesBody(StreamedBody):
+    input: list[InputItem]
+    store: bool  # false: a load test leaves nothing stored on the server
+    max_output_tokens: NotRequired[int]
+    tools: NotRequired[list[ResponsesTool]]
+    tool_choice: NotRequired[ToolChoice]
+
+
+class ResponsesProbe(ProbeBody):
+    max_output_tokens: int
+    store: bool
+    input: list[InputItem]
+
+
+def input_items(messages: list[Message]) -> list[InputItem]:
     """Chat messages → Responses input items."""
-    items: list[dict[str, Any]] = []
+    items: list[InputItem] = []
     for message in messages:
         role = message.get("role", "user")
         if role == "tool":
@@ -53,8 +100,8 @@ def input_items(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         content = message.get("content")
         if isinstance(content, list):
-            content = [_part(p, role) for p in content]
-        if content is not None and content != "":
+            items.append({"role": role, "content": [_part(p, role) for p in content]})
+        elif content is not None and content != "":
             items.append({"role": role, "content": content})
         for call in message.get("tool_calls") or ():
             function = call.get("function", {})
@@ -63,7 +110,8 @@ def input_items(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return items
 
 
-def _part(part: Any, role: str) -> Any:
+def _part(part: ContentPart, role: str) -> InputText | InputImage | ContentPart:
+    """A content part in the Responses form (anything that is not a part is passed along as it is)."""
     if not isinstance(part, dict):
         return part
     if part.get("type") == "text":
@@ -71,21 +119,21 @@ def _part(part: Any, role: str) -> Any:
     if part.get("type") == "image_url":
         image = part.get("image_url")
         url = image.get("url") if isinstance(image, dict) else image
-        out = {"type": "input_image", "image_url": url}
+        out: InputImage = {"type": "input_image", "image_url": url}
         if isinstance(image, dict) and "detail" in image:
             out["detail"] = image["detail"]
         return out
     return part
 
 
-def _text(content: Any) -> str:
+def _text(content: str | list[ContentPart] | None) -> str:
     if isinstance(content, list):
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return "" if content is None else str(content)
 
 
 def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": item.model or config.model, "input": input_items(chat_messages(item)),
+    body: ResponsesBody = {"model": item.model or config.model, "input": input_items(chat_messages(item)),
                             "stream": True, "store": False}
     if item.max_tokens is not None:
         body["max_output_tokens"] = item.max_tokens
@@ -135,7 +183,7 @@ class ResponsesDecoder:
     def _terminal(self, kind: str, response: Any) -> Decoded:
         response = response if isinstance(response, dict) else {}
         events: list[tuple[str, Any]] = []
-        usage = response.get("usage")
+        usage: ResponsesUsage | None = response.get("usage")
         if isinstance(usage, dict):
             events.append((USAGE, chat_usage(usage)))
         status = response.get("status")
@@ -152,9 +200,18 @@ class ResponsesDecoder:
         return tuple(events)
 
 
-def chat_usage(usage: dict[str, Any]) -> dict[str, Any]:
+class ResponsesUsage(TypedDict, total=False):
+    """A terminal event's `response.usage`, as the server sent it (each value checked where it is read)."""
+
+    input_tokens: object
+    output_tokens: object
+    input_tokens_details: object  # {"cached_tokens": int}
+    output_tokens_details: object  # {"reasoning_tokens": int}
+
+
+def chat_usage(usage: ResponsesUsage) -> Usage:
     """Responses usage → chat's names (the fields it has)."""
-    out: dict[str, Any] = {}
+    out: Usage = {}
     if "input_tokens" in usage:
         out["prompt_tokens"] = usage["input_tokens"]
     if "output_tokens" in usage:
@@ -172,11 +229,11 @@ def decoder() -> EventAccumulator:
     return EventAccumulator(ResponsesDecoder(), "response.completed, response.incomplete or response.failed")
 
 
-def probe_body(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+def probe_body(model: str, messages: list[Message]) -> ResponsesProbe:
     return {"model": model, "max_output_tokens": 1, "stream": False, "store": False, "input": input_items(messages)}
 
 
-def prompt_tokens(answer: dict[str, Any]) -> int | None:
+def prompt_tokens(answer: ProbeAnswer) -> int | None:
     usage = answer.get("usage")
     prompt = usage.get("input_tokens") if isinstance(usage, dict) else None
     return prompt if type(prompt) is int else None

@@ -37,7 +37,7 @@ from loadgen.http.sse import DEFAULT_MAX_EVENT_BYTES
 from loadgen.http.transport import RECEIVE_CLOCK, FastTransport, request_head_template
 from loadgen.redact import credential_parts, redact
 from loadgen.secrets import is_secret_header
-from loadgen.types import ClientConfig, WorkItem
+from loadgen.types import ClientConfig, ToolCall, WorkItem
 from loadgen.workload.counters import make_counter
 from loadgen.workload.text import TokenCounter
 from metrics.records.record import RequestRecord
@@ -122,7 +122,7 @@ class StreamingClient:
 
     async def send(
         self, item: WorkItem, *, request_id: int, intended_ns: int, anchor_ns: int,
-        text_out: list[str] | None = None, calls_out: list[dict[str, Any]] | None = None,
+        text_out: list[str] | None = None, calls_out: list[ToolCall] | None = None,
     ) -> RequestRecord:
         """Stream one request; always returns its one record (see the module docstring), never raises.
         `text_out`, when given, receives the answer's streamed content text (a conversation's history), and
@@ -188,7 +188,7 @@ class StreamingClient:
 
     def _finish(
         self, record: RequestRecord, chunks: ChunkAccumulator, failure: errors.RequestFailed | None, anchor_ns: int,
-        text_out: list[str] | None = None, calls_out: list[dict[str, Any]] | None = None,
+        text_out: list[str] | None = None, calls_out: list[ToolCall] | None = None,
     ) -> RequestRecord:
         if record.closed_ns is None:
             record.closed_ns = perf_counter_ns() - anchor_ns

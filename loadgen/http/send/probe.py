@@ -13,15 +13,16 @@ Both raise ProbeFailed with a one-line reason when the server does not answer th
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
 
-from loadgen.http.api import Api, api_for
+from loadgen.http.api import Api, ProbeAnswer, api_for
 from loadgen.http.api.url import endpoint_url
 from loadgen.http.payload import needs_tls
+from loadgen.types import Message
 from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
 from loadgen.workload.text import WORDS, random_words
 
@@ -80,7 +81,19 @@ def _auth(api_key: str | None, headers: dict[str, str], api: Api | None = None) 
     return out
 
 
-async def _count(client: httpx.AsyncClient, url: str, body: dict[str, Any],
+class TokenizeText(TypedDict):
+    model: str
+    prompt: str
+    add_special_tokens: bool
+
+
+class TokenizeChat(TypedDict):
+    model: str
+    messages: list[Message]
+    add_generation_prompt: bool
+
+
+async def _count(client: httpx.AsyncClient, url: str, body: TokenizeText | TokenizeChat,
                  seen: dict[str, Any] | None = None) -> int:
     try:
         resp = await client.post(url, json=body)
@@ -110,7 +123,7 @@ async def learn_table(base_url: str, model: str, *, chat: bool, api_key: str | N
     url = tokenize_url(base_url)
     async with httpx.AsyncClient(headers=_auth(api_key, headers or {}), timeout=PROBE_TIMEOUT_S,
                                  trust_env=False, verify=needs_tls(url)) as client:
-        def text(prompt: str) -> dict[str, Any]:
+        def text(prompt: str) -> TokenizeText:
             return {"model": model, "prompt": prompt, "add_special_tokens": False}
 
         anchor = await _count(client, url, text("the"), seen)  # also: is there an endpoint at all
@@ -130,8 +143,8 @@ async def learn_table(base_url: str, model: str, *, chat: bool, api_key: str | N
             first_the = anchor - empty
 
             async def chat_count(roles: tuple[str, ...]) -> int:
-                body = {"model": model, "messages": [{"role": r, "content": "the"} for r in roles],
-                        "add_generation_prompt": True}
+                body: TokenizeChat = {"model": model, "messages": [{"role": r, "content": "the"} for r in roles],
+                                      "add_generation_prompt": True}
                 return await _count(client, url, body) - len(roles) * first_the
 
             one = await chat_count(("user",))
@@ -195,6 +208,7 @@ async def _usage(client: httpx.AsyncClient, url: str, body: dict[str, Any], api:
         said = server_message(resp)
         raise ProbeAnswered(f"a probe request answered HTTP {resp.status_code}" + (f": {said}" if said else ""),
                             resp.status_code)
+    answer: ProbeAnswer | None
     try:
         answer = resp.json()
     except ValueError:

@@ -16,20 +16,20 @@ import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict
 
-from loadgen.types import WorkItem
+from loadgen.types import ContentPart, Message, WorkItem, WorkloadDescription
 from loadgen.workload.images.synth import ImageMaker, Picture
 
 PREFETCH = 8  # requests whose images are made ahead
 THREADS = 2  # threads that make them (Pillow encodes without the GIL: two encode at once on two cores)
 
 
-def image_part(picture: Picture) -> dict[str, Any]:
+def image_part(picture: Picture) -> ContentPart:
     return {"type": "image_url", "image_url": {"url": picture.url}}
 
 
-def with_pictures(messages: list[dict[str, Any]], pictures: list[Picture]) -> list[dict[str, Any]]:
+def with_pictures(messages: list[Message], pictures: list[Picture]) -> list[Message]:
     """`messages` with the images as content parts after the last user message's text (a user message
     of images alone is added when there is none). The messages given are not changed."""
     if not pictures:
@@ -38,13 +38,12 @@ def with_pictures(messages: list[dict[str, Any]], pictures: list[Picture]) -> li
     last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
     if last is None:
         return [*messages, {"role": "user", "content": parts}]
-    message = dict(messages[last])
-    content = message.get("content")
+    content = messages[last].get("content")
     if isinstance(content, list):
-        message["content"] = [*content, *parts]
+        message: Message = {**messages[last], "content": [*content, *parts]}
     else:
         text = content if isinstance(content, str) else ""
-        message["content"] = [{"type": "text", "text": text}, *parts]
+        message = {**messages[last], "content": [{"type": "text", "text": text}, *parts]}
     return [*messages[:last], message, *messages[last + 1:]]
 
 
@@ -52,10 +51,17 @@ def add_pictures(item: WorkItem, pictures: list[Picture]) -> WorkItem:
     """`item` with `pictures` attached and counted in its image totals."""
     if not pictures:
         return item
-    messages = item.messages if item.messages else [{"role": "user", "content": item.prompt or ""}]
+    messages: list[Message] = item.messages if item.messages else [{"role": "user", "content": item.prompt or ""}]
     return replace(item, messages=with_pictures(messages, pictures), images=item.images + len(pictures),
                    image_pixels=item.image_pixels + sum(p.pixels for p in pictures),
                    image_bytes=item.image_bytes + sum(p.nbytes for p in pictures))
+
+
+class _State(TypedDict):
+    """What a pickled ImageWorkload carries (a worker process's copy)."""
+
+    inner: Any  # as ImageWorkload holds it: loadgen.workload.sources.Workload
+    maker: ImageMaker
 
 
 class ImageWorkload:
@@ -76,11 +82,11 @@ class ImageWorkload:
         self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=THREADS,
                                                                        thread_name_prefix="goodput-images")
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _State:
         """A worker process gets the workload pickled: the threads and what they hold stay here."""
         return {"inner": self.inner, "maker": self.maker}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: _State) -> None:
         self.inner, self.maker = state["inner"], state["maker"]
         self._start()  # a worker primes its own first requests (`prime`): they are not 0, 1, 2, ...
 
@@ -125,8 +131,9 @@ class ImageWorkload:
                 self._executor.shutdown(wait=False, cancel_futures=True)
                 self._executor = None
 
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.inner.describe())
+    def describe(self) -> WorkloadDescription:
+        inner: WorkloadDescription = self.inner.describe()
+        out = inner.copy()
         spec = self.maker.spec
         out["images"] = {"count": spec.count, "size": spec.size, "format": spec.format, "pool": spec.pool}
         return out

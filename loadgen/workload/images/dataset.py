@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.quoting import printable, quoted
+from loadgen.types import ContentPart, Message
 from loadgen.workload.images.synth import Picture, data_url
 
 IMAGE_PLACEHOLDER = "<image>"
 
 
-def row_references(row: dict[str, Any], where: str) -> list[str]:
-    """The image references of a row (`images` or `image`: a string or a list of strings)."""
-    value = row.get("images", row.get("image"))
+def row_references(value: object, where: str) -> list[str]:
+    """The image references of a row: its `images` or `image` (`value`), a string or a list of strings."""
     if value is None:
         return []
     refs = [value] if isinstance(value, str) else value
@@ -39,8 +39,7 @@ def row_references(row: dict[str, Any], where: str) -> list[str]:
     return [r.strip() for r in refs]
 
 
-def resolve_parts(messages: list[dict[str, Any]], files: ImageFiles, where: str
-                  ) -> tuple[list[dict[str, Any]], list[Picture]]:
+def resolve_parts(messages: list[Message], files: ImageFiles, where: str) -> tuple[list[Message], list[Picture]]:
     """A row's messages with the URL of each `image_url` content part it already holds resolved as a
     reference (a path becomes a data URL), and the images they carry."""
     pictures: list[Picture] = []
@@ -50,18 +49,16 @@ def resolve_parts(messages: list[dict[str, Any]], files: ImageFiles, where: str
         if not isinstance(content, list):
             out.append(message)
             continue
-        parts = []
+        parts: list[ContentPart] = []
         for part in content:
-            if not (isinstance(part, dict) and part.get("type") == "image_url"):
+            if part["type"] != "image_url":
                 parts.append(part)
                 continue
-            value = part.get("image_url")
-            url = value.get("url") if isinstance(value, dict) else value
-            if not isinstance(url, str) or not url.strip():
-                raise ValueError(f"{where}: an image_url part needs image_url.url, a path or URL")
+            value = part.get("image_url", "")
+            url = value if isinstance(value, str) else value["url"]
             picture = files.picture(url.strip(), where)
             pictures.append(picture)
-            parts.append({**part, "image_url": {**(value if isinstance(value, dict) else {}), "url": picture.url}})
+            parts.append({**part, "image_url": {"url": picture.url} if isinstance(value, str) else {**value, "url": picture.url}})
         out.append({**message, "content": parts})
     return out, pictures
 

@@ -1,0 +1,55 @@
+"""The client's wire types stay typed: untyped JSON objects (`dict[str, Any]`, `Mapping[str, Any]`,
+`dict[str, object]`, `Mapping[str, object]`) are left in loadgen/http, loadgen/workload, loadgen/types.py
+and loadgen/tools.py only where JSON crosses the process's edge, each one listed here: the body as sent
+(an API's body under the user's `--extra-body`), a server's event as parsed (checked as it is read, per
+chunk), the user's own JSON passed along (`--extra-body`, a tool's JSON schema), an httpcore trace
+callback's argument, and the record's `server` block. Everything else has a TypedDict or a dataclass."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCOPE = ("loadgen/http", "loadgen/workload", "loadgen/types.py", "loadgen/tools.py")
+UNTYPED = re.compile(r"\b(?:dict|Dict|Mapping|MutableMapping)\[str,\s*(?:Any|object)\]")
+ALIAS = re.compile(r"^\s*\w+\s*(?::\s*TypeAlias\s*)?=\s*(?:dict|Dict|Mapping|MutableMapping)\[str,\s*(?:Any|object)\]\s*$",
+                   re.MULTILINE)
+
+ALLOWED = {
+    "loadgen/http/payload.py": 5,  # the body sent: request_body, merge_body (base, extra, result), encode_body
+    "loadgen/http/chunks.py": 5,  # an event as parsed (event_object, _event, _tool_deltas, _empty_token_event),
+    # and the record's server block (RequestRecord.server's type)
+    "loadgen/http/send/probe.py": 4,  # the caller's `seen` (twice), the user's extra body, a probe body sent
+    "loadgen/types.py": 2,  # --extra-body; a tool's JSON schema
+    "loadgen/tools.py": 2,  # a tool's JSON schema in the Responses and Messages forms
+    "loadgen/http/api/responses.py": 2,  # the body sent; an event as parsed
+    "loadgen/http/api/messages.py": 2,  # the body sent; an event as parsed
+    "loadgen/http/api/registry.py": 1,  # an API's body builder
+    "loadgen/http/api/events.py": 1,  # an API's event decoder
+    "loadgen/http/send/client.py": 1,  # httpcore's trace callback
+}
+
+
+def _files() -> list[Path]:
+    out: list[Path] = []
+    for part in SCOPE:
+        path = ROOT / part
+        out.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
+    return out
+
+
+def test_untyped_json_objects_only_where_listed() -> None:
+    found = {}
+    for path in _files():
+        count = len(UNTYPED.findall(path.read_text(encoding="utf-8")))
+        if count:
+            found[path.relative_to(ROOT).as_posix()] = count
+    over = {name: (count, ALLOWED.get(name, 0)) for name, count in found.items() if count > ALLOWED.get(name, 0)}
+    assert not over, f"untyped JSON objects (found, allowed): {over}"
+    assert sum(found.values()) <= sum(ALLOWED.values()) == 25
+
+
+def test_no_alias_hides_one() -> None:
+    aliases = [path.name for path in _files() if ALIAS.search(path.read_text(encoding="utf-8"))]
+    assert not aliases
