@@ -5,9 +5,9 @@ this folder; it imports neither.
 
 - `Runner` (`runner`): an open loop on the schedule it is given (`RunPlan.offsets`, made once by
   loadgen.workload.schedule) or a closed loop of slots; exactly one record per request, handed to the
-  record hooks (`RecordHook`, `deliver_record`), live counters in `RunState`; `GcFreezer` keeps the
-  garbage collector's passes short. The wake-ups come from `alarm` (`make_alarm`), conversations' turns
-  from `conversation`.
+  record hooks (`RecordHook`, `deliver_record`), live counters in `RunState`. The wake-ups come from
+  `alarm` (`make_alarm`), conversations' turns from `conversation`; `GcFreezer` (`gc_freeze`), a record
+  hook, keeps the garbage collector's passes short.
 - `RecordWriter` (`recorder`): records.jsonl appended as each request ends; `records_status`
   (`read_status`, `ended_by`): what the writer could not write, read back by `goodput report`.
 - `Progress` (`progress`): the progress line.
@@ -25,10 +25,11 @@ from loadgen.lazy_face import lazy_names
 if TYPE_CHECKING:
     from loadgen.dispatch.alarm import make_alarm
     from loadgen.dispatch.client_config import client_config_of
+    from loadgen.dispatch.gc_freeze import GcFreezer
     from loadgen.dispatch.progress import Progress
     from loadgen.dispatch.recorder import RecordWriteError, RecordWriter, encode_record
     from loadgen.dispatch.records_status import ended_by, read_status
-    from loadgen.dispatch.runner import GcFreezer, RecordHook, Runner, RunPlan, RunState, deliver_record
+    from loadgen.dispatch.runner import RecordHook, Runner, RunPlan, RunState, deliver_record
 
 __all__ = ["GcFreezer", "Progress", "RecordHook", "RecordWriteError", "RecordWriter", "RunPlan", "RunState",
            "Runner", "client_config_of", "deliver_record", "encode_record", "ended_by", "make_alarm", "read_status"]
@@ -39,6 +40,7 @@ __getattr__ = lazy_names(__name__, {
     "Progress": "progress",
     "RecordWriteError": "recorder", "RecordWriter": "recorder", "encode_record": "recorder",
     "ended_by": "records_status", "read_status": "records_status",
-    "GcFreezer": "runner", "RecordHook": "runner", "Runner": "runner", "RunPlan": "runner", "RunState": "runner",
+    "GcFreezer": "gc_freeze",
+    "RecordHook": "runner", "Runner": "runner", "RunPlan": "runner", "RunState": "runner",
     "deliver_record": "runner",
 })

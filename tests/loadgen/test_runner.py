@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from loadgen.dispatch.gc_freeze import GcFreezer
 from loadgen.dispatch.recorder import RecordWriter
-from loadgen.dispatch.runner import GcFreezer, Runner, RunPlan
+from loadgen.dispatch.runner import Runner, RunPlan
 from loadgen.types import WorkItem
 from loadgen.workload.arrivals import parse_arrival
 from loadgen.workload.lengths import parse_length
