@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 from loadgen.cli.plan import build_plan  # noqa: E402
-from loadgen.run.embedded import embedded_server  # noqa: E402
+from loadgen.run import embedded_server  # noqa: E402
 from metrics.capacity_search.proportion import wilson_interval  # noqa: E402
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))

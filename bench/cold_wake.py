@@ -25,7 +25,7 @@ import uvloop
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, for its packages
 
-from loadgen.run.recorder import encode_record
+from loadgen.dispatch import encode_record
 from loadgen.seeds import item_rng
 from loadgen.workload.lengths import parse_length
 from loadgen.workload.sources import SyntheticWorkload

@@ -31,7 +31,7 @@ import cProfile, io, pstats, sys, time
 from pathlib import Path
 from exporters.html.run_data import gap_samples
 from exporters.html.write import read_frame
-from loadgen.run.html_report import write_run_report
+from loadgen.run import write_run_report
 run_dir = Path(sys.argv[1])
 frame = read_frame(run_dir)
 gaps = gap_samples(frame)

@@ -38,7 +38,7 @@ from loadgen.cli.run import run_defaults
 from loadgen.predict.requests import build_requests
 from loadgen.predict.step_model import load_model
 from loadgen.predict.virtual import simulate
-from loadgen.run.embedded import embedded_server
+from loadgen.run import embedded_server
 from loadgen.spec.build import build_spec
 from metrics.records.record import read_records
 

@@ -3,7 +3,7 @@
     .venv/bin/python bench/run_path_floor.py --port P --rate 200 --tokens 64 --duration 6 --out floor.json
 
 The same Poisson schedule (same seed), the same server, the same request shape, the same dispatch clock
-as goodput (`loadgen.run.alarm`, each request's own task waiting for its instant), but nothing else: each read is only stamped (`perf_counter_ns` in
+as goodput (`loadgen.dispatch.alarm`, each request's own task waiting for its instant), but nothing else: each read is only stamped (`perf_counter_ns` in
 `data_received`), the request is one pre-built byte string, and the stamps are matched to the server's
 `goodput.t` values after the run. What it costs per chunk and per request, and the dispatch lag and timing
 error it sees, are what this machine allows; goodput's figures are read against them.
@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, for bench.wire
 from bench.wire import RawStream
-from loadgen.run.alarm import make_alarm
+from loadgen.dispatch import make_alarm
 from loadgen.workload.arrivals import parse_arrival, schedule
 
 

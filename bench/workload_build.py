@@ -46,7 +46,7 @@ def write_trace(path: Path, requests: int, seed: int = 0) -> None:
 def timed_build(options: dict[str, object], sample: int, session: bool) -> tuple[float, float]:
     """(seconds to plan the run, seconds per request or session made) for `goodput run` with these options."""
     from loadgen.cli.run import run_defaults
-    from loadgen.run.setup import plan_run
+    from loadgen.run import plan_run
     from loadgen.spec.build import build_spec
     from loadgen.workload.traces import _load_cached
 

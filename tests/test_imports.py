@@ -6,7 +6,7 @@ directions leave them out (they never run).
 
 Folder boundaries: a folder is a package directory (a package's own top-level modules are its folder); which
 folder may import which is the table "folder | may import" in docs/architecture.md, kept equal to the code both
-ways, and the only folder cycles are the ones that page lists as remaining."""
+ways, and no folder imports another that imports it back."""
 
 from __future__ import annotations
 
@@ -134,21 +134,6 @@ def documented_folders(text: str) -> dict[str, set[str]]:
     return table
 
 
-def documented_cycles(text: str) -> list[list[str]]:
-    """The bullet list after the line "Remaining folder cycles": one cycle (its folders) per bullet."""
-    lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("Remaining folder cycles"))
-    out: list[list[str]] = []
-    for line in lines[start + 1:]:
-        if line.startswith("- "):
-            out.append(sorted(_NAME.findall(line)))
-        elif out and line.startswith("  "):
-            out[-1] = sorted(out[-1] + _NAME.findall(line))
-        elif out:
-            break
-    return out
-
-
 def test_no_module_imports_another_that_imports_it_back() -> None:
     cycles = _cycles(import_graph())
     assert not cycles, "import cycles: " + "; ".join(" ↔ ".join(c) for c in cycles)
@@ -166,14 +151,9 @@ def test_every_folder_imports_only_what_the_architecture_table_allows() -> None:
     assert not unused, "the folder table allows imports no module makes (remove them): " + ", ".join(unused)
 
 
-def test_the_only_folder_cycles_are_the_documented_remaining_ones() -> None:
-    documented = documented_cycles(DOC.read_text())
-    assert all(f.startswith("loadgen.") for cycle in documented for f in cycle), \
-        "only loadgen's knot may remain"
+def test_no_folder_imports_another_that_imports_it_back() -> None:
     cycles = _cycles(folder_graph(import_graph()))
-    assert sorted(cycles) == sorted(documented), (
-        "folder cycles: " + "; ".join(" ↔ ".join(c) for c in cycles)
-        + " (docs/architecture.md lists: " + "; ".join(" ↔ ".join(c) for c in documented) + ")")
+    assert not cycles, "folder cycles: " + "; ".join(" ↔ ".join(c) for c in cycles)
 
 
 def test_packages_depend_in_the_documented_directions() -> None:
@@ -309,9 +289,7 @@ def fine(d):
     assert sorted({line for line, _ in contract_violations(ast.parse(source), files)}) == [2, 3, 6, 8]
 
 
-def test_the_folder_table_reader_reads_rows_and_cycles() -> None:
-    text = ("x\n\n| folder | may import |\n| --- | --- |\n| `a.b` | `a`, `c.d` |\n| `a` | — |\n\nafter\n\n"
-            "Remaining folder cycles (debt):\n\n- `a.b`, `a`\n- `c`,\n  `d`\n\nend\n- `e`\n")
+def test_the_folder_table_reader_reads_rows() -> None:
+    text = "x\n\n| folder | may import |\n| --- | --- |\n| `a.b` | `a`, `c.d` |\n| `a` | — |\n\nafter\n"
     assert documented_folders(text) == {"a.b": {"a", "c.d"}, "a": set()}
-    assert documented_cycles(text) == [["a", "a.b"], ["c", "d"]]
     assert folder_of("loadgen.http.client") == "loadgen.http" and folder_of("loadgen.http") == "loadgen.http"

@@ -72,7 +72,7 @@ HISTOGRAMS: tuple[tuple[str, str], ...] = (
 
 
 class LiveState(Protocol):
-    """What the exporter reads from the runner at scrape time (loadgen.run.runner.RunState satisfies it).
+    """What the exporter reads from the runner at scrape time (loadgen.dispatch.runner.RunState satisfies it).
 
     `sent` is the runner's count of requests it started (dispatched), whether or not they were then
     written to the wire; it is exposed as goodput_requests_dispatched_total."""

@@ -13,7 +13,7 @@ from loadgen.cli.run_params import run_spec_values, with_run_options
 from loadgen.spec.options import OUTPUTS
 
 if TYPE_CHECKING:
-    from loadgen.run.directory import RunDir
+    from loadgen.run import RunDir
     from loadgen.sweep.capacity import CapacityJob
 
 SEARCH = "Capacity search"
@@ -94,7 +94,7 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     from dataclasses import replace
 
     from loadgen.cli.cost_options import parse_cost_options
-    from loadgen.run.setup import plan_run
+    from loadgen.run import plan_run
     from loadgen.spec.build import build_spec
     from loadgen.spec.sections import GateSpec
     from loadgen.sweep.capacity import (

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from loadgen.run.outputs import RECORDS_FILE, read_run, run_summary_config
-from metrics.results import summary_or_none
+from loadgen.run import run_summary_config
+from metrics.results import RECORDS_FILE, read_run, summary_or_none
 from metrics.slo import SLO, parse_slo
 
 if TYPE_CHECKING:  # imported by the commands themselves: `goodput --help` stays light
@@ -89,7 +89,7 @@ def gate(
         if code:
             raise typer.Exit(code)
         return 0
-    from loadgen.run.gate import build_gate_plan, judge, load_run_view  # here: `goodput --help` stays light
+    from loadgen.run import build_gate_plan, judge, load_run_view  # here: `goodput --help` stays light
     from metrics.gate.config import load_gate_config
 
     try:
@@ -156,8 +156,7 @@ def compare(
 ) -> int:
     from exporters.console import render_table
     from exporters.markdown import change_cells, compare_markdown, compare_rule_text, write_markdown
-    from loadgen.run.gate import EXIT_THRESHOLDS_FAILED
-    from loadgen.run.output_files import check_output_file
+    from loadgen.run import EXIT_THRESHOLDS_FAILED, check_output_file
     from metrics.gate.compare import DEFAULT_STATS, compare_runs, parse_stat
     from metrics.gate.run_samples import RunSamples
     from metrics.records.frame import frame_from_jsonl

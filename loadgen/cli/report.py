@@ -10,11 +10,24 @@ from typing import Annotated, Any
 import typer
 
 from exporters.console import format_summary
-from loadgen.run.gpu_scrape import add_gpu_section
-from loadgen.run.outputs import RECORDS_FILE, build_outputs, read_run
-from loadgen.run.prometheus import add_server_section, load_server_section, rebuild_textfile
+from loadgen.run import (
+    add_gpu_section,
+    add_server_section,
+    build_outputs,
+    load_server_section,
+    rebuild_textfile,
+)
 from metrics.records.record_check import InputReport
-from metrics.results import CAPACITY_FILE, POINTS_DIR, SWEEP_FILE, TEXTFILE, read_capacity, read_document
+from metrics.results import (
+    CAPACITY_FILE,
+    POINTS_DIR,
+    RECORDS_FILE,
+    SWEEP_FILE,
+    TEXTFILE,
+    read_capacity,
+    read_document,
+    read_run,
+)
 from metrics.slo import parse_slo
 
 SHOWN_ON_CONSOLE = 3
@@ -77,7 +90,7 @@ def report(
         run = read_run(run_dir)
     except ValueError as exc:
         raise typer.BadParameter(f"unreadable run.json in {run_dir}: {exc}") from None
-    from loadgen.run.records_status import ended_by, read_status
+    from loadgen.dispatch import ended_by, read_status
 
     run = {**run, **ended_by(run, read_status(run_dir))}  # a run.json never finished: what the writer kept
     settings = dict(run.get("settings", {}))
@@ -98,7 +111,7 @@ def report(
             rebuild_textfile(run_dir, built.frame, run, built.gap_samples, slo=judged_with)
         report_path = None
         if html:  # imported here: `goodput report` without --html stays light
-            from loadgen.run.html_report import write_run_report
+            from loadgen.run import write_run_report
 
             report_path = write_run_report(run_dir, path=html_path, frame=built.frame, gaps=built.gap_samples)
     except (OSError, RuntimeError) as exc:  # reading the records, writing an output, plotly not installed

@@ -53,9 +53,7 @@ def run(ctx: typer.Context, **values: Any) -> int:
     """The parameters are `run_parameters()`: Typer reads them from `run.__signature__`."""
     config, print_config = values["config"], values["print_config"]
     # Imported here, not with the module: `goodput --help` stays light.
-    from loadgen.run.directory import prepare_run_dir
-    from loadgen.run.session import execute
-    from loadgen.run.setup import plan_run
+    from loadgen.run import execute, plan_run, prepare_run_dir
     from loadgen.spec.build import build_spec
     from loadgen.spec.config_file import merge_values, read_config_file
 

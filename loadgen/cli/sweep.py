@@ -13,7 +13,7 @@ from loadgen.cli.run_params import run_spec_values, with_run_options
 from loadgen.spec.options import OUTPUTS
 
 if TYPE_CHECKING:
-    from loadgen.run.directory import RunDir
+    from loadgen.run import RunDir
     from loadgen.secrets import Secrets
     from loadgen.sweep.document import SweepState
 
@@ -105,7 +105,7 @@ def _new(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Secre
 def check_points(state: SweepState, secrets: Secrets) -> None:
     """Everything a point needs that can be wrong (dataset, tokenizer, thresholds, baseline, schedule) is
     checked on the first planned point and on a rate point before anything is sent (ValueError)."""
-    from loadgen.run.setup import plan_run
+    from loadgen.run import plan_run
     from loadgen.sweep.points import plan_point, point_gate, point_spec
     from metrics.results import POINTS_DIR
 
@@ -133,7 +133,7 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     environment again, and --quiet / --no-html; any other option is refused: a resumed sweep runs as it was
     planned."""
     from loadgen.cli.run import given_values
-    from loadgen.run.directory import RunDir
+    from loadgen.run import RunDir
     from loadgen.spec.build import build_spec, spec_values
     from loadgen.sweep.document import read_sweep
 

@@ -41,8 +41,7 @@ def inspect(
     cache_blocks: Annotated[int | None, typer.Option(help="Also predict with an LRU cache of this many blocks (the server's KV pool).", min=1)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout, for scripts.")] = False,
 ) -> None:
-    from loadgen.run.cache_prediction import resolve_block_size
-    from loadgen.run.scrape import metrics_url_for
+    from loadgen.run import metrics_url_for, resolve_block_size
     from loadgen.workload.prefix_cache import predict_hits
     from loadgen.workload.trace_shape import trace_shape
     from loadgen.workload.traces import load_trace

@@ -160,7 +160,7 @@ class PlannedCancel(RequestFailed):
 
 
 class SessionEnded(RequestFailed):
-    """Never raised by the client: the runner records the turns a failed turn left unsent (loadgen.run.conversation)."""
+    """Never raised by the client: the runner records the turns a failed turn left unsent (loadgen.dispatch.conversation)."""
 
     kind = "session_ended"
     status = "cancelled"

@@ -15,6 +15,7 @@ from typing import Any
 
 from exporters.console import format_summary
 from exporters.failure_notes import all_failed_alike
+from loadgen.dispatch import RunState
 from loadgen.run.cancel_release import with_cancel_release
 from loadgen.run.failing import FailingAlike, too_many_failed
 from loadgen.run.gate import abort_fields, finish_run_gate
@@ -22,7 +23,6 @@ from loadgen.run.gpu_scrape import add_gpu_section
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, describe_os_error
 from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, Outputs, build_outputs, run_summary_config
 from loadgen.run.prometheus import add_server_section
-from loadgen.run.runner import RunState
 from loadgen.run.setup import RunSetup
 from metrics.results import write_run
 

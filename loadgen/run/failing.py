@@ -46,7 +46,7 @@ class FailingAlike(RuntimeError):
 
 class StopWhenFailingAlike:
     """Record hook: raises `FailingAlike` once, when the run's first requests all failed alike (see the
-    module docstring); a record hook that raises stops the run (loadgen.run.runner.deliver_record)."""
+    module docstring); a record hook that raises stops the run (loadgen.dispatch.runner.deliver_record)."""
 
     def __init__(self, after: int = EARLY_STOP_AFTER) -> None:
         self.after = after

@@ -22,9 +22,9 @@ from typing import Any, Protocol
 
 from exporters.junit import write_junit
 from exporters.markdown import gate_markdown, write_markdown
+from loadgen.dispatch import RunState
 from loadgen.run.output_files import check_output_files
 from loadgen.run.outputs import RECORDS_FILE, read_run, run_summary_config
-from loadgen.run.runner import RunState
 from loadgen.spec.run_spec import RunSpec
 from metrics.gate.config import GateConfig
 from metrics.gate.evaluate import RunView, Verdict, evaluate, failed

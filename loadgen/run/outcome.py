@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from loadgen.run.recorder import RecordWriter
-    from loadgen.run.runner import RunState
+    from loadgen.dispatch import RecordWriter, RunState
 
 EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2  # as click's for a bad option: the run's input cannot work against this server

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the real imports happen when a run starts, so `goodput --he
 
     from exporters.prometheus.live import LiveConfig
     from exporters.prometheus.pushgateway import PushLoop
-    from loadgen.run.runner import RecordHook, RunState
+    from loadgen.dispatch import RecordHook, RunState
     from loadgen.spec.sections import PrometheusSpec
     from loadgen.workload.arrivals import Arrival
     from metrics.latency.samples import Samples

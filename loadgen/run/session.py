@@ -6,7 +6,7 @@ full, a lost worker) the outputs are written with `complete` telling the truth. 
 its first request leaves no directory behind.
 
 The requests are dispatched by this process (`_main` below), or, with `--workers N` or `--ray`, by worker
-processes or Ray actors that stream their records back here (loadgen.workers.drive); everything else is
+processes or Ray actors that stream their records back here (loadgen.run.with_workers); everything else is
 the same either way. The end of the run (result files, gate, exit code) is loadgen.run.conclusion.
 """
 
@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from loadgen.dispatch import GcFreezer, Progress, RecordWriter, Runner
 from loadgen.http.payload import public_url
 from loadgen.redact import redact
 from loadgen.run.cache_prediction import prediction_line, run_prediction
@@ -30,11 +31,8 @@ from loadgen.run.layout import RECORDS_FILE, RUN_SCHEMA_VERSION
 from loadgen.run.model_len import ContextTooSmall, check_context
 from loadgen.run.models import check_mix, list_models
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, EXIT_USAGE, RunSoFar, describe_os_error
-from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters, server_metrics_url, start_exporters
-from loadgen.run.recorder import RecordWriter
 from loadgen.run.roofline import spec_from_models_entry
-from loadgen.run.runner import GcFreezer, Runner
 from loadgen.run.scrape import SCRAPE_TIMEOUT_S
 from loadgen.run.setup import RunSetup, client_config
 from loadgen.run.sizing import SIZING_LIMIT_S, resolve_sizing
@@ -184,7 +182,7 @@ def execute(setup: RunSetup, run_dir: RunDir, *, console: bool = True) -> int:
 
 def _run_loop(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, exporters: RunExporters) -> None:
     if setup.spec.scale.ray is not None or setup.local_workers() > 1:
-        from loadgen.workers.drive import run_with_workers
+        from loadgen.run.with_workers import run_with_workers
 
         run_with_workers(setup, client_config, run, exporters)
         return

@@ -8,26 +8,24 @@ sent. The schedule is drawn here once (loadgen.workload.schedule) and the runner
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from loadgen.dispatch import RunPlan, client_config_of
 from loadgen.redact import remember, secret_values
 from loadgen.run.layout import summary_config_of
 from loadgen.run.prometheus import PromOptions, prom_options
-from loadgen.run.runner import RunPlan
 from loadgen.run.server_args import check_server_args
 from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.sections import LoadSpec, RooflineSpec
-from loadgen.tools import tool_options
 from loadgen.types import ClientConfig
 from loadgen.workload.arrivals import Arrival
 from loadgen.workload.build import AnyWorkload, build_workload, is_sessions
 from loadgen.workload.images.dataset import check_endpoint
 from loadgen.workload.models import ModelMix, parse_models
-from loadgen.workload.schedule import Schedule, run_schedule
+from loadgen.workload.schedule import FloatArray, Schedule, run_schedule
 from loadgen.workload.text import TokenCounter
 from loadgen.workload.traces import Trace, load_trace
 from metrics.summary.build import SummaryConfig
@@ -79,14 +77,16 @@ class RunSetup:
         return prom_options(self.spec.prometheus, self.secrets.pushgateway_password)
 
 
-def plan_run(spec: RunSpec, secrets: Secrets) -> RunSetup:
-    """ValueError (a usage error) for anything that stops the run from starting."""
+def plan_run(spec: RunSpec, secrets: Secrets, *, offsets: FloatArray | None = None) -> RunSetup:
+    """ValueError (a usage error) for anything that stops the run from starting. `offsets`: an arrival
+    process's schedule drawn by the caller (a sweep point's exact rate, loadgen.sweep.exact_rate), sent
+    instead of a draw from the spec's seed."""
     remember(secret_values(secrets))  # scrubbed from every server text the run prints (loadgen.redact)
     w = spec.workload
     if spec.target.embedded:
         check_server_args([*spec.target.server_args, *secrets.server_args])
     trace = load_trace(w.trace, w.trace_format) if w.trace is not None else None
-    schedule = run_schedule(spec.load, trace)
+    schedule = run_schedule(spec.load, trace, offsets=offsets)
     workload = build_workload(w, seed=spec.load.seed, embedded=spec.target.embedded, trace=trace,
                               rows=schedule.rows if schedule is not None else None,
                               models=parse_models(spec.target.model) if spec.target.model else None)
@@ -106,17 +106,18 @@ def local_worker_count(workers: int | None, arrival: Arrival, cores: int | None 
     return count if arrival.open_loop else min(count, arrival.concurrency)
 
 
-def schedule_end_s(load: LoadSpec, schedule: Schedule | None = None, *, sessions: bool = False) -> float | None:
+def schedule_end_s(load: LoadSpec, schedule: Schedule | None, *, sessions: bool = False) -> float | None:
     """Where the cool-down is measured back from: the duration when it is what ends dispatching, else the
     last planned send (open loop) or None (a count-bound closed loop, whose end is not known in advance:
     the metrics then take the last intended send). Known before the run, so the live exporters, the
     summary and `goodput report` after a kill all use the same window. Conversations: None, since later
-    turns are meant to leave after the last session starts (their time depends on the answers)."""
+    turns are meant to leave after the last session starts (their time depends on the answers).
+    `schedule` is the run's own (None: a closed loop), read here, never drawn again."""
     if sessions:
         return None
-    if schedule is None and load.arrival.open_loop and load.arrival.kind != "trace":
-        schedule = run_schedule(load)
     if schedule is None:
+        if load.arrival.open_loop:
+            raise ValueError("an open-loop run's window ends with its schedule: pass the run's schedule")
         return load.duration_s if load.requests is None else None
     offsets = schedule.offsets
     if load.duration_s is not None and (load.requests is None or offsets.size < load.requests):
@@ -136,26 +137,6 @@ def roofline_settings(spec: RooflineSpec) -> dict[str, Any]:
 def client_config(setup: RunSetup, *, base_url: str, model: str) -> ClientConfig:
     """The streaming client's configuration: the spec's request options and the secrets it may not hold."""
     return client_config_of(setup.spec, setup.secrets, base_url=base_url, model=model)
-
-
-def client_config_of(spec: RunSpec, secrets: Secrets, *, base_url: str, model: str) -> ClientConfig:
-    """`client_config` from the spec and the secrets alone: what a worker process or actor rebuilds."""
-    r, t = spec.request, spec.timeouts
-    extra: dict[str, Any] = json.loads(r.extra_body) if r.extra_body else {}
-    if r.min_tokens is not None:
-        extra = {"min_tokens": r.min_tokens, **extra}
-    headers = dict(r.headers)
-    headers.update(secrets.headers)
-    return ClientConfig(base_url=base_url, model=model, endpoint=spec.target.endpoint,  # type: ignore[arg-type]
-                        api_key=secrets.api_key,
-                        timeouts=t,
-                        max_connections=r.max_connections, spare_connection=spec.load.arrival.open_loop,
-                        include_usage=r.usage,
-                        continuous_usage_stats=r.continuous_usage,
-                        ignore_eos=r.resolved_ignore_eos(spec.target.embedded), extra_body=extra,
-                        extra_headers=headers, temperature=r.temperature,
-                        token_counter=spec.workload.token_counter(spec.target.embedded),
-                        redact=secret_values(secrets), **tool_options(r.tool_list, r.tool_choice))
 
 
 def _gate_plan(spec: RunSpec) -> GatePlan | None:

@@ -27,9 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from loadgen.run.directory import RunDir
-from loadgen.run.embedded import EmbeddedServerError
-from loadgen.run.gate import GatePlan
+from loadgen.run import EmbeddedServerError, GatePlan, RunDir
 from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
 from loadgen.sweep.capacity_cost import cost_console_lines, with_cost

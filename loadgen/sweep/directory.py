@@ -14,7 +14,7 @@ import contextlib
 import datetime as dt
 from pathlib import Path
 
-from loadgen.run.directory import (
+from loadgen.run import (
     DEFAULT_ROOT,
     MAX_SUFFIX,
     OutputDirError,

@@ -8,15 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loadgen.run.directory import prepare_run_dir
-from loadgen.run.session import execute
-from loadgen.run.setup import plan_run, schedule_end_s
+from loadgen.run import execute, plan_run, prepare_run_dir
 from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
 from loadgen.sweep.exact_rate import exact_rate_offsets
 from loadgen.sweep.points import PointPlan
-from loadgen.workload.build import is_sessions
-from loadgen.workload.schedule import Schedule
 from metrics.results import summary_or_none
 
 EXIT_INTERRUPTED = 130
@@ -43,11 +39,8 @@ def _quiet(_line: str) -> None:
 def run_point(spec: RunSpec, secrets: Secrets, *, point: PointPlan | None = None) -> PointOutcome:
     """Run one point into `spec.outputs.output` (ValueError: the spec cannot be run, a usage error).
     `point`: the plan the spec was made from; an open-loop one gets its exact-rate schedule."""
-    setup = plan_run(spec, secrets)
     offsets = exact_rate_offsets(point, spec.load.arrival) if point is not None else None
-    if offsets is not None and setup.schedule is not None and setup.schedule.rows is None:
-        setup.schedule = Schedule(offsets)
-        setup.schedule_end_s = schedule_end_s(spec.load, setup.schedule, sessions=is_sessions(setup.workload))
+    setup = plan_run(spec, secrets, offsets=offsets)
     assert spec.outputs.output is not None
     run_dir = prepare_run_dir(Path(spec.outputs.output), overwrite=True, notice=_quiet)
     code = execute(setup, run_dir, console=False)

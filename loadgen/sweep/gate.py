@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from loadgen.run.gate import GatePlan, judge
-from loadgen.run.output_files import check_output_files
+from loadgen.run import GatePlan, check_output_files, judge
 from metrics.gate.config import load_gate_config
 from metrics.gate.evaluate import RunView
 from metrics.gate.thresholds import Threshold, parse_threshold

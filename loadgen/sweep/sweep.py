@@ -21,8 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from loadgen.run.directory import RunDir
-from loadgen.run.embedded import EmbeddedServerError
+from loadgen.run import EmbeddedServerError, RunDir
 from loadgen.secrets import Secrets
 from loadgen.spec.sections import GateSpec
 from loadgen.sweep.directory import discard

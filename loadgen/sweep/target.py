@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from loadgen.run.embedded import embedded_server
+from loadgen.run import embedded_server
 from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
 

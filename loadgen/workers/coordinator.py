@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.run.runner import RecordHook, RunState, deliver_record
+from loadgen.dispatch import RecordHook, RunState, deliver_record
 from loadgen.workers.core import Batch, Finished
 from loadgen.workers.events import Lost, Pool
 from loadgen.workers.lost import Ledger

@@ -19,9 +19,8 @@ from typing import Any
 
 import asyncio_throttle  # noqa: F401 - the runner's closed loop imports it as it starts: here, before the anchor
 
+from loadgen.dispatch import GcFreezer, Runner, RunPlan, client_config_of
 from loadgen.http.send.client import StreamingClient
-from loadgen.run.runner import GcFreezer, Runner, RunPlan
-from loadgen.run.setup import client_config_of
 from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
 from loadgen.types import ToolCall, WorkItem

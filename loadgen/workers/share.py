@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from loadgen.run.runner import RunPlan
+from loadgen.dispatch import RunPlan
 from loadgen.workload.arrivals import Arrival
 
 IntArray = npt.NDArray[np.int64]

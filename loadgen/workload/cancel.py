@@ -13,7 +13,7 @@ own, i; a conversation's turn adds its number), so a run with one seed cancels t
 same points whatever the worker count or the order requests are built in, and the plan never changes what
 the other draws of the workload give. The plan rides on the work item (`WorkItem.cancel_after_s` or
 `cancel_after_tokens`); a conversation's turn carries it in its plan (`Turn`), and a cancelled turn ends its
-session as a failed turn does (loadgen.run.conversation): the user who stopped the answer left.
+session as a failed turn does (loadgen.dispatch.conversation): the user who stopped the answer left.
 """
 
 from __future__ import annotations

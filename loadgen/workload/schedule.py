@@ -95,15 +95,20 @@ def trace_schedule(trace: Trace, load: LoadShape) -> Schedule:
     return Schedule(offsets, rows)
 
 
-def run_schedule(load: LoadShape, trace: Trace | None = None) -> Schedule | None:
-    """The run's schedule (None for a closed loop); ValueError when it cannot be drawn."""
+def run_schedule(load: LoadShape, trace: Trace | None = None, *, offsets: FloatArray | None = None) -> Schedule | None:
+    """The run's schedule (None for a closed loop); ValueError when it cannot be drawn. `offsets`: an
+    arrival process's offsets the caller drew to realise its rate exactly (a sweep point's,
+    loadgen.sweep.exact_rate), taken instead of a draw from the seed and checked the same way (a trace
+    replay keeps the trace's own times)."""
     if load.arrival.kind == "trace":
         if trace is None:
             raise ValueError("--arrival trace needs --trace FILE")
         return _within_horizon(trace_schedule(trace, load), "the replay (--time-scale or --rate)")
     if not load.arrival.open_loop:
         return None
-    drawn = Schedule(schedule(load.arrival, duration_s=load.duration_s, count=load.requests, seed=load.seed))
+    if offsets is None:
+        offsets = schedule(load.arrival, duration_s=load.duration_s, count=load.requests, seed=load.seed)
+    drawn = Schedule(offsets)
     return _within_horizon(drawn, f"--rate {load.arrival.rate:g}")
 
 

@@ -3,7 +3,7 @@
 A session's plan (`Session`) says what each turn adds (a user message, with a system prompt on the first
 turn where there is one), its `max_tokens`, and the think time that separates it from the previous
 turn's answer. What the assistant said is not part of the plan: the runner appends the text it actually
-streamed (loadgen.run.conversation), so turn k's prompt is the previous prompt, the previous answer and
+streamed (loadgen.dispatch.conversation), so turn k's prompt is the previous prompt, the previous answer and
 the new message, and a prefix-caching server can serve the history from cache.
 
 Session i is a pure function of (seed, i), as a workload item is:

@@ -4,7 +4,7 @@ A run directory (`goodput run`, `goodput report`; each point of a sweep or capac
 
     run.json                what the run was (spec, resolved values, how it ended)   documents.read_run
     records.jsonl           one record per request, appended as each ends           metrics.records
-    records.status.json     the record writer's count of unwritten records           loadgen.run.records_status
+    records.status.json     the record writer's count of unwritten records           loadgen.dispatch.records_status
     summary.json            every metric of the run                                 documents.read_summary
     summary.csv             the latency blocks, one row per (bucket, metric)        exporters.files
     records.parquet         records.jsonl as columns                                exporters.files

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from loadgen.cli import run_cli
+from loadgen.dispatch.runner import Runner
 from loadgen.http.send.client import StreamingClient
-from loadgen.run.runner import Runner, RunPlan
 from loadgen.types import ClientConfig, WorkItem
 from loadgen.workload.agent import AgentLoop
 from loadgen.workload.arrivals import parse_arrival
@@ -40,6 +40,7 @@ from tests.loadgen._api_streams import (
     r_usage,
     stream,
 )
+from tests.loadgen._plans import run_plan
 from tests.servers.scripted import (
     DONE,
     END,
@@ -85,7 +86,7 @@ async def _run(sender: Any, max_tool_turns: int) -> list[RequestRecord]:
     workload = SyntheticSessions(SyntheticWorkload(parse_length("5"), parse_length("2"), 0, name, counter),
                                  parse_length("2"), ThinkTime(), agent=agent)
     arrival = parse_arrival("constant", rate=20.0, burstiness=1.0, rate_end=None, concurrency=None)
-    state = await Runner(sender, workload, RunPlan(arrival=arrival, duration_s=None, count=1, seed=0)).run()
+    state = await Runner(sender, workload, run_plan(arrival, count=1, seed=0)).run()
     return sorted(state.records, key=lambda r: r.turn or 0)
 
 
@@ -163,7 +164,7 @@ async def test_the_streamed_call_goes_back_in_each_apis_form(endpoint: str) -> N
         config = ClientConfig(base_url=server.url, model="m", endpoint=endpoint,  # type: ignore[arg-type]
                               timeouts=TIMEOUTS)
         async with StreamingClient(config) as client:
-            state = await Runner(client, workload, RunPlan(arrival=arrival, duration_s=None, count=1, seed=0)).run()
+            state = await Runner(client, workload, run_plan(arrival, count=1, seed=0)).run()
         second = server.requests[1].json()
     records = sorted(state.records, key=lambda r: r.turn or 0)
     assert [(r.status, r.tool_calls) for r in records] == [("ok", 1), ("ok", 0)]

@@ -12,8 +12,8 @@ import yaml
 
 from loadgen.cli import run_cli
 from loadgen.cli.run import run_defaults
+from loadgen.dispatch import client_config_of
 from loadgen.http.api import api_names
-from loadgen.run.setup import client_config_of
 from loadgen.secrets import Secrets
 from loadgen.spec.build import build_spec
 from loadgen.spec.config_file import config_values, merge_values

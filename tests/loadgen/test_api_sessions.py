@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from loadgen.dispatch.runner import Runner
 from loadgen.http.send.client import StreamingClient
-from loadgen.run.runner import Runner, RunPlan
 from loadgen.types import ClientConfig
 from loadgen.workload.arrivals import parse_arrival
 from loadgen.workload.counters import make_counter
@@ -31,6 +31,7 @@ from tests.loadgen._api_streams import (
     r_usage,
     stream,
 )
+from tests.loadgen._plans import run_plan
 from tests.servers.scripted import Action, ReceivedRequest, ScriptedServer
 
 ANSWER = "the streamed answer"
@@ -56,7 +57,7 @@ async def test_turn_two_carries_the_streamed_answer(endpoint: str) -> None:
         config = ClientConfig(base_url=server.url, model="m", endpoint=endpoint,  # type: ignore[arg-type]
                               timeouts=TIMEOUTS)
         async with StreamingClient(config) as client:
-            state = await Runner(client, workload, RunPlan(arrival=arrival, duration_s=None, count=1, seed=0)).run()
+            state = await Runner(client, workload, run_plan(arrival, count=1, seed=0)).run()
         assert [r.status for r in state.records] == ["ok", "ok"]
         first, second = (r.json() for r in server.requests)
     if endpoint == "responses":

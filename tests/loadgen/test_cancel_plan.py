@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from loadgen.run.runner import Runner
+from loadgen.dispatch.runner import Runner
 from loadgen.spec.sections import SpecError, WorkloadSpec
 from loadgen.types import WorkItem
 from loadgen.workload.build import build_workload

@@ -18,6 +18,7 @@ from loadgen.cli import run_cli
 from loadgen.run.setup import schedule_end_s
 from loadgen.spec.sections import LoadSpec
 from loadgen.workload.arrivals import Arrival, parse_arrival
+from loadgen.workload.schedule import run_schedule
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
 UNREACHABLE = "http://127.0.0.1:9"  # discard port: nothing listens; a usage error must fire before any connect
@@ -72,7 +73,8 @@ def test_output_must_not_be_a_file(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_cooldown_counts_back_from_where_dispatch_really_ends(arrival: Arrival, count: int | None,
                                                                duration: float, end: float | None) -> None:
     """The cool-down is measured back from the duration only when the duration is what ends the run."""
-    assert schedule_end_s(LoadSpec(arrival=arrival, duration_s=duration, requests=count, seed=0)) == end
+    load = LoadSpec(arrival=arrival, duration_s=duration, requests=count, seed=0)
+    assert schedule_end_s(load, run_schedule(load)) == end
 
 
 def test_unreachable_server_is_a_runtime_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

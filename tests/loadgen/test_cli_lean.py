@@ -41,7 +41,7 @@ def test_one_named_command_is_still_a_subcommand() -> None:
 
 RUN_PROBE = """
 import sys
-import loadgen.run.runner as runner
+import loadgen.dispatch.runner as runner
 from loadgen.cli import main
 
 loaded_at_dispatch = []

@@ -1,4 +1,4 @@
-"""The runner's dispatch clock (loadgen.run.alarm): exact wake-ups at absolute instants, stops that release
+"""The runner's dispatch clock (loadgen.dispatch.alarm): exact wake-ups at absolute instants, stops that release
 every waiter, and a run that ends when its only in-flight request stops it."""
 
 from __future__ import annotations
@@ -12,16 +12,17 @@ import numpy as np
 import pytest
 import uvloop
 
-import loadgen.run.runner as runner_module
-from loadgen.run.alarm import LoopAlarm, TimerfdAlarm, make_alarm
-from loadgen.run.recorder import RecordWriteError
-from loadgen.run.runner import PREPARE_AHEAD, Runner, RunPlan
+import loadgen.dispatch.runner as runner_module
+from loadgen.dispatch.alarm import LoopAlarm, TimerfdAlarm, make_alarm
+from loadgen.dispatch.recorder import RecordWriteError
+from loadgen.dispatch.runner import PREPARE_AHEAD, Runner, RunPlan
 from loadgen.types import WorkItem
 from loadgen.workload.arrivals import parse_arrival
 from loadgen.workload.lengths import parse_length
 from loadgen.workload.sources import SyntheticWorkload
 from loadgen.workload.text import count_words
 from metrics.records.record import RequestRecord
+from tests.loadgen._plans import run_plan
 
 WORKLOAD = SyntheticWorkload(parse_length("4"), parse_length("2"), 0, "words", count_words)
 
@@ -95,7 +96,7 @@ def test_a_run_stopped_by_its_only_in_flight_request_ends(loop: str) -> None:
 
     async def main() -> int:
         arrival = parse_arrival("constant", rate=20.0, burstiness=1.0, rate_end=None, concurrency=None)
-        runner = Runner(OneAtATime(), WORKLOAD, RunPlan(arrival=arrival, duration_s=None, count=50, grace_s=5.0),
+        runner = Runner(OneAtATime(), WORKLOAD, run_plan(arrival, count=50, grace_s=5.0),
                         hooks=[full_disk])
         state = await runner.run()
         assert isinstance(state.failure, RecordWriteError)

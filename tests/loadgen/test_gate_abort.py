@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+from loadgen.dispatch.runner import RunState
 from loadgen.run.gate import GatePlan, abort_fields, watch_for_abort
-from loadgen.run.runner import RunState
 from metrics.gate.thresholds import parse_threshold
 from metrics.records.record import RequestRecord
 from metrics.summary.build import SummaryConfig

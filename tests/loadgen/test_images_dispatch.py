@@ -7,7 +7,7 @@ import asyncio
 import threading
 import time
 
-from loadgen.run.runner import Runner, RunPlan
+from loadgen.dispatch.runner import Runner
 from loadgen.types import WorkItem
 from loadgen.workload.arrivals import parse_arrival
 from loadgen.workload.images.attach import ImageWorkload
@@ -17,6 +17,7 @@ from loadgen.workload.lengths import parse_length
 from loadgen.workload.sources import SyntheticWorkload
 from loadgen.workload.text import count_words
 from metrics.records.record import RequestRecord
+from tests.loadgen._plans import run_plan
 
 
 class TimedMaker(ImageMaker):
@@ -47,7 +48,7 @@ async def test_images_are_ready_before_their_instant_and_made_off_the_loop() -> 
     maker.made = {}
     workload = ImageWorkload(SyntheticWorkload(parse_length("4"), parse_length("2"), 0, "words", count_words), maker)
     arrival = parse_arrival("constant", rate=20.0, burstiness=1.0, rate_end=None, concurrency=None)
-    runner = Runner(sender := Sender(), workload, RunPlan(arrival=arrival, duration_s=None, count=30, seed=0, grace_s=5.0))
+    runner = Runner(sender := Sender(), workload, run_plan(arrival, count=30, seed=0, grace_s=5.0))
     state = await runner.run()
     workload.close()
     assert sender.images == {i: 2 for i in range(30)}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import time
 
-from loadgen.run.progress import Progress, clock, completion
-from loadgen.run.runner import RunState
+from loadgen.dispatch.progress import Progress, clock, completion
+from loadgen.dispatch.runner import RunState
 from metrics.records.record import RequestRecord
 
 

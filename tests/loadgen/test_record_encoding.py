@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loadgen.run.recorder import encode_record
+from loadgen.dispatch.recorder import encode_record
 from metrics.records.record import RequestRecord
 
 RECORDS = [

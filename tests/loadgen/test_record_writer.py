@@ -12,14 +12,15 @@ from typing import Any
 
 import pytest
 
-from loadgen.run.recorder import RecordWriteError, RecordWriter
-from loadgen.run.runner import Runner, RunPlan
+from loadgen.dispatch.recorder import RecordWriteError, RecordWriter
+from loadgen.dispatch.runner import Runner
 from loadgen.types import WorkItem
 from loadgen.workload.arrivals import parse_arrival
 from loadgen.workload.lengths import parse_length
 from loadgen.workload.sources import SyntheticWorkload
 from loadgen.workload.text import count_words
 from metrics.records.record import RequestRecord, read_records
+from tests.loadgen._plans import run_plan
 
 WORKLOAD = SyntheticWorkload(parse_length("4"), parse_length("2"), 0, "words", count_words)
 
@@ -127,7 +128,7 @@ async def test_a_failing_record_hook_stops_dispatching_and_every_request_is_coun
 
     after: list[int] = []
     arrival = parse_arrival("constant", rate=100.0, burstiness=1.0, rate_end=None, concurrency=None)
-    runner = Runner(InstantSender(), WORKLOAD, RunPlan(arrival=arrival, duration_s=None, count=200, grace_s=5.0),
+    runner = Runner(InstantSender(), WORKLOAD, run_plan(arrival, count=200, grace_s=5.0),
                     hooks=[full_disk, lambda r: after.append(r.id)])
     state = await runner.run()
     assert isinstance(state.failure, RecordWriteError) and not state.interrupted and state.stopping
@@ -137,7 +138,7 @@ async def test_a_failing_record_hook_stops_dispatching_and_every_request_is_coun
 
 
 def test_the_unwritten_count_is_kept_in_a_status_file_rewritten_in_place(tmp_path: Path) -> None:
-    from loadgen.run.records_status import STATUS_BYTES, STATUS_FILE, read_status
+    from loadgen.dispatch.records_status import STATUS_BYTES, STATUS_FILE, read_status
 
     disk = SmallDisk(free=len(_record(0).to_json()) * 2 + 10)
     status = tmp_path / STATUS_FILE
@@ -159,7 +160,7 @@ def test_the_unwritten_count_is_kept_in_a_status_file_rewritten_in_place(tmp_pat
 
 
 def test_records_written_after_all_are_not_counted_as_unwritten(tmp_path: Path) -> None:
-    from loadgen.run.records_status import STATUS_FILE, read_status
+    from loadgen.dispatch.records_status import STATUS_FILE, read_status
 
     disk = SmallDisk(free=0)
     writer = RecordWriter(tmp_path / "records.jsonl", opener=lambda _: disk, status=tmp_path / STATUS_FILE)
@@ -182,6 +183,6 @@ def test_records_written_after_all_are_not_counted_as_unwritten(tmp_path: Path) 
 ])
 def test_report_reads_what_an_unfinished_run_json_lacks(status: dict[str, Any] | None, run_extra: dict[str, Any],
                                                         expected: dict[str, Any]) -> None:
-    from loadgen.run.records_status import ended_by
+    from loadgen.dispatch.records_status import ended_by
 
     assert ended_by({"complete": False, **run_extra}, status) == expected

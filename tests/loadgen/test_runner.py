@@ -6,14 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.run.recorder import RecordWriter
-from loadgen.run.runner import GcFreezer, Runner, RunPlan
+from loadgen.dispatch.gc_freeze import GcFreezer
+from loadgen.dispatch.recorder import RecordWriter
+from loadgen.dispatch.runner import Runner, RunPlan
 from loadgen.types import WorkItem
 from loadgen.workload.arrivals import parse_arrival
 from loadgen.workload.lengths import parse_length
 from loadgen.workload.sources import SyntheticWorkload
 from loadgen.workload.text import count_words
 from metrics.records.record import RequestRecord, read_records
+from tests.loadgen._plans import run_plan
 
 WORKLOAD = SyntheticWorkload(parse_length("4"), parse_length("2"), 0, "words", count_words)
 
@@ -44,7 +46,7 @@ class FakeSender:
 def plan(kind: str, *, rate: float | None = None, concurrency: int | None = None, count: int | None = None,
          duration_s: float | None = None, grace_s: float = 5.0) -> RunPlan:
     arr = parse_arrival(kind, rate=rate, burstiness=1.0, rate_end=None, concurrency=concurrency)
-    return RunPlan(arrival=arr, duration_s=duration_s, count=count, seed=0, grace_s=grace_s)
+    return run_plan(arr, duration_s=duration_s, count=count, seed=0, grace_s=grace_s)
 
 
 async def test_open_loop_dispatches_on_absolute_schedule(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from loadgen.run.runner import Runner, RunPlan
+from loadgen.dispatch.runner import Runner, RunPlan
 from loadgen.types import WorkItem
 from loadgen.workload.arrivals import parse_arrival
 from loadgen.workload.bust import CacheBuster
@@ -26,6 +26,7 @@ from loadgen.workload.sources import SyntheticWorkload
 from loadgen.workload.think import ThinkTime, parse_think_time
 from metrics.records.record import RequestRecord
 from metrics.summary.build import REQUEST_IDENTITIES, SummaryConfig, summarize
+from tests.loadgen._plans import run_plan
 
 
 class TextSender:
@@ -62,7 +63,7 @@ def sessions(turns: str = "3", think: ThinkTime | None = None, **kw: Any) -> Syn
 def plan(kind: str = "constant", *, rate: float | None = 20.0, concurrency: int | None = None,
          count: int = 2) -> RunPlan:
     arrival = parse_arrival(kind, rate=rate, burstiness=1.0, rate_end=None, concurrency=concurrency)
-    return RunPlan(arrival=arrival, duration_s=None, count=count, seed=0)
+    return run_plan(arrival, count=count, seed=0)
 
 
 def by_session(records: list[RequestRecord]) -> dict[int, list[RequestRecord]]:

@@ -148,7 +148,7 @@ def test_a_share_maps_local_and_global_ids_both_ways() -> None:
 
 
 async def test_a_worker_that_cannot_start_fails_the_run_before_anything_is_sent() -> None:
-    from loadgen.run.runner import RunPlan
+    from loadgen.dispatch.runner import RunPlan
     from loadgen.secrets import Secrets
     from loadgen.workers.core import WorkerTask
     from loadgen.workers.local import LocalWorkers

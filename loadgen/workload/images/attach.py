@@ -1,7 +1,7 @@
 """Images on a request: chat content parts on its last user message, and their totals on the WorkItem.
 
 `ImageWorkload` wraps a workload of single requests with `--images`. The runner builds each request
-before its send instant (loadgen.run.runner: in a batch ahead of the wait), so images never cost time
+before its send instant (loadgen.dispatch.runner: in a batch ahead of the wait), so images never cost time
 between a wake-up and its send; building them still takes the event loop's thread, where streams are
 read. So the images of the next PREFETCH requests are made in a background thread while the loop waits
 (Pillow encodes without holding the GIL): by the time request i is prepared, its images are usually

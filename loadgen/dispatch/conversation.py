@@ -40,7 +40,7 @@ class _Anchored(Protocol):
 
 
 class SessionRunner(Protocol):
-    """What a conversation needs of the runner that dispatches it (loadgen.run.runner.Runner, which imports
+    """What a conversation needs of the runner that dispatches it (loadgen.dispatch.runner.Runner, which imports
     this module: the interface is stated here so that the dependency goes one way)."""
 
     @property

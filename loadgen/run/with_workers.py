@@ -2,13 +2,14 @@
 
 The parent keeps everything a single process has around the dispatching: the one schedule (drawn once, in
 loadgen.run.setup), records.jsonl and its writer, the live metrics, the progress line, abort-on-fail and
-the signals; the workers only dispatch. In order:
+the signals; the workers only dispatch. This module wires those around the workers (loadgen.workers,
+below it, knows nothing of them). In order:
 
-1. Split the load (loadgen.workers.share) and start the workers; each builds its client and runner and
+1. Split the load and start the workers (loadgen.workers.start); each builds its client and runner and
    says it is ready. A worker that cannot start fails the run before anything is sent (exit 1, no
    directory left).
-2. Take the anchor a little in the future (`LEAD_S`), after every worker is ready, and send it: all
-   workers dispatch against it, so the merged intended times are exactly the schedule.
+2. Take the anchor a little in the future (the pool's lead), after every worker is ready, and send it:
+   all workers dispatch against it, so the merged intended times are exactly the schedule.
 3. Receive the records as the workers stream them back and hand each to the hooks
    (loadgen.workers.coordinator): records.jsonl is the one file every reader already understands, each
    record's `worker` saying which worker sent it.
@@ -27,24 +28,16 @@ import signal
 import time
 from typing import Any
 
+from loadgen.dispatch import GcFreezer, Progress
 from loadgen.run.failing import early_stop_hooks
 from loadgen.run.gate import watch_for_abort
 from loadgen.run.outcome import RunSoFar
-from loadgen.run.progress import Progress
 from loadgen.run.prometheus import RunExporters
-from loadgen.run.runner import GcFreezer
 from loadgen.run.setup import RunSetup
 from loadgen.types import ClientConfig
-from loadgen.workers.coordinator import Coordinator
-from loadgen.workers.core import WorkerTask
-from loadgen.workers.events import Pool
-from loadgen.workers.metrics import WorkerMetrics
-from loadgen.workers.share import split
+from loadgen.workers import Coordinator, Pool, WorkerMetrics, start_pool
 from loadgen.workload.build import is_sessions
 from metrics.results import write_run
-
-LEAD_S = 0.05  # local workers: from the anchor being taken to the first intended send
-LEAD_PER_WORKER_S = 0.01
 
 
 def run_with_workers(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters: RunExporters) -> None:
@@ -61,41 +54,6 @@ def run_with_workers(setup: RunSetup, client: ClientConfig, run: RunSoFar, expor
         aio.run(_main(setup, client, run, exporters))
 
 
-def make_tasks(setup: RunSetup, client: ClientConfig, workers: int) -> list[WorkerTask]:
-    plan = setup.run_plan()
-    shares = split(plan.arrival, plan.offsets, plan.count, workers)
-    spec = setup.spec.to_json()
-    return [WorkerTask(spec=spec, secrets=setup.secrets, base_url=client.base_url, model=client.model,
-                       workload=setup.workload, plan=plan, share=share) for share in shares]
-
-
-async def _pool(setup: RunSetup, client: ClientConfig) -> tuple[Pool, list[WorkerTask], float]:
-    """The started workers, their tasks, and how far ahead of the first send the anchor must be taken."""
-    scale = setup.spec.scale
-    if scale.ray is not None:
-        from loadgen.workers.ray_pool import RayWorkers, connect
-
-        count, joined = await asyncio.to_thread(connect, scale.ray, scale.workers, setup.spec.load.arrival)
-        tasks = make_tasks(setup, client, count)
-        ray_pool = RayWorkers(tasks, placement=scale.node_label(), address=scale.ray, disconnect=joined)
-        try:
-            await ray_pool.start()
-        except BaseException:
-            await ray_pool.close()
-            raise
-        return ray_pool, tasks, ray_pool.lead_s()
-    from loadgen.workers.local import LocalWorkers
-
-    tasks = make_tasks(setup, client, setup.local_workers())
-    local = LocalWorkers(tasks)
-    try:
-        await local.start()
-    except BaseException:
-        await local.close()
-        raise
-    return local, tasks, LEAD_S + LEAD_PER_WORKER_S * len(tasks)
-
-
 async def _main(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters: RunExporters) -> None:
     writer = run.writer
     assert writer is not None
@@ -107,7 +65,7 @@ async def _main(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters:
     handlers = False
     ticker = watcher = None
     try:
-        pool, tasks, lead_s = await _pool(setup, client)
+        pool, tasks, lead_s = await start_pool(setup, client, local_workers=setup.local_workers())
         plan = tasks[0].plan
         sessions = is_sessions(setup.workload)
         planned = None if sessions else (int(plan.offsets.size) if plan.offsets is not None else plan.count)

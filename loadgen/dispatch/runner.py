@@ -2,13 +2,13 @@
 
 Open loop: every intended send time is an offset from one anchor (`perf_counter_ns` at start) and the
 runner sleeps until that absolute time, so lateness never accumulates; whatever lateness there is shows
-up as dispatch lag (d − a) in every record. The offsets come precomputed (`RunPlan.offsets`, from
-loadgen.workload.schedule). Closed loop: N workers each send their next request as soon as their previous
+up as dispatch lag (d − a) in every record. The offsets come precomputed (`RunPlan.offsets`, made once
+by loadgen.workload.schedule; the runner never draws a schedule itself). Closed loop: N workers each send their next request as soon as their previous
 one ends (optionally capped in rate); the intended time is when the slot came free.
 
 Conversations (a workload of sessions, loadgen.workload.sessions): the schedule or the closed-loop slots
 start sessions instead of requests, and each session sends its turns one after another
-(loadgen.run.conversation).
+(loadgen.dispatch.conversation).
 
 Stopping (`stop()`, wired to SIGINT/SIGTERM by the CLI): no new request is dispatched, in-flight requests
 get `grace_s` to finish, the rest are cancelled (each still ends as a record, status "cancelled").
@@ -22,7 +22,6 @@ record, and the error is never left in a task nobody awaits.
 from __future__ import annotations
 
 import asyncio
-import gc
 import itertools
 import time
 from collections import deque
@@ -32,11 +31,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from loadgen.dispatch.alarm import Alarm, make_alarm
+from loadgen.dispatch.conversation import run_session
 from loadgen.http.errors import PlannedCancel
-from loadgen.run.alarm import Alarm, make_alarm
-from loadgen.run.conversation import run_session
 from loadgen.types import ToolCall, WorkItem
-from loadgen.workload.arrivals import Arrival, schedule
+from loadgen.workload.arrivals import Arrival
 from loadgen.workload.build import AnyWorkload, is_sessions
 from metrics.records.record import RequestRecord
 
@@ -92,7 +91,7 @@ class RunPlan:
     count: int | None
     seed: int = 0
     grace_s: float = 10.0
-    offsets: np.ndarray | None = None  # the open-loop schedule (drawn from the arrival process when None)
+    offsets: np.ndarray | None = None  # the open-loop schedule (loadgen.workload.schedule); None: a closed loop
     # A share of the run (a worker's): which entries of the schedule this runner dispatches (their index is
     # the request id), and the run's one anchor on the host's monotonic clock. None: all of it, anchored now.
     ids: np.ndarray | None = None
@@ -119,28 +118,6 @@ class RunState:
         return (time.perf_counter_ns() - self.anchor_ns) / 1e9 if self.anchor_ns else 0.0
 
 
-class GcFreezer:
-    """Record hook that keeps the cyclic garbage collector's full passes short during a run.
-
-    Finished records stay in memory (RunState.records) and every one holds lists the collector tracks,
-    so a full collection walks a heap that grows with the run: at a few thousand records it stopped the
-    event loop for ~90 ms, which showed up as dispatch lag. Freezing moves every object alive now out of
-    the collector's reach (it is never scanned again), so each pass sees only what arrived since.
-    """
-
-    def __init__(self, every: int = 500) -> None:
-        self.every = every
-        self.seen = 0
-        # No gc.collect() first: after the imports a full pass takes ~40 ms of start-up, and the little
-        # garbage it would free is better left frozen than paid for before every run.
-        gc.freeze()
-
-    def __call__(self, record: RequestRecord) -> None:
-        self.seen += 1
-        if self.seen % self.every == 0:
-            gc.freeze()
-
-
 class Runner:
     def __init__(self, sender: Sender, workload: AnyWorkload, plan: RunPlan, *,
                  hooks: list[RecordHook] | None = None):
@@ -156,7 +133,8 @@ class Runner:
         self._offsets: np.ndarray | None = plan.offsets
         self._alarm: Alarm | None = None  # made on the first wait, inside the running loop
         if self._offsets is None and plan.arrival.open_loop:
-            self._offsets = schedule(plan.arrival, duration_s=plan.duration_s, count=plan.count, seed=plan.seed)
+            raise ValueError("an open-loop run is dispatched on its schedule (loadgen.workload.schedule): "
+                             "the plan has no offsets")
         if self.sessions:
             self.state.planned = None  # the turns of a session are known as it starts
         elif self._offsets is not None:
@@ -193,7 +171,7 @@ class Runner:
 
     async def wait_until(self, target_ns: int) -> bool:
         """Sleep until an absolute time on the run's clock; False if a stop came first. Never returns early.
-        The wake-up comes from `loadgen.run.alarm` (a kernel timer at the exact instant on Linux): the loop's
+        The wake-up comes from `loadgen.dispatch.alarm` (a kernel timer at the exact instant on Linux): the loop's
         own timers fire up to a millisecond off, and waiting out the rest in a busy loop costs CPU."""
         if self._stop.is_set():
             return False

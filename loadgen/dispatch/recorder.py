@@ -11,7 +11,7 @@ unwritten then is counted (`unwritten`). The failed call raises `RecordWriteErro
 dispatching; the first error is kept in `error`.
 
 With `status`, that count and the error are also kept in records.status.json (created before the
-records file, then only rewritten in place: see loadgen.run.records_status), where a full disk that
+records file, then only rewritten in place: see loadgen.dispatch.records_status), where a full disk that
 stops the final run.json cannot take them away.
 """
 
@@ -25,7 +25,7 @@ from typing import Protocol
 
 import orjson
 
-from loadgen.run.records_status import StatusFile
+from loadgen.dispatch.records_status import StatusFile
 from metrics.records.record import RequestRecord
 
 

@@ -15,7 +15,7 @@ from typing import TextIO
 
 import numpy as np
 
-from loadgen.run.runner import RunState
+from loadgen.dispatch.runner import RunState
 from metrics.records.record import RequestRecord
 
 
