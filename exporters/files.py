@@ -17,22 +17,22 @@ from metrics.records.record import RequestRecord, read_records
 from metrics.results.atomic import create_temp as _create_temp
 from metrics.results.atomic import named_error as _failed
 from metrics.results.atomic import write_atomic
+from metrics.results.summary_stats import STAT_KEYS, Stats
+from metrics.results.summary_view import SummaryView
 
-STAT_KEYS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max")
 
-
-def _latency_rows(scope: str, label: str, latency: dict[str, Any]) -> Iterator[list[Any]]:
+def _latency_rows(scope: str, label: str, latency: dict[str, Stats]) -> Iterator[list[str | float | None]]:
     for metric, block in latency.items():
-        if isinstance(block, dict):
-            yield [scope, label, metric, *(block.get(k) for k in STAT_KEYS)]
+        yield [scope, label, metric, *block.values()]
 
 
-def summary_csv_rows(summary: dict[str, Any]) -> Iterator[list[Any]]:
+def summary_csv_rows(summary: dict[str, Any]) -> Iterator[list[str | float | None]]:
     """Long format: one row per (scope, bucket label, metric) with every statistic as a column."""
+    view = SummaryView.from_json(summary)
     yield ["scope", "label", "metric", *STAT_KEYS]
-    yield from _latency_rows("overall", "all", summary.get("latency", {}))
-    for bucket in summary.get("buckets", []):
-        yield from _latency_rows(str(bucket.get("dimension")), str(bucket.get("label")), bucket.get("latency", {}))
+    yield from _latency_rows("overall", "all", view.latency)
+    for bucket in view.buckets:
+        yield from _latency_rows(bucket.dimension, bucket.label, bucket.latency)
 
 
 def write_summary_csv(path: Path, summary: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from exporters import console_notes, workload_notes
 from exporters.html import fmt
 from exporters.html.page import Flag
+from metrics.results.summary_view import SummaryView
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -85,26 +86,25 @@ def run_meta(label: str, summary: dict[str, Any]) -> list[tuple[str, str]]:
 
 def run_flags(summary: dict[str, Any]) -> list[Flag]:
     """What changes how this run is read, worst first; one 'ok' flag when nothing does."""
-    run = _dict(summary.get("run"))
-    req = _dict(summary.get("requests"))
-    tokens = _dict(summary.get("tokens"))
+    view = SummaryView.from_json(summary)
+    run, req, tokens = view.run, view.requests, view.tokens
     flags: list[Flag] = []
-    if run.get("aborted"):
+    if run.aborted:
         flags.append(Flag("fail", "Aborted by a threshold.",
-                          f"{run.get('abort_reason') or ''} The planned load was not all sent: this is not a full test."))
-    elif run.get("interrupted"):
+                          f"{run.abort_reason or ''} The planned load was not all sent: this is not a full test."))
+    elif run.interrupted:
         flags.append(Flag("fail", "Interrupted.", "The run was stopped by a signal; it measured what was sent before."))
-    elif run.get("stopped_early"):
-        flags.append(Flag("fail", "Stopped early.", f"{run['stopped_early']}. Only those requests were sent."))
-    elif run.get("complete") is False:
+    elif run.stopped_early:
+        flags.append(Flag("fail", "Stopped early.", f"{run.stopped_early}. Only those requests were sent."))
+    elif not run.complete:
         flags.append(Flag("fail", "Incomplete.", "The run did not finish (killed?); this report was rebuilt from the "
                                                  "records it had written."))
-    saturation = _dict(run.get("client_saturation"))
-    if run.get("client_saturated"):
+    saturation = run.client_saturation
+    if run.client_saturated:
         flags.append(Flag("warn", "Client saturated.",
-                          f"Dispatch lag p99 {fmt.ms(saturation.get('lag_p99_s'))} exceeds "
-                          f"{fmt.ms(saturation.get('threshold_s'))}: the load generator sent late, so the offered load "
-                          "was lower than planned (see 'Dispatch lag' below)."))
+                          f"Dispatch lag p99 {fmt.ms(saturation.lag_p99_s if saturation else None)} exceeds "
+                          f"{fmt.ms(saturation.threshold_s if saturation else None)}: the load generator sent late, so"
+                          " the offered load was lower than planned (see 'Dispatch lag' below)."))
     for line in (console_notes.error_warning(req), console_notes.content_warning(req),
                  console_notes.prompt_warning(tokens, run)):
         if line:
@@ -120,12 +120,12 @@ def run_flags(summary: dict[str, Any]) -> list[Flag]:
     if isinstance(skipped, int) and skipped:
         flags.append(Flag("warn", "Damaged records file.",
                           f"{skipped} line(s) of records.jsonl are not records and were left out (summary.json 'input')."))
-    unwritten = run.get("unwritten_records")
-    if isinstance(unwritten, int) and unwritten:
+    unwritten = run.unwritten_records
+    if unwritten:
         flags.append(Flag("warn", "Records missing.", f"The run could not write {unwritten} record(s); they are in no figure."))
     from exporters.failure_notes import failure_lines  # the server's own words on failures, and ignore_eos
 
-    said = failure_lines(summary)
+    said = failure_lines(view)
     if said:
         flags.append(Flag("warn", "What the server said.", " ".join(line.strip() for line in said)))
     if not flags:

@@ -1,0 +1,130 @@
+"""The typed, frozen view of summary.json: each section parsed once, at the boundary, into the dataclasses
+of metrics.results.summary_{stats,requests,tokens,goodput,run}; the exporters read its fields instead of
+walking the JSON. `SummaryView.from_json` takes the document as metrics.summary.build writes it (or an
+older one: a section it lacks reads as its readers have always read it, absent or empty).
+
+Not viewed yet (read as JSON by their exporters): `server`, `gpu`, `stalls`, `input`, `sessions`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from metrics.results.documents import read_summary
+from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls
+from metrics.results.summary_parse import int_or_none, number_or_none, text_or_none
+from metrics.results.summary_requests import Requests, Throughput
+from metrics.results.summary_run import Run
+from metrics.results.summary_stats import Stats, stats_map
+from metrics.results.summary_tokens import Tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """One entry of `buckets`: the requests of one label of one dimension (prompt_tokens=<64)."""
+
+    dimension: str
+    label: str
+    measured: int | None  # None when the document does not say
+    failed: int | None
+    latency: dict[str, Stats]
+    attainment: float | None  # goodput.attainment
+
+    @classmethod
+    def from_json(cls, value: Any) -> Bucket | None:
+        if not isinstance(value, dict):
+            return None
+        counts = value.get("counts", value)  # older summaries nested the counts
+        good = value.get("goodput")
+        return cls(str(value.get("dimension")), str(value.get("label")), int_or_none(counts.get("measured")),
+                   int_or_none(counts.get("failed")), stats_map(value.get("latency")),
+                   number_or_none(good.get("attainment")) if isinstance(good, dict) else None)
+
+
+@dataclass(frozen=True, slots=True)
+class RooflineRow:
+    """The measured median beside its floor (metrics.model.roofline)."""
+
+    measured_p50: float | None
+    floor: float | None
+    ratio: float | None
+
+    @classmethod
+    def from_json(cls, value: Any) -> RooflineRow:
+        row = value if isinstance(value, dict) else {}
+        return cls(*(number_or_none(row.get(k)) for k in ("measured_p50", "floor", "ratio")))
+
+
+@dataclass(frozen=True, slots=True)
+class Roofline:
+    """`roofline`: the floors of a model on a GPU, or why they were not computed."""
+
+    model: str
+    gpu: str
+    tp: int | None
+    batch: int | None
+    source: str | None  # spec.source: where the roofline's figures came from
+    ttft_s: RooflineRow
+    tpot_s: RooflineRow
+    error: str | None
+
+    @classmethod
+    def from_json(cls, value: Any) -> Roofline | None:
+        """None when the section holds neither floors nor an error."""
+        if not isinstance(value, dict) or not (value.get("floors") or value.get("error")):
+            return None
+        floors, spec = value.get("floors"), value.get("spec")
+        floors = floors if isinstance(floors, dict) else {}
+        spec = spec if isinstance(spec, dict) else {}
+        return cls(str(floors.get("model")), str(floors.get("gpu")), int_or_none(floors.get("tp")),
+                   int_or_none(floors.get("batch")), text_or_none(spec.get("source")) or None,
+                   RooflineRow.from_json(value.get("ttft_s")), RooflineRow.from_json(value.get("tpot_s")),
+                   None if floors else str(value.get("error")))
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryView:
+    run: Run = field(default_factory=Run)
+    requests: Requests = field(default_factory=lambda: Requests(None, None))
+    throughput: Throughput = field(default_factory=Throughput)
+    latency: dict[str, Stats] = field(default_factory=dict)
+    tokens: Tokens = field(default_factory=Tokens)
+    burst_delivered: BurstDelivered | None = None
+    goodput: Goodput | None = None
+    buckets: tuple[Bucket, ...] = ()
+    reasoning: Reasoning | None = None
+    tool_calls: ToolCalls | None = None
+    roofline: Roofline | None = None
+
+    @classmethod
+    def from_json(cls, summary: Any) -> SummaryView:
+        """The view of a parsed summary.json (every section empty when it is not a JSON object)."""
+        if not isinstance(summary, dict):
+            return cls()
+        buckets = summary.get("buckets")
+        return cls(
+            run=Run.from_json(summary.get("run")),
+            requests=Requests.from_json(summary.get("requests")),
+            throughput=Throughput.from_json(summary.get("throughput")),
+            latency=stats_map(summary.get("latency")),
+            tokens=Tokens.from_json(summary.get("tokens")),
+            burst_delivered=BurstDelivered.from_json(summary.get("burst_delivered")),
+            goodput=Goodput.from_json(summary.get("goodput")),
+            buckets=tuple(b for b in map(Bucket.from_json, buckets if isinstance(buckets, list) else [])
+                          if b is not None),
+            reasoning=Reasoning.from_json(summary.get("reasoning")),
+            tool_calls=ToolCalls.from_json(summary.get("tool_calls")),
+            roofline=Roofline.from_json(summary.get("roofline")),
+        )
+
+    def stats(self, metric: str) -> Stats | None:
+        """The whole run's block of a latency metric (ttft_s, itl_s, ...); None when there is none."""
+        return self.latency.get(metric)
+
+
+def read_summary_view(directory: Path) -> SummaryView:
+    """summary.json of a run directory, viewed (ValueError, one line, when it is missing or not an object:
+    metrics.results.documents.read_summary)."""
+    return SummaryView.from_json(read_summary(directory))

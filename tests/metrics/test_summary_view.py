@@ -1,0 +1,92 @@
+"""The typed view of summary.json (metrics.results.summary_view): the golden run's summary read into its
+fields (values taken from tests/fixtures/golden/expected/run/summary.json by hand), every section a
+summary lacks read as its exporters have always read it, numbers kept as the document holds them (so that
+a view prints the same bytes), and the view frozen."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from exporters.console import format_summary
+from exporters.console_notes import requests_line
+from metrics.results import SUMMARY_FILE, read_summary_view
+from metrics.results.summary_stats import STAT_KEYS, Stats
+from metrics.results.summary_view import SummaryView
+
+GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "golden" / "expected" / "run"
+
+
+@pytest.fixture(scope="module")
+def golden() -> SummaryView:
+    return read_summary_view(GOLDEN)
+
+
+def test_the_golden_summary_reads_into_typed_fields(golden: SummaryView) -> None:
+    req = golden.requests
+    assert (req.records, req.sent, req.succeeded, req.failed, req.cancelled) == (24, 24, 17, 5, 2)
+    assert req.errors == {"http_status": 5, "planned_cancel": 2} and req.failure_messages_distinct == 1
+    assert req.failure_messages is not None and len(req.failure_messages) == 1
+    failure = req.failure_messages[0]
+    assert (failure.kind, failure.http_status, failure.count) == ("http_status", 500, 5)
+    assert golden.throughput.offered_rps == 21.018373169783462
+    ttft = golden.stats("ttft_s")
+    assert ttft is not None and (ttft.count, ttft.p50, ttft.p99) == (17, 0.015297935, 0.035833674239999995)
+    fluidity = golden.stats("fluidity")
+    assert fluidity == Stats(count=0) and not fluidity.has_samples  # an empty block: None everywhere else
+    assert golden.goodput is not None and (golden.goodput.good, golden.goodput.measured) == (17, 22)
+    assert golden.goodput.bound("ttft_s") == 0.05 and golden.goodput.bound("e2e_s") is None
+    assert [(b.dimension, b.label) for b in golden.buckets][:2] == [("prompt_tokens", "<64"), ("prompt_tokens", "64-128")]
+    assert golden.buckets[0].measured == 3 and golden.buckets[0].failed == 1
+    run = golden.run
+    assert (run.model, run.load, run.window.measured, run.seed) == ("goodput-tiny", "poisson@20.00", 24, 7)
+    assert run.client_saturation is not None and run.client_saturation.threshold_s == 0.01
+    assert run.workload.kind == "synthetic" and run.workload.chat_template_tokens == 3
+    assert run.resolved.ignore_eos is True and run.resolved.sizing_method == "counter"
+    assert golden.reasoning is not None and golden.reasoning.reasoning_tokens_total == 84
+    assert golden.tool_calls is not None and golden.tool_calls.calls == 0
+    assert golden.roofline is not None and (golden.roofline.model, golden.roofline.batch) == ("Llama-3.1-8B", 2)
+    assert golden.tokens.prompt_accuracy is not None and golden.tokens.prompt_accuracy.abs_rel_error_p50 == 1 / 48
+
+
+def test_numbers_keep_the_type_the_document_gives_them(golden: SummaryView) -> None:
+    # 0.0 must print "0.0", as the dict did: a view that turned it into 0 (or 17 into 17.0) changes the console
+    assert isinstance(golden.run.window.warmup_s, float) and str(golden.run.window.warmup_s) == "0.0"
+    ttft = golden.stats("ttft_s")
+    assert ttft is not None and isinstance(ttft.count, int)
+    assert ttft.values() == tuple(json.loads((GOLDEN / SUMMARY_FILE).read_text())["latency"]["ttft_s"][k]
+                                  for k in STAT_KEYS)
+
+
+def test_a_summary_without_sections_reads_as_its_readers_read_it() -> None:
+    empty = SummaryView.from_json({})
+    assert empty.goodput is None and empty.reasoning is None and empty.roofline is None and empty.buckets == ()
+    assert empty.requests.records is None and empty.requests.failed is None and empty.requests.sent == 0
+    assert empty.run.complete is True and empty.run.percentile_method == "linear" and empty.run.window.warmup_s == 0
+    assert SummaryView.from_json([1, 2]) == empty  # not an object: nothing to read
+    assert SummaryView.from_json({"goodput": {}}).goodput is None  # an empty section prints no goodput line
+    # schema 1: `sent` counted every record, and the console's line still adds up
+    old = SummaryView.from_json({"requests": {"sent": 5, "never_sent": 1, "succeeded": 4, "failed": 1}})
+    assert requests_line(old.requests).startswith("requests: 5 = 4 sent + 1 never sent  |  5 = ok 4 + failed 1")
+    # a wrongly typed value reads as absent instead of crashing a reader
+    odd = SummaryView.from_json({"requests": {"failed": "x", "records": True}, "latency": {"ttft_s": 3}})
+    assert odd.requests.failed is None and odd.requests.records == 0 and odd.latency == {}
+
+
+def test_the_console_prints_a_minimal_summary_with_the_readers_defaults() -> None:
+    text = format_summary({"run": {"window": {}}}).splitlines()
+    assert text[0] == "target ?  model ?  load ?"
+    assert text[2] == "window: 0 requests over - s (warm-up 0 s, cool-down 0 s)"
+
+
+def test_the_view_is_frozen(golden: SummaryView) -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        golden.run.window.measured = 1  # type: ignore[misc]
+
+
+def test_a_missing_summary_is_a_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=f"no {SUMMARY_FILE} in"):
+        read_summary_view(tmp_path)
