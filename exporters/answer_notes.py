@@ -4,8 +4,7 @@ a tool, or with a TTFO SLO), so other runs print what they did. Milliseconds, p5
 
 from __future__ import annotations
 
-from metrics.results.summary_stats import Stats
-from metrics.results.summary_view import SummaryView
+from metrics.results import Stats, SummaryView
 
 
 def _ms(block: Stats | None) -> str:

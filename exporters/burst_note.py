@@ -3,7 +3,7 @@ all at once, whose TPOT and ITL say nothing about decoding."""
 
 from __future__ import annotations
 
-from metrics.results.summary_view import SummaryView
+from metrics.results import SummaryView
 
 BURST_WARNING = 0.01  # warn when at least this share of the streams with a TPOT came in one burst
 

@@ -21,9 +21,7 @@ from exporters.failure_notes import failure_lines
 from exporters.gpu_console import gpu_lines
 from exporters.server_console import format_server_section
 from exporters.workload_notes import cache_lines
-from metrics.results.summary_run import Run
-from metrics.results.summary_stats import Stats
-from metrics.results.summary_view import Roofline, SummaryView
+from metrics.results import Roofline, Run, Stats, SummaryView
 
 TABLE_CAPTION = "latency p50/p99 in ms:"
 _COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL/chunk"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
@@ -89,13 +87,13 @@ def _state(run: Run) -> str:
 def _roofline_lines(roof: Roofline | None) -> list[str]:
     if roof is None:
         return []
-    if roof.error is not None:
-        return [f"roofline: not computed ({roof.error})"]
-    parts = [f"{name} p50 {_ms(row.measured_p50)} ms vs floor {_ms(row.floor)} ms"
-             + (f" ({row.ratio:.2f}x)" if row.ratio else "")
-             for row, name in ((roof.ttft_s, "TTFT"), (roof.tpot_s, "TPOT"))]
-    return [f"roofline ({roof.model} on {roof.gpu}, TP={roof.tp}, batch {roof.batch}"
-            f"{', ' + roof.source if roof.source else ''}):", *(f"  {part}" for part in parts)]
+    if roof.has_floors:
+        parts = [f"{name} p50 {_ms(row.measured_p50)} ms vs floor {_ms(row.floor)} ms"
+                 + (f" ({row.ratio:.2f}x)" if row.ratio else "")
+                 for key, name in (("ttft_s", "TTFT"), ("tpot_s", "TPOT")) if (row := roof.rows[key])]
+        return [f"roofline ({roof.floors_model} on {roof.floors_gpu}, TP={roof.floors_tp}, batch {roof.batch}"
+                f"{', ' + roof.source if roof.source else ''}):", *(f"  {part}" for part in parts)]
+    return [f"roofline: not computed ({roof.error})"] if roof.error else []
 
 
 def format_summary(summary: dict[str, Any]) -> str:

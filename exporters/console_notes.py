@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from exporters.token_notes import tokenizer_disagreement
 from exporters.workload_notes import prompt_cause
-from metrics.results.summary_goodput import Goodput
-from metrics.results.summary_requests import Requests
-from metrics.results.summary_run import Run
-from metrics.results.summary_tokens import Tokens
+from metrics.results import Goodput, Requests, Run, Tokens
 
 ERROR_RATE_WARNING = 0.05  # warn when more than this share of the measured requests failed
 PROMPT_ERROR_WARNING = 0.10  # warn when the median |P − target| / target exceeds this
@@ -58,7 +55,7 @@ def goodput_line(good: Goodput, rate: str, attainment: str) -> str:
     if left_out:
         why += f"; {left_out} planned cancellations and the turns they ended left out"
     return (f"goodput: {rate} req/s  attainment {attainment}"
-            f"  ({good.good}/{good.measured} good; {why})")
+            f"  ({good.good or 0}/{good.measured or 0} good; {why})")
 
 
 def error_warning(req: Requests) -> str | None:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics.results.summary_requests import FailureMessage, Requests
-from metrics.results.summary_run import Run
-from metrics.results.summary_view import SummaryView
+from metrics.results import FailureMessage, Requests, Run, SummaryView
 
 
 def failure_text(failure: FailureMessage) -> str:

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from metrics.records.record import RequestRecord, read_records
+from metrics.results import STAT_KEYS, Stats, SummaryView
 from metrics.results.atomic import create_temp as _create_temp
 from metrics.results.atomic import named_error as _failed
 from metrics.results.atomic import write_atomic
-from metrics.results.summary_stats import STAT_KEYS, Stats
-from metrics.results.summary_view import SummaryView
 
 
 def _latency_rows(scope: str, label: str, latency: dict[str, Stats]) -> Iterator[list[str | float | None]]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from metrics.results.summary_tokens import Tokens
+from metrics.results import Tokens
 
 # output_estimate_basis keys (metrics.summary.tokens) for one token per event chosen over the tokenizer
 _WHY = {

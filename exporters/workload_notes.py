@@ -8,8 +8,7 @@ tolerates missing keys, like exporters.console_notes, whose warnings these join.
 
 from __future__ import annotations
 
-from metrics.results.summary_run import Run
-from metrics.results.summary_tokens import Tokens
+from metrics.results import Run, Tokens
 
 # A synthetic workload built without shared prefixes (no --prefix-groups, no --turns) shares only the
 # chat template's leading tokens between prompts: when more than this share of the prompt tokens beyond

@@ -9,7 +9,7 @@ from typing import Any
 from exporters import console_notes, workload_notes
 from exporters.html import fmt
 from exporters.html.page import Flag
-from metrics.results.summary_view import SummaryView
+from metrics.results import SummaryView
 
 
 def _dict(value: Any) -> dict[str, Any]:

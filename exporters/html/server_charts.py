@@ -14,6 +14,7 @@ from exporters.html.run_data import RunData
 from exporters.html.server_data import client_minus_server_ttft, gauge_series
 from exporters.html.time_charts import T_AXIS
 from metrics.latency.samples import Samples
+from metrics.results import Roofline
 
 PHASES = (("queue_s", "queue"), ("prefill_s", "prefill"), ("decode_s", "decode"))
 
@@ -102,27 +103,25 @@ def server_section(data: RunData) -> Section | None:
     return Section("Server side", items, "What the server itself reported, where it did.")
 
 
-def roofline_section(summary: dict[str, Any]) -> Section | None:
-    roof = summary.get("roofline")
-    if not isinstance(roof, dict):
+def roofline_section(roof: Roofline | None) -> Section | None:
+    if roof is None:
         return None
-    spec = roof.get("spec") or {}
-    where = f"{spec.get('model')} on {spec.get('gpu')} (tp {spec.get('tp', 1)})"
-    if roof.get("error"):
-        return Section("Roofline floors", [Text(f"No floors for {where}: {roof['error']}")])
+    where = f"{roof.spec_model} on {roof.spec_gpu} (tp {roof.spec_tp})"
+    if roof.error:
+        return Section("Roofline floors", [Text(f"No floors for {where}: {roof.error}")])
     names = [("ttft_s", "TTFT p50"), ("tpot_s", "TPOT p50"), ("e2e_s", "E2E p50")]
-    shown = [(k, n) for k, n in names if isinstance(roof.get(k), dict) and roof[k].get("floor") is not None]
+    shown = [(row, n) for k, n in names if (row := roof.rows.get(k)) is not None and row.floor is not None]
     if not shown:
         return None
     labels = [n for _, n in shown]
-    traces = [fig.bars("measured", labels, fig.numbers([roof[k].get("measured_p50") for k, _ in shown], fig.MS), 0),
+    traces = [fig.bars("measured", labels, fig.numbers([row.measured_p50 for row, _ in shown], fig.MS), 0),
               fig.bars("roofline floor (no deployment can beat it)", labels,
-                       fig.numbers([roof[k].get("floor") for k, _ in shown], fig.MS), 1)]
+                       fig.numbers([row.floor for row, _ in shown], fig.MS), 1)]
     lay = fig.layout(f"Measured p50 beside the roofline floors of {where}", fig.axis("metric", type="category"),
                      fig.axis("ms", log=True), barmode="group")
-    rows: list[list[str | Cell]] = [[n, fmt.ms(roof[k].get("measured_p50")), fmt.ms(roof[k].get("floor")), fmt.num(roof[k].get("ratio"), 3)]
-            for k, n in shown]
+    rows: list[list[str | Cell]] = [[n, fmt.ms(row.measured_p50), fmt.ms(row.floor), fmt.num(row.ratio, 3)]
+                                    for row, n in shown]
     table = Table("Roofline", ["metric", "measured", "floor", "measured / floor"], rows,
-                  f"Floors for this run's own shape: mean prompt and output tokens, {fmt.num(roof.get('mean_in_flight'), 3)} "
+                  f"Floors for this run's own shape: mean prompt and output tokens, {fmt.num(roof.mean_in_flight, 3)} "
                   "requests in flight as the decode batch (Little's law).")
     return Section("Roofline floors", [Chart(fig.figure(traces, lay), "A log scale: floors are often far below."), table])

@@ -52,7 +52,12 @@ from metrics.results.layout import (
     TEXTFILE,
 )
 from metrics.results.points import check_label, check_labels, point_path
-from metrics.results.summary_view import SummaryView, read_summary_view
+from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls
+from metrics.results.summary_requests import FailureMessage, Requests, Throughput
+from metrics.results.summary_run import Run, Window
+from metrics.results.summary_stats import STAT_KEYS, Stats
+from metrics.results.summary_tokens import Tokens
+from metrics.results.summary_view import Bucket, Roofline, RooflineRow, SummaryView, read_summary_view
 from metrics.results.versions import (
     CAPACITY_SCHEMA_VERSION,
     RUN_SCHEMA_VERSION,
@@ -77,6 +82,7 @@ __all__ = [
     "RUN_SCHEMA_VERSION",
     "SERVER_SECTION_FILE",
     "SERVER_SERIES_FILE",
+    "STAT_KEYS",
     "SUMMARY_CSV_FILE",
     "SUMMARY_FILE",
     "SUMMARY_SCHEMA_VERSION",
@@ -85,7 +91,21 @@ __all__ = [
     "SWEEP_REPORT_FILE",
     "SWEEP_SCHEMA_VERSION",
     "TEXTFILE",
+    "Bucket",
+    "BurstDelivered",
+    "FailureMessage",
+    "Goodput",
+    "Reasoning",
+    "Requests",
+    "Roofline",
+    "RooflineRow",
+    "Run",
+    "Stats",
     "SummaryView",
+    "Throughput",
+    "Tokens",
+    "ToolCalls",
+    "Window",
     "check_label",
     "check_labels",
     "check_not_newer",

@@ -27,8 +27,8 @@ def _slo(value: Any) -> dict[str, SloBound] | None:
 @dataclass(frozen=True, slots=True)
 class Goodput:
     slo: dict[str, SloBound] | None  # goodput.slo: every bound, set (a number) or not (None)
-    good: int = 0
-    measured: int = 0
+    good: int | None = None  # None when the document does not say
+    measured: int | None = None
     attainment: float | None = None
     requests_per_s: float | None = None
     excluded_planned_cancels: int = 0
@@ -38,7 +38,7 @@ class Goodput:
         """None when the section is absent or empty (a summary without one prints no goodput line)."""
         if not isinstance(good, dict) or not good:
             return None
-        return cls(_slo(good.get("slo")), count(good.get("good")), count(good.get("measured")),
+        return cls(_slo(good.get("slo")), int_or_none(good.get("good")), int_or_none(good.get("measured")),
                    number_or_none(good.get("attainment")), number_or_none(good.get("requests_per_s")),
                    count(good.get("excluded_planned_cancels")))
 

@@ -29,6 +29,8 @@ class Bucket:
     label: str
     measured: int | None  # None when the document does not say
     failed: int | None
+    ok: int | None
+    good: int | None
     latency: dict[str, Stats]
     attainment: float | None  # goodput.attainment
 
@@ -39,7 +41,8 @@ class Bucket:
         counts = value.get("counts", value)  # older summaries nested the counts
         good = value.get("goodput")
         return cls(str(value.get("dimension")), str(value.get("label")), int_or_none(counts.get("measured")),
-                   int_or_none(counts.get("failed")), stats_map(value.get("latency")),
+                   int_or_none(counts.get("failed")), int_or_none(counts.get("ok")), int_or_none(counts.get("good")),
+                   stats_map(value.get("latency")),
                    number_or_none(good.get("attainment")) if isinstance(good, dict) else None)
 
 
@@ -52,36 +55,45 @@ class RooflineRow:
     ratio: float | None
 
     @classmethod
-    def from_json(cls, value: Any) -> RooflineRow:
-        row = value if isinstance(value, dict) else {}
-        return cls(*(number_or_none(row.get(k)) for k in ("measured_p50", "floor", "ratio")))
+    def from_json(cls, value: Any) -> RooflineRow | None:
+        if not isinstance(value, dict):
+            return None
+        return cls(*(number_or_none(value.get(k)) for k in ("measured_p50", "floor", "ratio")))
 
 
 @dataclass(frozen=True, slots=True)
 class Roofline:
-    """`roofline`: the floors of a model on a GPU, or why they were not computed."""
+    """`roofline`: the floors of a model on a GPU (metrics.model.roofline), or why they were not computed.
+    Names are kept as the text the document's values print as."""
 
-    model: str
-    gpu: str
-    tp: int | None
+    has_floors: bool
+    floors_model: str  # floors.model, floors.gpu, floors.tp: the shape the floors were computed for
+    floors_gpu: str
+    floors_tp: int | None
     batch: int | None
+    spec_model: str  # spec.model, spec.gpu, spec.tp (1 when absent): what was asked for
+    spec_gpu: str
+    spec_tp: str
     source: str | None  # spec.source: where the roofline's figures came from
-    ttft_s: RooflineRow
-    tpot_s: RooflineRow
+    rows: dict[str, RooflineRow]  # ttft_s, tpot_s, e2e_s: those the document has
+    mean_in_flight: float | None
     error: str | None
 
     @classmethod
     def from_json(cls, value: Any) -> Roofline | None:
-        """None when the section holds neither floors nor an error."""
-        if not isinstance(value, dict) or not (value.get("floors") or value.get("error")):
+        if not isinstance(value, dict):
             return None
         floors, spec = value.get("floors"), value.get("spec")
+        has_floors = bool(floors)
         floors = floors if isinstance(floors, dict) else {}
         spec = spec if isinstance(spec, dict) else {}
-        return cls(str(floors.get("model")), str(floors.get("gpu")), int_or_none(floors.get("tp")),
-                   int_or_none(floors.get("batch")), text_or_none(spec.get("source")) or None,
-                   RooflineRow.from_json(value.get("ttft_s")), RooflineRow.from_json(value.get("tpot_s")),
-                   None if floors else str(value.get("error")))
+        rows = {key: row for key in ("ttft_s", "tpot_s", "e2e_s")
+                if (row := RooflineRow.from_json(value.get(key))) is not None}
+        error = value.get("error")
+        return cls(has_floors, str(floors.get("model")), str(floors.get("gpu")), int_or_none(floors.get("tp")),
+                   int_or_none(floors.get("batch")), str(spec.get("model")), str(spec.get("gpu")),
+                   str(spec.get("tp", 1)), text_or_none(spec.get("source")) or None, rows,
+                   number_or_none(value.get("mean_in_flight")), str(error) if error else None)
 
 
 @dataclass(frozen=True, slots=True)

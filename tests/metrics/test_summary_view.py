@@ -48,7 +48,7 @@ def test_the_golden_summary_reads_into_typed_fields(golden: SummaryView) -> None
     assert run.resolved.ignore_eos is True and run.resolved.sizing_method == "counter"
     assert golden.reasoning is not None and golden.reasoning.reasoning_tokens_total == 84
     assert golden.tool_calls is not None and golden.tool_calls.calls == 0
-    assert golden.roofline is not None and (golden.roofline.model, golden.roofline.batch) == ("Llama-3.1-8B", 2)
+    assert golden.roofline is not None and (golden.roofline.floors_model, golden.roofline.batch) == ("Llama-3.1-8B", 2)
     assert golden.tokens.prompt_accuracy is not None and golden.tokens.prompt_accuracy.abs_rel_error_p50 == 1 / 48
 
 
