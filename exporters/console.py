@@ -131,7 +131,7 @@ def format_summary(summary: dict[str, Any]) -> str:
                          b.attainment))
     out += ["", TABLE_CAPTION, render_table(rows)]
     out += format_server_section(summary.get("server"))
-    out += gpu_lines(summary)
+    out += gpu_lines(view.gpu)
     out += _roofline_lines(view.roofline)
     out.append(f"percentiles: exact, numpy '{run.percentile_method}' method over the measurement window")
     return "\n".join(out)

@@ -28,7 +28,7 @@ def run_page(data: RunData, verdicts: Sequence[Verdict] = (), unjudged: Sequence
         distributions_section(data),
         over_time_section(data),
     ]
-    for extra in (answer_section(data), server_section(data), gpu_section(s), roofline_section(data.view.roofline)):
+    for extra in (answer_section(data), server_section(data), gpu_section(data.view.gpu), roofline_section(data.view.roofline)):
         if extra is not None:
             sections.append(extra)
     return Page(title=f"goodput run report: {data.label}", meta=run_meta(data.label, s), flags=run_flags(s),

@@ -53,6 +53,7 @@ from metrics.results.layout import (
 )
 from metrics.results.points import check_label, check_labels, point_path
 from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls
+from metrics.results.summary_gpu import Gpu, GpuFigures, GpuRow, GpuSource, GpuTotal, MeanMax
 from metrics.results.summary_requests import FailureMessage, Requests, Throughput
 from metrics.results.summary_run import Run, Window
 from metrics.results.summary_stats import STAT_KEYS, Stats
@@ -95,6 +96,12 @@ __all__ = [
     "BurstDelivered",
     "FailureMessage",
     "Goodput",
+    "Gpu",
+    "GpuFigures",
+    "GpuRow",
+    "GpuSource",
+    "GpuTotal",
+    "MeanMax",
     "Reasoning",
     "Requests",
     "Roofline",

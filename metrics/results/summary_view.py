@@ -3,7 +3,7 @@ of metrics.results.summary_{stats,requests,tokens,goodput,run}; the exporters re
 walking the JSON. `SummaryView.from_json` takes the document as metrics.summary.build writes it (or an
 older one: a section it lacks reads as its readers have always read it, absent or empty).
 
-Not viewed yet (read as JSON by their exporters): `server`, `gpu`, `stalls`, `input`, `sessions`.
+Not viewed yet (read as JSON by their exporters): `server`, `stalls`, `input`, `sessions`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from metrics.results.documents import read_summary
 from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls
+from metrics.results.summary_gpu import Gpu
 from metrics.results.summary_parse import int_or_none, number_or_none, text_or_none
 from metrics.results.summary_requests import Requests, Throughput
 from metrics.results.summary_run import Run
@@ -109,6 +110,7 @@ class SummaryView:
     reasoning: Reasoning | None = None
     tool_calls: ToolCalls | None = None
     roofline: Roofline | None = None
+    gpu: Gpu | None = None
 
     @classmethod
     def from_json(cls, summary: Any) -> SummaryView:
@@ -129,6 +131,7 @@ class SummaryView:
             reasoning=Reasoning.from_json(summary.get("reasoning")),
             tool_calls=ToolCalls.from_json(summary.get("tool_calls")),
             roofline=Roofline.from_json(summary.get("roofline")),
+            gpu=Gpu.from_json(summary.get("gpu")),
         )
 
     def stats(self, metric: str) -> Stats | None:
