@@ -130,7 +130,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         rows.append(_row(f"{b.dimension}={b.label}", (_or(b.measured, "-"), _or(b.failed, "-")), b.latency,
                          b.attainment))
     out += ["", TABLE_CAPTION, render_table(rows)]
-    out += format_server_section(summary.get("server"))
+    out += format_server_section(view.server)
     out += gpu_lines(view.gpu)
     out += _roofline_lines(view.roofline)
     out.append(f"percentiles: exact, numpy '{run.percentile_method}' method over the measurement window")

@@ -56,6 +56,7 @@ from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, 
 from metrics.results.summary_gpu import Gpu, GpuFigures, GpuRow, GpuSource, GpuTotal, MeanMax
 from metrics.results.summary_requests import FailureMessage, Requests, Throughput
 from metrics.results.summary_run import Run, Window
+from metrics.results.summary_server import Gauge, Histogram, Quantile, Server, ServerPrometheus
 from metrics.results.summary_stats import STAT_KEYS, Stats
 from metrics.results.summary_tokens import Tokens
 from metrics.results.summary_view import Bucket, Roofline, RooflineRow, SummaryView, read_summary_view
@@ -95,18 +96,23 @@ __all__ = [
     "Bucket",
     "BurstDelivered",
     "FailureMessage",
+    "Gauge",
     "Goodput",
     "Gpu",
     "GpuFigures",
     "GpuRow",
     "GpuSource",
     "GpuTotal",
+    "Histogram",
     "MeanMax",
+    "Quantile",
     "Reasoning",
     "Requests",
     "Roofline",
     "RooflineRow",
     "Run",
+    "Server",
+    "ServerPrometheus",
     "Stats",
     "SummaryView",
     "Throughput",

@@ -3,7 +3,7 @@ of metrics.results.summary_{stats,requests,tokens,goodput,run}; the exporters re
 walking the JSON. `SummaryView.from_json` takes the document as metrics.summary.build writes it (or an
 older one: a section it lacks reads as its readers have always read it, absent or empty).
 
-Not viewed yet (read as JSON by their exporters): `server`, `stalls`, `input`, `sessions`.
+Not viewed yet (read as JSON by their exporters): `stalls`, `input`, `sessions`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from metrics.results.summary_gpu import Gpu
 from metrics.results.summary_parse import int_or_none, number_or_none, text_or_none
 from metrics.results.summary_requests import Requests, Throughput
 from metrics.results.summary_run import Run
+from metrics.results.summary_server import Server
 from metrics.results.summary_stats import Stats, stats_map
 from metrics.results.summary_tokens import Tokens
 
@@ -111,6 +112,7 @@ class SummaryView:
     tool_calls: ToolCalls | None = None
     roofline: Roofline | None = None
     gpu: Gpu | None = None
+    server: Server = field(default_factory=lambda: Server({}, None))
 
     @classmethod
     def from_json(cls, summary: Any) -> SummaryView:
@@ -132,6 +134,7 @@ class SummaryView:
             tool_calls=ToolCalls.from_json(summary.get("tool_calls")),
             roofline=Roofline.from_json(summary.get("roofline")),
             gpu=Gpu.from_json(summary.get("gpu")),
+            server=Server.from_json(summary.get("server")),
         )
 
     def stats(self, metric: str) -> Stats | None:

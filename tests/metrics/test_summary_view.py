@@ -90,3 +90,32 @@ def test_the_view_is_frozen(golden: SummaryView) -> None:
 def test_a_missing_summary_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=f"no {SUMMARY_FILE} in"):
         read_summary_view(tmp_path)
+
+
+def test_the_server_section_reads_its_histograms_as_ranges(golden: SummaryView) -> None:
+    prom = golden.server.prometheus
+    assert prom is not None and prom.available and prom.interval_s is not None
+    queue = prom.histograms["queue_s"]
+    assert (queue.metric, queue.count) == ("vllm:request_queue_time_seconds", 19.0)
+    assert queue.p50.bucket == (0.0, 0.3) and queue.p50.range == (0.0, 0.012658544111117307)
+    assert prom.gauges["running"].max == 0.0 and prom.prefix_cache_hit_rate == 0.0 and prom.absent == ()
+    assert set(golden.server.per_request) >= {"ttft_s", "queue_s", "ttft_client_minus_server_s"}
+    assert "prometheus" not in golden.server.per_request and "requests_with_timing" not in golden.server.per_request
+    open_top = SummaryView.from_json({"server": {"prometheus": {"available": True, "histograms": {
+        "e2e_s": {"count": 2, "p99": 70.0, "p99_bucket": [60.0, None]}}}}})
+    assert open_top.server.prometheus is not None
+    assert open_top.server.prometheus.histograms["e2e_s"].p99.bucket == (60.0, None)  # +Inf kept as None
+    assert SummaryView.from_json({"server": {"prometheus": {}}}).server.prometheus is None  # no scrape: no section
+
+
+def test_the_gpu_section_reads_as_its_readers_read_it() -> None:
+    assert SummaryView.from_json({}).gpu is None
+    down = SummaryView.from_json({"gpu": {"available": False, "sources": [{"name": "d", "scrapes": 0,
+                                                                           "failed_scrapes": 2}]}}).gpu
+    assert down is not None and down.reason == "nothing scraped" and down.sources[0].failed_scrapes == 2
+    gpu = SummaryView.from_json({"gpu": {"available": True, "gpus": [{"source": "dcgm", "gpu": 0,
+                                                                      "utilization_pct": {"mean": 80, "max": 90}}],
+                                         "total": {"gpus": 1, "energy_note": "no power"}}}).gpu
+    assert gpu is not None and gpu.gpus[0].gpu == "0" and gpu.gpus[0].hostname == ""
+    assert gpu.gpus[0].figures.utilization_pct.max == 90 and gpu.gpus[0].figures.power_w_mean is None
+    assert gpu.total.gpus == 1 and gpu.total.energy_note == "no power" and gpu.total.joules_per_output_token is None
