@@ -95,8 +95,8 @@ def tokens_chart(runs: Sequence[tuple[str, RunData]]) -> Chart:
 
 def compare_page(baselines: Sequence[RunData], candidate: RunData, rows: Sequence[Row] = (), rule: str = "") -> Page:
     runs = ordered(baselines, candidate)
-    meta = [(role, f"{d.label}: {d.run.get('model') or fmt.NONE} at {d.run.get('target') or fmt.NONE}, "
-                   f"{load_text(d.run)}") for role, d in runs]
+    meta = [(role, f"{d.label}: {d.view.run.model or fmt.NONE} at {d.view.run.target or fmt.NONE}, "
+                   f"{load_text(d.view.run)}") for role, d in runs]
     flags = [Flag(f.level, f"{role}: {f.title}", f.text) for role, d in runs for f in run_flags(d.summary)
              if f.level != "ok"]
     slo = candidate.config.slo

@@ -9,18 +9,17 @@ from typing import Any
 from exporters import console_notes, workload_notes
 from exporters.html import fmt
 from exporters.html.page import Flag
-from metrics.results import SummaryView
+from metrics.results import Run, SummaryView, Window
 
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def started_at(run: dict[str, Any]) -> str:
-    start = run.get("start_unix_s")
-    if not isinstance(start, int | float):
+def started_at(run: Run) -> str:
+    if run.start_unix_s is None:
         return fmt.NONE
-    return dt.datetime.fromtimestamp(start, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return dt.datetime.fromtimestamp(run.start_unix_s, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def workload_text(run: dict[str, Any]) -> str:
@@ -35,29 +34,28 @@ def workload_text(run: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def load_text(run: dict[str, Any]) -> str:
-    load = str(run.get("load") or fmt.NONE)
-    open_loop = run.get("open_loop")
-    loop = "" if open_loop is None else "open loop" if open_loop else "closed loop (subject to coordinated omission)"
+def load_text(run: Run) -> str:
+    load = run.load or fmt.NONE
+    loop = ("" if run.open_loop is None else "open loop" if run.open_loop
+            else "closed loop (subject to coordinated omission)")
     bounds = []
-    if isinstance(run.get("requests"), int):
-        bounds.append(f"{run['requests']} requests")
-    if isinstance(run.get("duration_s"), int | float):
-        bounds.append(f"{run['duration_s']:g} s")
+    if run.requests is not None:
+        bounds.append(f"{run.requests} requests")
+    if run.duration_s is not None:
+        bounds.append(f"{run.duration_s:g} s")
     extra = ", ".join(x for x in (loop, " / ".join(bounds)) if x)
     return f"{load} ({extra})" if extra else load
 
 
-def window_text(summary: dict[str, Any]) -> str:
-    w = _dict(_dict(summary.get("run")).get("window"))
-    if not w:
+def window_text(w: Window) -> str:
+    if not w.present:
         return fmt.NONE
-    text = f"{fmt.ms(w.get('duration_s'))}, {fmt.count(w.get('measured'))} measured requests"
+    text = f"{fmt.ms(w.duration_s)}, {fmt.count(w.measured)} measured requests"
     edges = []
-    if w.get("warmup_s"):
-        edges.append(f"warm-up {w['warmup_s']:g} s")
-    if w.get("cooldown_s"):
-        edges.append(f"cool-down {w['cooldown_s']:g} s")
+    if w.warmup_s:
+        edges.append(f"warm-up {w.warmup_s:g} s")
+    if w.cooldown_s:
+        edges.append(f"cool-down {w.cooldown_s:g} s")
     return text + (f" ({', '.join(edges)} excluded)" if edges else "")
 
 
@@ -73,14 +71,14 @@ def slo_text(summary: dict[str, Any]) -> str:
 
 
 def run_meta(label: str, summary: dict[str, Any]) -> list[tuple[str, str]]:
-    run = _dict(summary.get("run"))
-    target = str(run.get("target") or fmt.NONE) + (" (embedded reference server)" if run.get("embedded") else "")
+    run = SummaryView.from_json(summary).run
+    target = (run.target or fmt.NONE) + (" (embedded reference server)" if run.embedded else "")
     return [
-        ("run", label), ("target", target), ("model", str(run.get("model") or fmt.NONE)),
-        ("load", load_text(run)), ("workload", workload_text(run)), ("started", started_at(run)),
-        ("measurement window", window_text(summary)), ("SLO", slo_text(summary)),
-        ("percentiles", f"exact over every sample (numpy '{run.get('percentile_method', 'linear')}')"),
-        ("goodput version", str(run.get("tool_version") or fmt.NONE)),
+        ("run", label), ("target", target), ("model", run.model or fmt.NONE),
+        ("load", load_text(run)), ("workload", workload_text(_dict(summary.get("run")))), ("started", started_at(run)),
+        ("measurement window", window_text(run.window)), ("SLO", slo_text(summary)),
+        ("percentiles", f"exact over every sample (numpy '{run.percentile_method}')"),
+        ("goodput version", run.tool_version or fmt.NONE),
     ]
 
 

@@ -21,7 +21,7 @@ def run_page(data: RunData, verdicts: Sequence[Verdict] = (), unjudged: Sequence
     """`verdicts`: the run's thresholds as judged; `unjudged`: (threshold, why not) for those that were not."""
     s = data.summary
     sections = [
-        Section("Summary", [tables.requests_table(s), tables.throughput_table(data.view),
+        Section("Summary", [tables.requests_table(data.view), tables.throughput_table(data.view),
                             tables.latency_table(data.view)]),
         Section("SLO and thresholds", [tables.slo_table(data), tables.thresholds_table(verdicts, unjudged)]),
         Section("Buckets", [tables.buckets_table(data.view)]),

@@ -1,5 +1,5 @@
-"""The tables of a run report, read from summary.json (its typed view, metrics.results.SummaryView; the
-requests table from its JSON) and the SLO table from the per-request values."""
+"""The tables of a run report, read from summary.json (its typed view, metrics.results.SummaryView) and the
+SLO table from the per-request values."""
 
 from __future__ import annotations
 
@@ -33,16 +33,15 @@ SLO_ITEMS: tuple[tuple[str, str, str], ...] = (  # SLO field, name, how the limi
 )
 
 
-def requests_table(summary: dict[str, Any]) -> Table:
-    r = summary.get("requests", {})
-    errors = r.get("errors") or {}
+def requests_table(summary: SummaryView) -> Table:
+    r = summary.requests
     rows: list[list[str | Cell]] = [
-        ["every record", fmt.count(r.get("records")), fmt.count(r.get("succeeded")), fmt.count(r.get("failed")),
-         fmt.count(r.get("cancelled")), fmt.count(r.get("sent")), fmt.count(r.get("never_sent"))],
-        ["measured (in the window)", fmt.count(r.get("in_window")), fmt.count(r.get("in_window_ok")),
-         fmt.count(r.get("in_window_failed")), fmt.count(r.get("in_window_cancelled")), fmt.NONE, fmt.NONE],
+        ["every record", fmt.count(r.records), fmt.count(r.succeeded), fmt.count(r.failed),
+         fmt.count(r.cancelled), fmt.count(r.sent), fmt.count(r.never_sent)],
+        ["measured (in the window)", fmt.count(r.in_window), fmt.count(r.in_window_ok),
+         fmt.count(r.in_window_failed), fmt.count(r.in_window_cancelled), fmt.NONE, fmt.NONE],
     ]
-    note = "errors by kind: " + ", ".join(f"{k} {v}" for k, v in errors.items()) if errors else "no request failed"
+    note = "errors by kind: " + ", ".join(f"{k} {v}" for k, v in r.errors.items()) if r.errors else "no request failed"
     return Table("Requests", ["", "requests", "ok", "failed", "cancelled", "sent", "never sent"], rows, note)
 
 

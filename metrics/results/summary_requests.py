@@ -42,6 +42,7 @@ class Requests:
     in_window: int = 0
     in_window_ok: int = 0
     in_window_failed: int = 0
+    in_window_cancelled: int = 0
     ok_without_content: int = 0
     planned_cancels: int = 0
     failure_messages: tuple[FailureMessage, ...] | None = None  # None: no list in the document
@@ -67,6 +68,7 @@ class Requests:
             in_window=count(req.get("in_window")),
             in_window_ok=count(req.get("in_window_ok")),
             in_window_failed=count(req.get("in_window_failed")),
+            in_window_cancelled=count(req.get("in_window_cancelled")),
             ok_without_content=count(req.get("ok_without_content")),
             planned_cancels=count(req.get("planned_cancels")),
             failure_messages_distinct=count(req.get("failure_messages_distinct")),
