@@ -95,6 +95,11 @@ class Throughput:
     def from_json(cls, thr: Any) -> Throughput:
         if not isinstance(thr, dict):
             return cls()
-        return cls(*(number_or_none(thr.get(key)) for key in (
-            "duration_s", "requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "offered_rps",
-            "achieved_rps")))
+        return cls(*(number_or_none(thr.get(key)) for key in _RATES))
+
+    def figure(self, name: str) -> float | None:
+        """The figure named as in summary.json (requests_per_s, offered_rps, ...); None for another name."""
+        return getattr(self, name) if name in _RATES else None
+
+
+_RATES = ("duration_s", "requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "offered_rps", "achieved_rps")

@@ -38,6 +38,10 @@ class Stats:
         """The statistics in STAT_KEYS order (summary.csv's columns)."""
         return tuple(getattr(self, key) for key in STAT_KEYS)
 
+    def stat(self, key: str) -> float | None:
+        """The statistic named `key` (one of STAT_KEYS; None for another name)."""
+        return getattr(self, key) if key in STAT_KEYS else None
+
     @property
     def has_samples(self) -> bool:
         return bool(self.count)

@@ -34,18 +34,29 @@ class Bucket:
     ok: int | None
     good: int | None
     latency: dict[str, Stats]
-    attainment: float | None  # goodput.attainment
+    goodput: Goodput | None
+    sections: dict[str, dict[str, Stats]]  # `reasoning`, `tool_calls`: their blocks (when the run shows them)
 
     @classmethod
     def from_json(cls, value: Any) -> Bucket | None:
         if not isinstance(value, dict):
             return None
         counts = value.get("counts", value)  # older summaries nested the counts
-        good = value.get("goodput")
         return cls(str(value.get("dimension")), str(value.get("label")), int_or_none(counts.get("measured")),
                    int_or_none(counts.get("failed")), int_or_none(counts.get("ok")), int_or_none(counts.get("good")),
-                   stats_map(value.get("latency")),
-                   number_or_none(good.get("attainment")) if isinstance(good, dict) else None)
+                   stats_map(value.get("latency")), Goodput.from_json(value.get("goodput")),
+                   {name: stats_map(value[name]) for name in ANSWER_SECTIONS if isinstance(value.get(name), dict)})
+
+    @property
+    def attainment(self) -> float | None:
+        return self.goodput.attainment if self.goodput is not None else None
+
+    def blocks(self, section: str) -> dict[str, Stats] | None:
+        """The blocks of `latency`, `reasoning` or `tool_calls`; None when the bucket has no such section."""
+        return self.latency if section == "latency" else self.sections.get(section)
+
+
+ANSWER_SECTIONS = ("reasoning", "tool_calls")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +151,21 @@ class SummaryView:
     def stats(self, metric: str) -> Stats | None:
         """The whole run's block of a latency metric (ttft_s, itl_s, ...); None when there is none."""
         return self.latency.get(metric)
+
+    def blocks(self, section: str) -> dict[str, Stats] | None:
+        """The whole run's blocks of `latency`, `reasoning` (reasoning_tokens, answer_tokens) or `tool_calls`
+        (calls_per_request); None when the summary has no such section."""
+        if section == "latency":
+            return self.latency
+        pairs: tuple[tuple[str, Stats | None], ...]
+        if section == "reasoning" and self.reasoning is not None:
+            pairs = (("reasoning_tokens", self.reasoning.reasoning_tokens),
+                     ("answer_tokens", self.reasoning.answer_tokens))
+        elif section == "tool_calls" and self.tool_calls is not None:
+            pairs = (("calls_per_request", self.tool_calls.calls_per_request),)
+        else:
+            return None
+        return {name: block for name, block in pairs if block is not None}
 
 
 def read_summary_view(directory: Path) -> SummaryView:

@@ -119,3 +119,25 @@ def test_the_gpu_section_reads_as_its_readers_read_it() -> None:
     assert gpu is not None and gpu.gpus[0].gpu == "0" and gpu.gpus[0].hostname == ""
     assert gpu.gpus[0].figures.utilization_pct.max == 90 and gpu.gpus[0].figures.power_w_mean is None
     assert gpu.total.gpus == 1 and gpu.total.energy_note == "no power" and gpu.total.joules_per_output_token is None
+
+
+def test_the_gate_reads_the_golden_summary_through_the_view() -> None:
+    from metrics.gate.evaluate import RunView, summary_value
+    from metrics.gate.thresholds import parse_threshold
+
+    summary = json.loads((GOLDEN / SUMMARY_FILE).read_text())
+    run = RunView(summary)
+
+    def value(text: str) -> float | None:
+        query = parse_threshold(text).query
+        got = run.value(query)
+        assert got == summary_value(summary, query)  # the cached view and a fresh parse agree
+        return got
+
+    # the bucket prompt_tokens=<64 of tests/fixtures/golden/expected/run/summary.json, read by hand
+    assert value("reasoning_tokens{prompt:<64}:p(50) < 10") == 4.0
+    assert value("goodput{prompt:<64}:attainment > 0.1") == 0.5
+    assert value("errors{prompt:<64}:rate < 1") == 1 / 3
+    assert value("tool_calls:count > 0") == 17.0  # calls_per_request's count: a float, as thresholds compare
+    assert value("errors:count < 99") == 5.0 and value("goodput:count > 0") == 17.0
+    assert value("ttft{prompt:nosuch}:p(99) < 1s") is None  # nobody in that bucket
