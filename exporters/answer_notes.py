@@ -4,7 +4,11 @@ a tool, or with a TTFO SLO), so other runs print what they did. Milliseconds, p5
 
 from __future__ import annotations
 
-from metrics.results import Stats, SummaryView
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Stats, SummaryView
+
 
 
 def _ms(block: Stats | None) -> str:

@@ -3,7 +3,11 @@ all at once, whose TPOT and ITL say nothing about decoding."""
 
 from __future__ import annotations
 
-from metrics.results import SummaryView
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import SummaryView
+
 
 BURST_WARNING = 0.01  # warn when at least this share of the streams with a TPOT came in one burst
 

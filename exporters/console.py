@@ -4,7 +4,7 @@ own figures (exporters.server_console), the table and the server section within 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exporters.answer_notes import answer_lines
 from exporters.burst_note import burst_warning
@@ -21,7 +21,9 @@ from exporters.failure_notes import failure_lines
 from exporters.gpu_console import gpu_lines
 from exporters.server_console import format_server_section
 from exporters.workload_notes import cache_lines
-from metrics.results import Roofline, Run, Stats, SummaryView
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Roofline, Run, Stats
 
 TABLE_CAPTION = "latency p50/p99 in ms:"
 _COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL/chunk"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
@@ -97,6 +99,8 @@ def _roofline_lines(roof: Roofline | None) -> list[str]:
 
 
 def format_summary(summary: dict[str, Any]) -> str:
+    from metrics.results import SummaryView
+
     view = SummaryView.from_json(summary)
     run, req, thr, good, window, tokens = (view.run, view.requests, view.throughput, view.goodput, view.run.window,
                                            view.tokens)

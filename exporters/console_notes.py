@@ -8,9 +8,13 @@ another version adds to): each prints what it can.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from exporters.token_notes import tokenizer_disagreement
 from exporters.workload_notes import prompt_cause
-from metrics.results import Goodput, Requests, Run, Tokens
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Goodput, Requests, Run, Tokens
 
 ERROR_RATE_WARNING = 0.05  # warn when more than this share of the measured requests failed
 PROMPT_ERROR_WARNING = 0.10  # warn when the median |P − target| / target exceeds this

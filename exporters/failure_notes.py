@@ -5,9 +5,11 @@ what the requests asked (`--ignore-eos`). They read the summary's typed view of 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from metrics.results import FailureMessage, Requests, Run, SummaryView
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import FailureMessage, Requests, Run, SummaryView
+
 
 
 def failure_text(failure: FailureMessage) -> str:
@@ -22,6 +24,8 @@ def failure_text(failure: FailureMessage) -> str:
 def all_failed_alike(req: dict[str, Any]) -> str | None:
     """The one line for a run in which nothing succeeded and every failure was the same; else None.
     `req` is summary.json's `requests` as the run wrote it (parsed here, at the boundary)."""
+    from metrics.results import Requests
+
     return failed_alike(Requests.from_json(req))
 
 

@@ -11,13 +11,15 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metrics.records.record import RequestRecord, read_records
-from metrics.results import STAT_KEYS, Stats, SummaryView
 from metrics.results.atomic import create_temp as _create_temp
 from metrics.results.atomic import named_error as _failed
 from metrics.results.atomic import write_atomic
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Stats
 
 
 def _latency_rows(scope: str, label: str, latency: dict[str, Stats]) -> Iterator[list[str | float | None]]:
@@ -27,6 +29,8 @@ def _latency_rows(scope: str, label: str, latency: dict[str, Stats]) -> Iterator
 
 def summary_csv_rows(summary: dict[str, Any]) -> Iterator[list[str | float | None]]:
     """Long format: one row per (scope, bucket label, metric) with every statistic as a column."""
+    from metrics.results import STAT_KEYS, SummaryView
+
     view = SummaryView.from_json(summary)
     yield ["scope", "label", "metric", *STAT_KEYS]
     yield from _latency_rows("overall", "all", view.latency)

@@ -3,7 +3,11 @@ with the energy over the measurement window and joules per output token."""
 
 from __future__ import annotations
 
-from metrics.results import Gpu, GpuFigures
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Gpu, GpuFigures
+
 
 
 def _num(value: float | None, fmt: str) -> str:

@@ -17,8 +17,11 @@ within WIDTH columns.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from metrics.results import Histogram, Quantile, Server, ServerPrometheus, Stats
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Histogram, Quantile, Server, ServerPrometheus, Stats
+
 
 NARROW_BUCKET_RATIO = 2.0
 _HISTOGRAMS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("e2e_s", "E2E"), ("queue_s", "queue"),

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
-from metrics.results import Tokens
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Tokens
+
 
 # output_estimate_basis keys (metrics.summary.tokens) for one token per event chosen over the tokenizer
 _WHY = {

@@ -8,7 +8,11 @@ tolerates missing keys, like exporters.console_notes, whose warnings these join.
 
 from __future__ import annotations
 
-from metrics.results import Run, Tokens
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Run, Tokens
+
 
 # A synthetic workload built without shared prefixes (no --prefix-groups, no --turns) shares only the
 # chat template's leading tokens between prompts: when more than this share of the prompt tokens beyond
