@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from metrics.gate.thresholds import ANSWER_METRICS, CAPACITY_METRICS, Kind, Query, Threshold, compare
-from metrics.results import Bucket, Stats, SummaryView
+
+if TYPE_CHECKING:  # the summary's view is imported when a run is judged, not with a gate planned at start-up
+    from metrics.results import Bucket, SummaryView
 
 SUMMARY_PERCENTILES: dict[float, str] = {50.0: "p50", 90.0: "p90", 95.0: "p95", 99.0: "p99", 99.9: "p999"}
 
@@ -43,6 +45,8 @@ class RunView:
             if query.metric in CAPACITY_METRICS:
                 return summary_value(self.summary, query)
             if self._view is None:
+                from metrics.results import SummaryView
+
                 self._view = SummaryView.from_json(self.summary)
             return view_value(self._view, query)
         except NeedsRecords as exc:
@@ -131,11 +135,15 @@ def summary_value(summary: dict[str, Any], query: Query) -> float | None:
     is no data for it."""
     if query.metric in CAPACITY_METRICS:
         return _number(summary.get(query.metric, {}).get(query.agg))
+    from metrics.results import SummaryView
+
     return view_value(SummaryView.from_json(summary), query)
 
 
 def view_value(view: SummaryView, query: Query) -> float | None:
     """The queried number from a run's summary (its typed view); None when there is no data for it."""
+    from metrics.results import Stats, SummaryView
+
     scope = _scope(view, query)
     if scope is None:
         return None
