@@ -4,7 +4,7 @@ own figures (exporters.server_console), the table and the server section within 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exporters.answer_notes import answer_lines
 from exporters.burst_note import burst_warning
@@ -22,39 +22,42 @@ from exporters.gpu_console import gpu_lines
 from exporters.server_console import format_server_section
 from exporters.workload_notes import cache_lines
 
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Roofline, Run, Stats
+
 TABLE_CAPTION = "latency p50/p99 in ms:"
 _COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL/chunk"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
 
 
-def _ms(value: Any) -> str:
+def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value * 1e3:.1f}"
 
 
-def _table_ms(value: Any) -> str:
+def _table_ms(value: float | None) -> str:
     """Milliseconds for the table: a tenth below 1 s, whole milliseconds above (the table fits 100 columns)."""
     if value is None:
         return "-"
     return f"{value * 1e3:.0f}" if value >= 1.0 else f"{value * 1e3:.1f}"
 
 
-def _pair(block: dict[str, Any] | None) -> str:
-    if not block or not block.get("count"):
+def _pair(block: Stats | None) -> str:
+    if block is None or not block.count:
         return "-"
-    return f"{_table_ms(block.get('p50'))}/{_table_ms(block.get('p99'))}"
+    return f"{_table_ms(block.p50)}/{_table_ms(block.p99)}"
 
 
-def _pct(value: Any) -> str:
+def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
-def _num(value: Any, fmt: str = "{:.2f}") -> str:
+def _num(value: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def _row(scope: str, counts: dict[str, Any], latency: dict[str, Any], goodput: dict[str, Any] | None) -> list[str]:
-    cells = [scope, str(counts.get("measured", "-")), str(counts.get("failed", "-"))]
+def _row(scope: str, counts: tuple[str, str], latency: dict[str, Stats], attainment: float | None) -> list[str]:
+    cells = [scope, *counts]
     cells += [_pair(latency.get(key)) for key, _ in _COLUMNS]
-    cells.append(_pct((goodput or {}).get("attainment")))
+    cells.append(_pct(attainment))
     return cells
 
 
@@ -68,71 +71,76 @@ def render_table(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _state(run: dict[str, Any]) -> str:
-    if run.get("aborted"):
-        return f"  [ABORTED: {run.get('abort_reason') or 'a threshold failed'}]"
-    if run.get("write_error"):
-        reason = str(run["write_error"]).rsplit(": ", 1)[-1]  # 'PATH: No space left on device'
+def _state(run: Run) -> str:
+    if run.aborted:
+        return f"  [ABORTED: {run.abort_reason or 'a threshold failed'}]"
+    if run.write_error:
+        reason = run.write_error.rsplit(": ", 1)[-1]  # 'PATH: No space left on device'
         return f"  [INCOMPLETE: records could not be written: {reason}]"
-    if run.get("stopped_early"):
+    if run.stopped_early:
         return "  [STOPPED EARLY: the first requests all failed the same way]"
-    if run.get("ended_by"):  # `goodput report` on a run whose final run.json was never written
-        return f"  [INCOMPLETE: {run['ended_by']}]"
-    lost = (run.get("workers") or {}).get("lost") or []
-    if lost:
-        return f"  [INCOMPLETE: {len(lost)} worker(s) lost]"
-    return "" if run.get("complete", True) else "  [INCOMPLETE: interrupted]"
+    if run.ended_by:  # `goodput report` on a run whose final run.json was never written
+        return f"  [INCOMPLETE: {run.ended_by}]"
+    if run.workers_lost:
+        return f"  [INCOMPLETE: {run.workers_lost} worker(s) lost]"
+    return "" if run.complete else "  [INCOMPLETE: interrupted]"
+
+
+def _roofline_lines(roof: Roofline | None) -> list[str]:
+    if roof is None:
+        return []
+    if roof.has_floors:
+        parts = [f"{name} p50 {_ms(row.measured_p50)} ms vs floor {_ms(row.floor)} ms"
+                 + (f" ({row.ratio:.2f}x)" if row.ratio else "")
+                 for key, name in (("ttft_s", "TTFT"), ("tpot_s", "TPOT")) if (row := roof.rows[key])]
+        return [f"roofline ({roof.floors_model} on {roof.floors_gpu}, TP={roof.floors_tp}, batch {roof.batch}"
+                f"{', ' + roof.source if roof.source else ''}):", *(f"  {part}" for part in parts)]
+    return [f"roofline: not computed ({roof.error})"] if roof.error else []
 
 
 def format_summary(summary: dict[str, Any]) -> str:
-    run = summary.get("run", {})
-    req = summary.get("requests", {})
-    thr = summary.get("throughput", {})
-    good = summary.get("goodput", {})
-    window = run.get("window", {})
-    tokens = summary.get("tokens") or {}
+    from metrics.results import SummaryView
+
+    view = SummaryView.from_json(summary)
+    run, req, thr, good, window, tokens = (view.run, view.requests, view.throughput, view.goodput, view.run.window,
+                                           view.tokens)
     out_mark, total_mark = estimated_marks(tokens)
     out = [
-        f"target {run.get('target', '?')}  model {run.get('model', '?')}  load {run.get('load', '?')}"
-        + _state(run),
+        f"target {_or(run.target)}  model {_or(run.model)}  load {_or(run.load)}" + _state(run),
         requests_line(req),
-        f"window: {window.get('measured', 0)} requests over {_num(window.get('duration_s'), '{:.2f}')} s"
-        f" (warm-up {window.get('warmup_s', 0)} s, cool-down {window.get('cooldown_s', 0)} s)",
-        f"throughput: {_num(thr.get('requests_per_s'))} req/s  {out_mark}{_num(thr.get('output_tokens_per_s'), '{:.1f}')}"
-        f" output tok/s  {total_mark}{_num(thr.get('total_tokens_per_s'), '{:.1f}')} total tok/s"
-        f"  (offered {_num(thr.get('offered_rps'))} req/s, dispatched {_num(thr.get('achieved_rps'))} req/s)",
+        f"window: {_or(window.measured, 0)} requests over {_num(window.duration_s, '{:.2f}')} s"
+        f" (warm-up {window.warmup_s} s, cool-down {window.cooldown_s} s)",
+        f"throughput: {_num(thr.requests_per_s)} req/s  {out_mark}{_num(thr.output_tokens_per_s, '{:.1f}')}"
+        f" output tok/s  {total_mark}{_num(thr.total_tokens_per_s, '{:.1f}')} total tok/s"
+        f"  (offered {_num(thr.offered_rps)} req/s, dispatched {_num(thr.achieved_rps)} req/s)",
     ]
-    if good:
-        out.append(goodput_line(good, _num(good.get("requests_per_s")), _pct(good.get("attainment"))))
-    sat = run.get("client_saturation")
-    if isinstance(sat, dict) and sat.get("saturated"):
-        out.append(f"WARNING: client saturated: dispatch lag p99 {_ms(sat.get('lag_p99_s'))} ms"
-                   f" > {_ms(sat.get('threshold_s'))} ms; latencies may be understated")
-    warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run), burst_warning(summary))
+    if good is not None:
+        out.append(goodput_line(good, _num(good.requests_per_s), _pct(good.attainment)))
+    sat = run.client_saturation
+    if sat is not None and sat.saturated:
+        out.append(f"WARNING: client saturated: dispatch lag p99 {_ms(sat.lag_p99_s)} ms"
+                   f" > {_ms(sat.threshold_s)} ms; latencies may be understated")
+    warnings = (error_warning(req), content_warning(req), prompt_warning(tokens, run), burst_warning(view))
     out += [w for w in warnings if w is not None]
-    out += failure_lines(summary)
+    out += failure_lines(view)
     out += cache_lines(tokens, run)
     out += estimate_notes(tokens)
-    out += answer_lines(summary)
+    out += answer_lines(view)
     tpot_mark = {"tpot_s": out_mark}  # TPOT divides by N: marked like the token rates when N is estimated
     header = ["bucket", "n", "failed", *(f"{tpot_mark.get(key, '')}{name}" for key, name in _COLUMNS), "SLO ok"]
-    rows = [header, _row("all", {"measured": window.get("measured"), "failed": req.get("failed")},
-                         summary.get("latency", {}), good)]
-    for b in summary.get("buckets", []):
-        rows.append(_row(f"{b.get('dimension')}={b.get('label')}", b.get("counts", b), b.get("latency", {}), b.get("goodput")))
+    rows = [header, _row("all", (str(window.measured), str(req.failed)), view.latency,
+                         good.attainment if good is not None else None)]
+    for b in view.buckets:
+        rows.append(_row(f"{b.dimension}={b.label}", (_or(b.measured, "-"), _or(b.failed, "-")), b.latency,
+                         b.attainment))
     out += ["", TABLE_CAPTION, render_table(rows)]
-    out += format_server_section(summary.get("server"))
-    out += gpu_lines(summary)
-    roof = summary.get("roofline") or {}
-    if roof.get("floors"):
-        spec, fl = roof["spec"], roof["floors"]
-        parts = [f"{name} p50 {_ms(roof[key]['measured_p50'])} ms vs floor {_ms(roof[key]['floor'])} ms"
-                 + (f" ({roof[key]['ratio']:.2f}x)" if roof[key].get("ratio") else "")
-                 for key, name in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"))]
-        out.append(f"roofline ({fl['model']} on {fl['gpu']}, TP={fl['tp']}, batch {fl['batch']}"
-                   f"{', ' + spec['source'] if spec.get('source') else ''}):")
-        out += [f"  {part}" for part in parts]
-    elif roof.get("error"):
-        out.append(f"roofline: not computed ({roof['error']})")
-    out.append(f"percentiles: exact, numpy '{run.get('percentile_method', 'linear')}' method over the measurement window")
+    out += format_server_section(view.server)
+    out += gpu_lines(view.gpu)
+    out += _roofline_lines(view.roofline)
+    out.append(f"percentiles: exact, numpy '{run.percentile_method}' method over the measurement window")
     return "\n".join(out)
+
+
+def _or(value: object, default: object = "?") -> str:
+    """A value the document may lack, as the console prints it (its default when absent)."""
+    return str(default if value is None else value)

@@ -11,28 +11,31 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metrics.records.record import RequestRecord, read_records
 from metrics.results.atomic import create_temp as _create_temp
 from metrics.results.atomic import named_error as _failed
 from metrics.results.atomic import write_atomic
 
-STAT_KEYS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max")
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Stats
 
 
-def _latency_rows(scope: str, label: str, latency: dict[str, Any]) -> Iterator[list[Any]]:
+def _latency_rows(scope: str, label: str, latency: dict[str, Stats]) -> Iterator[list[str | float | None]]:
     for metric, block in latency.items():
-        if isinstance(block, dict):
-            yield [scope, label, metric, *(block.get(k) for k in STAT_KEYS)]
+        yield [scope, label, metric, *block.values()]
 
 
-def summary_csv_rows(summary: dict[str, Any]) -> Iterator[list[Any]]:
+def summary_csv_rows(summary: dict[str, Any]) -> Iterator[list[str | float | None]]:
     """Long format: one row per (scope, bucket label, metric) with every statistic as a column."""
+    from metrics.results import STAT_KEYS, SummaryView
+
+    view = SummaryView.from_json(summary)
     yield ["scope", "label", "metric", *STAT_KEYS]
-    yield from _latency_rows("overall", "all", summary.get("latency", {}))
-    for bucket in summary.get("buckets", []):
-        yield from _latency_rows(str(bucket.get("dimension")), str(bucket.get("label")), bucket.get("latency", {}))
+    yield from _latency_rows("overall", "all", view.latency)
+    for bucket in view.buckets:
+        yield from _latency_rows(bucket.dimension, bucket.label, bucket.latency)
 
 
 def write_summary_csv(path: Path, summary: dict[str, Any]) -> None:

@@ -16,7 +16,12 @@ within WIDTH columns.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Histogram, Quantile, Server, ServerPrometheus, Stats
+
 
 NARROW_BUCKET_RATIO = 2.0
 _HISTOGRAMS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("e2e_s", "E2E"), ("queue_s", "queue"),
@@ -24,7 +29,7 @@ _HISTOGRAMS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("e2e_s", "E2E"), ("queue_s
 _LONG_S = 10.0  # bounds from here up are printed in seconds
 
 
-def _ms(value: Any) -> str:
+def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value * 1e3:.1f}"
 
 
@@ -47,16 +52,16 @@ def _range(lower: float, upper: float) -> str:
     return f"{_short(lower * 1e3)}–{_short(upper * 1e3)} ms"
 
 
-def quantile_text(value: Any, bucket: Any) -> str:
+def quantile_text(value: float | None, bucket: Sequence[float | None] | None) -> str:
     """One histogram quantile as what the histogram actually knows about it (see the module doc): `bucket`
     is the range the data allows (summary `p50_range`: the bucket cut by what the sum and count allow), or
     the bare bucket (`p50_bucket`) in a summary written before ranges were."""
-    if not isinstance(bucket, list | tuple) or len(bucket) != 2 or not isinstance(value, int | float):
+    if bucket is None or len(bucket) != 2 or bucket[0] is None or value is None:
         return "-"
-    lower, upper = bucket
+    lower, upper = float(bucket[0]), bucket[1]
     if upper is None:
-        return f"> {_bound(float(lower))}"
-    lower, upper = float(lower), float(upper)
+        return f"> {_bound(lower)}"
+    upper = float(upper)
     if lower <= 0:
         return f"≤ {_bound(upper)}"
     if upper <= NARROW_BUCKET_RATIO * lower:
@@ -69,41 +74,39 @@ _INDENT = "  "
 _LABEL = 8  # the quantity's name, padded
 
 
-def _histogram_part(hist: dict[str, Any]) -> str | None:
-    if not hist.get("count"):
+def _histogram_part(hist: Histogram) -> str | None:
+    if not hist.count:
         return None
-    mean = hist.get("mean")
-    mean_text = f"mean {_value(float(mean))}" if isinstance(mean, int | float) else "mean -"
-    return f"{mean_text}, p50 {histogram_quantile_text(hist, 'p50')}, p99 {histogram_quantile_text(hist, 'p99')}"
+    mean_text = f"mean {_value(float(hist.mean))}" if hist.mean is not None else "mean -"
+    return f"{mean_text}, p50 {histogram_quantile_text(hist.p50)}, p99 {histogram_quantile_text(hist.p99)}"
 
 
-def histogram_quantile_text(hist: dict[str, Any], key: str) -> str:
-    """`key` (p50, p99) of a summary histogram, from its allowed range (its bucket when it has none)."""
-    allowed = hist.get(f"{key}_range")
-    return quantile_text(hist.get(key), allowed if allowed is not None else hist.get(f"{key}_bucket"))
+def histogram_quantile_text(quantile: Quantile) -> str:
+    """A quantile (p50, p99) of a summary histogram, from its allowed range (its bucket when it has none)."""
+    return quantile_text(quantile.value, quantile.range if quantile.range is not None else quantile.bucket)
 
 
-def _exact_part(block: Any) -> str | None:
-    if not isinstance(block, dict) or not block.get("count"):
+def _exact_part(block: Stats | None) -> str | None:
+    if block is None or not block.count:
         return None
-    return f"p50 {_ms(block.get('p50'))} ms, p99 {_ms(block.get('p99'))} ms"
+    return f"p50 {_ms(block.p50)} ms, p99 {_ms(block.p99)} ms"
 
 
-def _quantity_lines(server: dict[str, Any], hists: dict[str, Any]) -> tuple[list[str], set[str]]:
+def _quantity_lines(server: Server, hists: dict[str, Histogram]) -> tuple[list[str], set[str]]:
     """One line per quantity (exact first, else its histogram), and which sources were used."""
     lines, used = [], set()
     for key, label in _HISTOGRAMS:
-        part, source = _exact_part(server.get(key)), "per request"
-        if part is None and isinstance(hists.get(key), dict):
+        part, source = _exact_part(server.per_request.get(key)), "per request"
+        if part is None and key in hists:
             part, source = _histogram_part(hists[key]), "/metrics"
         if part is None:
             continue
         used.add(source)
         lines.append(f"{_INDENT}{label:<{_LABEL}}{part}  ({source})")
-        diff = server.get("ttft_client_minus_server_s")
-        if key == "ttft_s" and source == "per request" and isinstance(diff, dict) and diff.get("count"):
-            lines.append(f"{_INDENT}{'':<{_LABEL}}client − server TTFT p50 {_ms(diff.get('p50'))} ms, "
-                         f"p99 {_ms(diff.get('p99'))} ms (network, client overhead)")
+        diff = server.per_request.get("ttft_client_minus_server_s")
+        if key == "ttft_s" and source == "per request" and diff is not None and diff.count:
+            lines.append(f"{_INDENT}{'':<{_LABEL}}client − server TTFT p50 {_ms(diff.p50)} ms, "
+                         f"p99 {_ms(diff.p99)} ms (network, client overhead)")
     return lines, used
 
 
@@ -119,41 +122,39 @@ def _wrapped(head: str, items: list[str], sep: str) -> list[str]:
     return [*lines, line]
 
 
-def _load_lines(prom: dict[str, Any]) -> list[str]:
+def _load_lines(prom: ServerPrometheus) -> list[str]:
     load = []
-    gauges = prom.get("gauges", {})
     for key, label, fmt in (("running", "running", "{:.0f}"), ("waiting", "waiting", "{:.0f}"),
                             ("kv_cache_usage", "KV usage", "{:.0%}")):
-        g = gauges.get(key)
-        if g:
-            load.append(f"{label} mean/max {fmt.format(g['mean'])}/{fmt.format(g['max'])}")
-    rate = prom.get("prefix_cache_hit_rate")
+        g = prom.gauges.get(key)
+        if g is not None:
+            load.append(f"{label} mean/max {fmt.format(g.mean)}/{fmt.format(g.max)}")
+    rate = prom.prefix_cache_hit_rate
     if rate is not None:
         load.append(f"prefix-cache hit rate {rate:.1%}")
     return _wrapped("", load, "  ") if load else []
 
 
-def format_server_section(server: dict[str, Any] | None) -> list[str]:
+def format_server_section(server: Server) -> list[str]:
     """The console lines of summary `server` (per-request figures and `prometheus`); [] when it has none."""
-    server = server or {}
-    prom = server.get("prometheus") if isinstance(server.get("prometheus"), dict) else None
-    hists = prom.get("histograms", {}) if prom and prom.get("available") else {}
+    prom = server.prometheus
+    hists = prom.histograms if prom is not None and prom.available else {}
     lines, used = _quantity_lines(server, hists)
     sources = []
     if "per request" in used:
         sources.append("per request: sent with each response, exact")
-    if prom and prom.get("available"):
-        sources.append(f"/metrics: {prom.get('scrapes')} scrapes, last − first; quantiles as the range the "
+    if prom is not None and prom.available:
+        sources.append(f"/metrics: {prom.scrapes} scrapes, last − first; quantiles as the range the "
                        "data allows")
-    elif prom:
-        sources.append(f"/metrics at {prom.get('url')} not available ({prom.get('last_failure', 'no data')})")
+    elif prom is not None:
+        sources.append(f"/metrics at {prom.url} not available ({prom.last_failure})")
     if not lines and not sources:
         return []
-    if prom and prom.get("available"):
+    if prom is not None and prom.available:
         lines += _load_lines(prom)
         if not used and len(lines) == 0:
             lines.append(f"{_INDENT}no vLLM-named metrics")
-        if prom.get("absent"):
-            lines += _wrapped("absent on the server: ", list(prom["absent"]), ", ")
+        if prom.absent:
+            lines += _wrapped("absent on the server: ", list(prom.absent), ", ")
     return [f"server ({'; '.join(sources)}):" if len(sources) == 1 else "server:",
             *([] if len(sources) == 1 else [f"{_INDENT}{s}" for s in sources]), *lines]

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Tokens
+
 
 # output_estimate_basis keys (metrics.summary.tokens) for one token per event chosen over the tokenizer
 _WHY = {
@@ -15,13 +19,13 @@ _WHY = {
 }
 
 
-def tokenizer_disagreement(tokens: dict[str, Any]) -> str | None:
+def tokenizer_disagreement(tokens: Tokens) -> str | None:
     """One line when some requests' N is one token per event although a tokenizer was given."""
-    basis = tokens.get("output_estimate_basis")
+    basis = tokens.output_estimate_basis
     if not isinstance(basis, dict):
         return None
     parts = [f"{n} request{'s' if n != 1 else ''}: {why}" for key, why in _WHY.items()
-             if isinstance(n := basis.get(key), int) and not isinstance(n, bool) and n > 0]
+             if (n := basis.get(key, 0)) > 0]
     if not parts:
         return None
     return ("note: output tokens counted as one per token event, not by the tokenizer, for " + "; for ".join(parts)

@@ -2,13 +2,17 @@
 prompts missed their target length, a server that reports no cached-token counts, and a cache that was
 already warm for a workload whose prompts share nothing.
 
-Each function reads `summary.json` dicts (`tokens`, `run`) and tolerates missing keys, like
-exporters.console_notes, whose warnings these join.
+Each function reads the summary's typed view (`tokens`, `run`: metrics.results.summary_view) and
+tolerates missing keys, like exporters.console_notes, whose warnings these join.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
+    from metrics.results import Run, Tokens
+
 
 # A synthetic workload built without shared prefixes (no --prefix-groups, no --turns) shares only the
 # chat template's leading tokens between prompts: when more than this share of the prompt tokens beyond
@@ -17,26 +21,14 @@ WARM_CACHE_WARNING = 0.25
 CACHE_REPORT_FLAGS = "vLLM: --enable-prompt-tokens-details; SGLang: --enable-cache-report"
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _sizing(run: dict[str, Any]) -> tuple[str | None, str | None]:
+def _sizing(run: Run) -> tuple[str | None, str | None]:
     """(the counter that sized the prompts, how it was chosen: counter | tokenize | calibrate) as run.json
     records them; None where it does not say."""
-    counter = _dict(run.get("workload")).get("token_counter")
-    sizing = _dict(_dict(run.get("resolved")).get("prompt_sizing"))
-    if not isinstance(counter, str) or not counter:
-        counter = sizing.get("counter") if isinstance(sizing.get("counter"), str) else None
-    method = sizing.get("method")
-    return counter, method if isinstance(method, str) else None
+    counter = run.workload.token_counter or run.resolved.sizing_counter
+    return counter, run.resolved.sizing_method
 
 
-def prompt_cause(run: dict[str, Any]) -> str:
+def prompt_cause(run: Run) -> str:
     """What the prompt-length warning says about the cause: the counter that sized the prompts, named,
     and what to do about it. The server's own tokenizer is never the one blamed."""
     counter, method = _sizing(run)
@@ -57,57 +49,54 @@ def prompt_cause(run: dict[str, Any]) -> str:
             " server does: pass --tokenizer with the model's tokenizer.json for exact prompt lengths")
 
 
-def absent_cache_note(tokens: dict[str, Any]) -> str | None:
+def absent_cache_note(tokens: Tokens) -> str | None:
     """One line when no request's cached-token count came back: the server was not asked to report it."""
-    requests = _int(tokens.get("requests"))
-    if not requests or _int(tokens.get("cached_unknown")) < requests:
+    requests = tokens.requests or 0
+    if not requests or tokens.cached_unknown < requests:
         return None
     return ("note: the server reported no cached-token count for any request (usage.prompt_tokens_details"
             f".cached_tokens absent), so prefix-cache hits are unknown; start it with the flag that reports"
             f" them ({CACHE_REPORT_FLAGS})")
 
 
-def warm_cache_warning(tokens: dict[str, Any], run: dict[str, Any]) -> str | None:
+def warm_cache_warning(tokens: Tokens, run: Run) -> str | None:
     """A warning when a synthetic workload that shares no prefixes found its prompts in the server's
     cache: an earlier run with the same seed sent the same prompts."""
-    workload = _dict(run.get("workload"))
-    if workload.get("kind") != "synthetic" or workload.get("prefix") or workload.get("cache_bust"):
+    workload = run.workload
+    if workload.kind != "synthetic" or workload.prefix or workload.cache_bust:
         return None
-    share = _dict(tokens.get("prefix_cache"))
-    ratio = share.get("cached_ratio")
-    prompt = _int(share.get("prompt_tokens"))
-    if not isinstance(ratio, int | float) or not prompt:
+    share = tokens.prefix_cache
+    ratio = share.cached_ratio
+    prompt = share.prompt_tokens
+    if ratio is None or not prompt:
         return None
     # What a fresh server can serve from cache here: the chat template's leading tokens, the same on
     # every request (a long template on short prompts is a large share of them).
-    template = _int(workload.get("chat_template_tokens")) or _int(
-        _dict(_dict(run.get("resolved")).get("prompt_sizing")).get("chat_template_tokens"))
-    beyond = (_int(share.get("cached_tokens")) - template * _int(share.get("requests"))) / prompt
+    template = workload.chat_template_tokens or run.resolved.sizing_chat_template_tokens
+    beyond = (share.cached_tokens - template * share.requests) / prompt
     if beyond <= WARM_CACHE_WARNING:
         return None
-    seed = run.get("seed")
-    seed_text = f" --seed {seed}" if isinstance(seed, int) and not isinstance(seed, bool) else " seed"
+    seed_text = f" --seed {run.seed}" if run.seed is not None else " seed"
     return (f"WARNING: the server's prefix cache served {ratio:.0%} of the prompt tokens"
-            f" ({_int(share.get('cached_tokens'))} of {_int(share.get('prompt_tokens'))}), though this"
+            f" ({share.cached_tokens} of {share.prompt_tokens}), though this"
             " workload's prompts share no prefix: the server has seen these prompts before (a run with the"
             f" same{seed_text} sends the same prompts), so TTFT reads a warm cache; pass --cache-bust for a"
             " cold cache, or another --seed")
 
 
-def prediction_note(tokens: dict[str, Any], run: dict[str, Any]) -> str | None:
+def prediction_note(tokens: Tokens, run: Run) -> str | None:
     """A trace replay's measured cached share beside the share predicted before the run, with the block
     size the prediction used and where it came from (loadgen.run.cache_prediction)."""
-    predicted = _dict(_dict(run.get("resolved")).get("prefix_cache_prediction"))
-    rate = predicted.get("hit_rate")
-    if not isinstance(rate, int | float):
+    rate = run.resolved.predicted_hit_rate
+    if rate is None:
         return None
-    measured = _dict(tokens.get("prefix_cache")).get("cached_ratio")
-    shown = f"{measured:.1%}" if isinstance(measured, int | float) else "unknown (no cached counts)"
+    measured = tokens.prefix_cache.cached_ratio
+    shown = f"{measured:.1%}" if measured is not None else "unknown (no cached counts)"
     return (f"note: prefix cache: measured {shown} of prompt tokens served from cache; predicted {rate:.1%}"
-            f" for this replay ({predicted.get('blocks', 'block size not recorded')})")
+            f" for this replay ({run.resolved.predicted_blocks})")
 
 
-def cache_lines(tokens: dict[str, Any], run: dict[str, Any]) -> list[str]:
+def cache_lines(tokens: Tokens, run: Run) -> list[str]:
     """The console's lines about the prefix cache: the warm-cache warning, the prediction, the absent-count
     note."""
     lines = (warm_cache_warning(tokens, run), prediction_note(tokens, run), absent_cache_note(tokens))

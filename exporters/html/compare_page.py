@@ -23,6 +23,7 @@ from exporters.markdown import change_cells
 from metrics.gate.compare import Row
 from metrics.latency.aggregate import selection_stats
 from metrics.records.frame import ERROR
+from metrics.results import Run
 
 
 def ordered(baselines: Sequence[RunData], candidate: RunData) -> list[tuple[str, RunData]]:
@@ -95,8 +96,9 @@ def tokens_chart(runs: Sequence[tuple[str, RunData]]) -> Chart:
 
 def compare_page(baselines: Sequence[RunData], candidate: RunData, rows: Sequence[Row] = (), rule: str = "") -> Page:
     runs = ordered(baselines, candidate)
-    meta = [(role, f"{d.label}: {d.run.get('model') or fmt.NONE} at {d.run.get('target') or fmt.NONE}, "
-                   f"{load_text(d.run)}") for role, d in runs]
+    described = [(role, d, Run.from_json(d.run)) for role, d in runs]  # run.json: a run may have no summary
+    meta = [(role, f"{d.label}: {run.model or fmt.NONE} at {run.target or fmt.NONE}, {load_text(run)}")
+            for role, d, run in described]
     flags = [Flag(f.level, f"{role}: {f.title}", f.text) for role, d in runs for f in run_flags(d.summary)
              if f.level != "ok"]
     slo = candidate.config.slo

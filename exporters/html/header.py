@@ -9,17 +9,17 @@ from typing import Any
 from exporters import console_notes, workload_notes
 from exporters.html import fmt
 from exporters.html.page import Flag
+from metrics.results import Run, SummaryView, Window
 
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def started_at(run: dict[str, Any]) -> str:
-    start = run.get("start_unix_s")
-    if not isinstance(start, int | float):
+def started_at(run: Run) -> str:
+    if run.start_unix_s is None:
         return fmt.NONE
-    return dt.datetime.fromtimestamp(start, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return dt.datetime.fromtimestamp(run.start_unix_s, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def workload_text(run: dict[str, Any]) -> str:
@@ -34,29 +34,28 @@ def workload_text(run: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def load_text(run: dict[str, Any]) -> str:
-    load = str(run.get("load") or fmt.NONE)
-    open_loop = run.get("open_loop")
-    loop = "" if open_loop is None else "open loop" if open_loop else "closed loop (subject to coordinated omission)"
+def load_text(run: Run) -> str:
+    load = run.load or fmt.NONE
+    loop = ("" if run.open_loop is None else "open loop" if run.open_loop
+            else "closed loop (subject to coordinated omission)")
     bounds = []
-    if isinstance(run.get("requests"), int):
-        bounds.append(f"{run['requests']} requests")
-    if isinstance(run.get("duration_s"), int | float):
-        bounds.append(f"{run['duration_s']:g} s")
+    if run.requests is not None:
+        bounds.append(f"{run.requests} requests")
+    if run.duration_s is not None:
+        bounds.append(f"{run.duration_s:g} s")
     extra = ", ".join(x for x in (loop, " / ".join(bounds)) if x)
     return f"{load} ({extra})" if extra else load
 
 
-def window_text(summary: dict[str, Any]) -> str:
-    w = _dict(_dict(summary.get("run")).get("window"))
-    if not w:
+def window_text(w: Window) -> str:
+    if not w.present:
         return fmt.NONE
-    text = f"{fmt.ms(w.get('duration_s'))}, {fmt.count(w.get('measured'))} measured requests"
+    text = f"{fmt.ms(w.duration_s)}, {fmt.count(w.measured)} measured requests"
     edges = []
-    if w.get("warmup_s"):
-        edges.append(f"warm-up {w['warmup_s']:g} s")
-    if w.get("cooldown_s"):
-        edges.append(f"cool-down {w['cooldown_s']:g} s")
+    if w.warmup_s:
+        edges.append(f"warm-up {w.warmup_s:g} s")
+    if w.cooldown_s:
+        edges.append(f"cool-down {w.cooldown_s:g} s")
     return text + (f" ({', '.join(edges)} excluded)" if edges else "")
 
 
@@ -72,39 +71,38 @@ def slo_text(summary: dict[str, Any]) -> str:
 
 
 def run_meta(label: str, summary: dict[str, Any]) -> list[tuple[str, str]]:
-    run = _dict(summary.get("run"))
-    target = str(run.get("target") or fmt.NONE) + (" (embedded reference server)" if run.get("embedded") else "")
+    run = SummaryView.from_json(summary).run
+    target = (run.target or fmt.NONE) + (" (embedded reference server)" if run.embedded else "")
     return [
-        ("run", label), ("target", target), ("model", str(run.get("model") or fmt.NONE)),
-        ("load", load_text(run)), ("workload", workload_text(run)), ("started", started_at(run)),
-        ("measurement window", window_text(summary)), ("SLO", slo_text(summary)),
-        ("percentiles", f"exact over every sample (numpy '{run.get('percentile_method', 'linear')}')"),
-        ("goodput version", str(run.get("tool_version") or fmt.NONE)),
+        ("run", label), ("target", target), ("model", run.model or fmt.NONE),
+        ("load", load_text(run)), ("workload", workload_text(_dict(summary.get("run")))), ("started", started_at(run)),
+        ("measurement window", window_text(run.window)), ("SLO", slo_text(summary)),
+        ("percentiles", f"exact over every sample (numpy '{run.percentile_method}')"),
+        ("goodput version", run.tool_version or fmt.NONE),
     ]
 
 
 def run_flags(summary: dict[str, Any]) -> list[Flag]:
     """What changes how this run is read, worst first; one 'ok' flag when nothing does."""
-    run = _dict(summary.get("run"))
-    req = _dict(summary.get("requests"))
-    tokens = _dict(summary.get("tokens"))
+    view = SummaryView.from_json(summary)
+    run, req, tokens = view.run, view.requests, view.tokens
     flags: list[Flag] = []
-    if run.get("aborted"):
+    if run.aborted:
         flags.append(Flag("fail", "Aborted by a threshold.",
-                          f"{run.get('abort_reason') or ''} The planned load was not all sent: this is not a full test."))
-    elif run.get("interrupted"):
+                          f"{run.abort_reason or ''} The planned load was not all sent: this is not a full test."))
+    elif run.interrupted:
         flags.append(Flag("fail", "Interrupted.", "The run was stopped by a signal; it measured what was sent before."))
-    elif run.get("stopped_early"):
-        flags.append(Flag("fail", "Stopped early.", f"{run['stopped_early']}. Only those requests were sent."))
-    elif run.get("complete") is False:
+    elif run.stopped_early:
+        flags.append(Flag("fail", "Stopped early.", f"{run.stopped_early}. Only those requests were sent."))
+    elif not run.complete:
         flags.append(Flag("fail", "Incomplete.", "The run did not finish (killed?); this report was rebuilt from the "
                                                  "records it had written."))
-    saturation = _dict(run.get("client_saturation"))
-    if run.get("client_saturated"):
+    saturation = run.client_saturation
+    if run.client_saturated:
         flags.append(Flag("warn", "Client saturated.",
-                          f"Dispatch lag p99 {fmt.ms(saturation.get('lag_p99_s'))} exceeds "
-                          f"{fmt.ms(saturation.get('threshold_s'))}: the load generator sent late, so the offered load "
-                          "was lower than planned (see 'Dispatch lag' below)."))
+                          f"Dispatch lag p99 {fmt.ms(saturation.lag_p99_s if saturation else None)} exceeds "
+                          f"{fmt.ms(saturation.threshold_s if saturation else None)}: the load generator sent late, so"
+                          " the offered load was lower than planned (see 'Dispatch lag' below)."))
     for line in (console_notes.error_warning(req), console_notes.content_warning(req),
                  console_notes.prompt_warning(tokens, run)):
         if line:
@@ -120,12 +118,12 @@ def run_flags(summary: dict[str, Any]) -> list[Flag]:
     if isinstance(skipped, int) and skipped:
         flags.append(Flag("warn", "Damaged records file.",
                           f"{skipped} line(s) of records.jsonl are not records and were left out (summary.json 'input')."))
-    unwritten = run.get("unwritten_records")
-    if isinstance(unwritten, int) and unwritten:
+    unwritten = run.unwritten_records
+    if unwritten:
         flags.append(Flag("warn", "Records missing.", f"The run could not write {unwritten} record(s); they are in no figure."))
     from exporters.failure_notes import failure_lines  # the server's own words on failures, and ignore_eos
 
-    said = failure_lines(summary)
+    said = failure_lines(view)
     if said:
         flags.append(Flag("warn", "What the server said.", " ".join(line.strip() for line in said)))
     if not flags:

@@ -20,7 +20,7 @@ from metrics.latency import answer, derive
 from metrics.latency.fluidity import fluidity_index
 from metrics.latency.samples import Samples
 from metrics.records.frame import OK, RequestFrame
-from metrics.results import SERVER_SERIES_FILE
+from metrics.results import SERVER_SERIES_FILE, SummaryView
 from metrics.slo import good_requests
 from metrics.summary.answers import shown
 from metrics.summary.buckets import Dimension
@@ -49,6 +49,7 @@ class RunData:
     samples: dict[str, Samples]
     good: BoolArray
     dimensions: list[Dimension]
+    view: SummaryView  # `summary` parsed once (metrics.results.summary_view)
     server_series: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -92,6 +93,7 @@ def run_data(label: str, summary: dict[str, Any], run: dict[str, Any], frame: Re
                          ttfo_s=values.get("ttfo_s"))
     return RunData(label=label, summary=summary, run=run, frame=frame, config=config, window=window, values=values,
                    samples=samples, good=good, dimensions=bucket_dimensions(frame, config),
+                   view=SummaryView.from_json(summary),
                    server_series=server_series or [])
 
 

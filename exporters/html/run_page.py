@@ -21,13 +21,14 @@ def run_page(data: RunData, verdicts: Sequence[Verdict] = (), unjudged: Sequence
     """`verdicts`: the run's thresholds as judged; `unjudged`: (threshold, why not) for those that were not."""
     s = data.summary
     sections = [
-        Section("Summary", [tables.requests_table(s), tables.throughput_table(s), tables.latency_table(s)]),
+        Section("Summary", [tables.requests_table(data.view), tables.throughput_table(data.view),
+                            tables.latency_table(data.view)]),
         Section("SLO and thresholds", [tables.slo_table(data), tables.thresholds_table(verdicts, unjudged)]),
-        Section("Buckets", [tables.buckets_table(s)]),
+        Section("Buckets", [tables.buckets_table(data.view)]),
         distributions_section(data),
         over_time_section(data),
     ]
-    for extra in (answer_section(data), server_section(data), gpu_section(s), roofline_section(s)):
+    for extra in (answer_section(data), server_section(data), gpu_section(data.view.gpu), roofline_section(data.view.roofline)):
         if extra is not None:
             sections.append(extra)
     return Page(title=f"goodput run report: {data.label}", meta=run_meta(data.label, s), flags=run_flags(s),

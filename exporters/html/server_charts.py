@@ -14,6 +14,7 @@ from exporters.html.run_data import RunData
 from exporters.html.server_data import client_minus_server_ttft, gauge_series
 from exporters.html.time_charts import T_AXIS
 from metrics.latency.samples import Samples
+from metrics.results import Quantile, Roofline, Server
 
 PHASES = (("queue_s", "queue"), ("prefill_s", "prefill"), ("decode_s", "decode"))
 
@@ -62,67 +63,64 @@ def gauges_charts(data: RunData) -> list[Chart]:
 
 
 def _interval(data: RunData) -> str:
-    interval = data.summary.get("server", {}).get("prometheus", {}).get("interval_s")
-    return f"{interval:g} s" if isinstance(interval, int | float) else "few seconds"
+    prom = data.view.server.prometheus
+    interval = prom.interval_s if prom is not None else None
+    return f"{interval:g} s" if interval is not None else "few seconds"
 
 
-def histograms_table(summary: dict[str, Any]) -> Table | None:
-    prom = summary.get("server", {}).get("prometheus", {})
-    hist = prom.get("histograms") if isinstance(prom, dict) else None
-    if not isinstance(hist, dict) or not hist:
+def histograms_table(server: Server) -> Table | None:
+    prom = server.prometheus
+    if prom is None or not prom.histograms:
         return None
     rows: list[list[Any]] = []
-    for key, h in hist.items():
-        if not isinstance(h, dict):
-            continue
+    for key, h in prom.histograms.items():
         seconds = key.endswith("_s")
         show = fmt.ms if seconds else fmt.num
 
-        def within(q: str, h: dict[str, Any] = h, show: Any = show) -> str:
-            b = h.get(f"{q}_range") or h.get(f"{q}_bucket")  # what the sum allows, else the bucket
-            if isinstance(b, list) and len(b) == 2 and b[1] is None:
-                return f"{show(h.get(q))} (above {show(b[0])})"
-            return f"{show(h.get(q))} (in {show(b[0])}–{show(b[1])})" if isinstance(b, list) and len(b) == 2 else show(h.get(q))
-        rows.append([str(h.get("metric", key)), fmt.num(h.get("count")), show(h.get("mean")), within("p50"), within("p99")])
+        def within(q: Quantile, show: Any = show) -> str:
+            b = q.range or q.bucket  # what the sum allows, else the bucket
+            if b is not None and b[1] is None:
+                return f"{show(q.value)} (above {show(b[0])})"
+            return f"{show(q.value)} (in {show(b[0])}–{show(b[1])})" if b is not None else show(q.value)
+        rows.append([h.metric if h.metric is not None else key, fmt.num(h.count), show(h.mean), within(h.p50),
+                     within(h.p99)])
     return Table("Server /metrics histograms over the run (last − first scrape)", ["metric", "count", "mean", "p50", "p99"],
-                 rows, str(prom.get("interpolation", "")))
+                 rows, prom.interpolation)
 
 
 def server_section(data: RunData) -> Section | None:
     items: list[Item] = [c for c in (client_server_chart(data), phases_chart(data)) if c is not None]
     items += gauges_charts(data)
-    table = histograms_table(data.summary)
+    table = histograms_table(data.view.server)
     if table is not None:
         items.append(table)
-    absent = data.summary.get("server", {}).get("prometheus", {}).get("absent")
-    if isinstance(absent, list) and absent:
-        items.append(Text("Not exposed by the server (absent, not zero): " + ", ".join(map(str, absent)) + "."))
+    prom = data.view.server.prometheus
+    if prom is not None and prom.absent:
+        items.append(Text("Not exposed by the server (absent, not zero): " + ", ".join(prom.absent) + "."))
     if not items:
         return None
     return Section("Server side", items, "What the server itself reported, where it did.")
 
 
-def roofline_section(summary: dict[str, Any]) -> Section | None:
-    roof = summary.get("roofline")
-    if not isinstance(roof, dict):
+def roofline_section(roof: Roofline | None) -> Section | None:
+    if roof is None:
         return None
-    spec = roof.get("spec") or {}
-    where = f"{spec.get('model')} on {spec.get('gpu')} (tp {spec.get('tp', 1)})"
-    if roof.get("error"):
-        return Section("Roofline floors", [Text(f"No floors for {where}: {roof['error']}")])
+    where = f"{roof.spec_model} on {roof.spec_gpu} (tp {roof.spec_tp})"
+    if roof.error:
+        return Section("Roofline floors", [Text(f"No floors for {where}: {roof.error}")])
     names = [("ttft_s", "TTFT p50"), ("tpot_s", "TPOT p50"), ("e2e_s", "E2E p50")]
-    shown = [(k, n) for k, n in names if isinstance(roof.get(k), dict) and roof[k].get("floor") is not None]
+    shown = [(row, n) for k, n in names if (row := roof.rows.get(k)) is not None and row.floor is not None]
     if not shown:
         return None
     labels = [n for _, n in shown]
-    traces = [fig.bars("measured", labels, fig.numbers([roof[k].get("measured_p50") for k, _ in shown], fig.MS), 0),
+    traces = [fig.bars("measured", labels, fig.numbers([row.measured_p50 for row, _ in shown], fig.MS), 0),
               fig.bars("roofline floor (no deployment can beat it)", labels,
-                       fig.numbers([roof[k].get("floor") for k, _ in shown], fig.MS), 1)]
+                       fig.numbers([row.floor for row, _ in shown], fig.MS), 1)]
     lay = fig.layout(f"Measured p50 beside the roofline floors of {where}", fig.axis("metric", type="category"),
                      fig.axis("ms", log=True), barmode="group")
-    rows: list[list[str | Cell]] = [[n, fmt.ms(roof[k].get("measured_p50")), fmt.ms(roof[k].get("floor")), fmt.num(roof[k].get("ratio"), 3)]
-            for k, n in shown]
+    rows: list[list[str | Cell]] = [[n, fmt.ms(row.measured_p50), fmt.ms(row.floor), fmt.num(row.ratio, 3)]
+                                    for row, n in shown]
     table = Table("Roofline", ["metric", "measured", "floor", "measured / floor"], rows,
-                  f"Floors for this run's own shape: mean prompt and output tokens, {fmt.num(roof.get('mean_in_flight'), 3)} "
+                  f"Floors for this run's own shape: mean prompt and output tokens, {fmt.num(roof.mean_in_flight, 3)} "
                   "requests in flight as the decode batch (Little's law).")
     return Section("Roofline floors", [Chart(fig.figure(traces, lay), "A log scale: floors are often far below."), table])

@@ -1,4 +1,5 @@
-"""The tables of a run report, read from summary.json (and the SLO table from the per-request values)."""
+"""The tables of a run report, read from summary.json (its typed view, metrics.results.SummaryView) and the
+SLO table from the per-request values."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from exporters.html.page import Cell, Table
 from exporters.html.run_data import RunData
 from metrics.gate.evaluate import Verdict, format_value
 from metrics.records.frame import OK
+from metrics.results import Goodput, Stats, SummaryView
 from metrics.slo import SLO, good_requests
 
 LATENCY_ROWS: tuple[tuple[str, str], ...] = (
@@ -31,70 +33,64 @@ SLO_ITEMS: tuple[tuple[str, str, str], ...] = (  # SLO field, name, how the limi
 )
 
 
-def _get(d: Any, *keys: str) -> Any:
-    for k in keys:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(k)
-    return d
-
-
-def requests_table(summary: dict[str, Any]) -> Table:
-    r = summary.get("requests", {})
-    errors = r.get("errors") or {}
+def requests_table(summary: SummaryView) -> Table:
+    r = summary.requests
     rows: list[list[str | Cell]] = [
-        ["every record", fmt.count(r.get("records")), fmt.count(r.get("succeeded")), fmt.count(r.get("failed")),
-         fmt.count(r.get("cancelled")), fmt.count(r.get("sent")), fmt.count(r.get("never_sent"))],
-        ["measured (in the window)", fmt.count(r.get("in_window")), fmt.count(r.get("in_window_ok")),
-         fmt.count(r.get("in_window_failed")), fmt.count(r.get("in_window_cancelled")), fmt.NONE, fmt.NONE],
+        ["every record", fmt.count(r.records), fmt.count(r.succeeded), fmt.count(r.failed),
+         fmt.count(r.cancelled), fmt.count(r.sent), fmt.count(r.never_sent)],
+        ["measured (in the window)", fmt.count(r.in_window), fmt.count(r.in_window_ok),
+         fmt.count(r.in_window_failed), fmt.count(r.in_window_cancelled), fmt.NONE, fmt.NONE],
     ]
-    note = "errors by kind: " + ", ".join(f"{k} {v}" for k, v in errors.items()) if errors else "no request failed"
+    note = "errors by kind: " + ", ".join(f"{k} {v}" for k, v in r.errors.items()) if r.errors else "no request failed"
     return Table("Requests", ["", "requests", "ok", "failed", "cancelled", "sent", "never sent"], rows, note)
 
 
-def throughput_table(summary: dict[str, Any]) -> Table:
-    t, g = summary.get("throughput", {}), summary.get("goodput", {})
+def throughput_table(summary: SummaryView) -> Table:
+    t, g = summary.throughput, summary.goodput or Goodput(None)
     rows: list[list[str | Cell]] = [
-        ["window duration", fmt.ms(t.get("duration_s"))],
-        ["requests/s (finished ok)", fmt.rate(t.get("requests_per_s"))],
-        ["output tokens/s", fmt.rate(t.get("output_tokens_per_s"))],
-        ["total tokens/s (prompt + output)", fmt.rate(t.get("total_tokens_per_s"))],
-        ["offered rate (scheduled)", fmt.rate(t.get("offered_rps"))],
-        ["achieved send rate", fmt.rate(t.get("achieved_rps"))],
-        ["goodput (good requests/s)", fmt.rate(g.get("requests_per_s"))],
-        ["SLO attainment (good / measured)", f"{fmt.pct(g.get('attainment'))} ({fmt.count(g.get('good'))} of "
-                                             f"{fmt.count(g.get('measured'))})"],
+        ["window duration", fmt.ms(t.duration_s)],
+        ["requests/s (finished ok)", fmt.rate(t.requests_per_s)],
+        ["output tokens/s", fmt.rate(t.output_tokens_per_s)],
+        ["total tokens/s (prompt + output)", fmt.rate(t.total_tokens_per_s)],
+        ["offered rate (scheduled)", fmt.rate(t.offered_rps)],
+        ["achieved send rate", fmt.rate(t.achieved_rps)],
+        ["goodput (good requests/s)", fmt.rate(g.requests_per_s)],
+        ["SLO attainment (good / measured)", f"{fmt.pct(g.attainment)} ({fmt.count(g.good)} of "
+                                             f"{fmt.count(g.measured)})"],
     ]
     return Table("Throughput and goodput (over the measurement window)", ["figure", "value"], rows)
 
 
-def latency_table(summary: dict[str, Any]) -> Table:
-    latency = summary.get("latency", {})
+def latency_table(summary: SummaryView) -> Table:
     rows: list[list[str | Cell]] = []
     for key, name in LATENCY_ROWS:
-        block = latency.get(key)
-        if not isinstance(block, dict):
+        block = summary.stats(key)
+        if block is None:
             continue
-        rows.append([name, fmt.count(block.get("count")), *(fmt.ms(block.get(k)) for k, _ in BLOCK_COLUMNS)])
-    fluid = latency.get("fluidity")
-    if isinstance(fluid, dict) and fluid.get("count"):
-        rows.append(["fluidity index (unitless)", fmt.count(fluid.get("count")),
-                     *(fmt.num(fluid.get(k)) for k, _ in BLOCK_COLUMNS)])
+        rows.append([name, fmt.count(block.count), *(fmt.ms(getattr(block, k)) for k, _ in BLOCK_COLUMNS)])
+    fluid = summary.stats("fluidity")
+    if fluid is not None and fluid.count:
+        rows.append(["fluidity index (unitless)", fmt.count(fluid.count),
+                     *(fmt.num(getattr(fluid, k)) for k, _ in BLOCK_COLUMNS)])
     return Table("Latency: exact statistics over every sample of the measured, successful requests",
                  ["metric", "samples", *(title for _, title in BLOCK_COLUMNS)], rows,
                  "A metric with no sample shows – (never 0).")
 
 
-def buckets_table(summary: dict[str, Any]) -> Table:
+def _at(block: Stats | None, key: str) -> float | None:
+    return None if block is None else getattr(block, key)
+
+
+def buckets_table(summary: SummaryView) -> Table:
     rows: list[list[str | Cell]] = []
-    for b in summary.get("buckets", []):
-        lat = b.get("latency", {})
+    for b in summary.buckets:
+        lat = b.latency
         rows.append([
-            str(b.get("dimension")), str(b.get("label")), fmt.count(b.get("measured")), fmt.count(b.get("ok")),
-            fmt.count(b.get("failed")), fmt.count(b.get("good")), fmt.pct(_get(b, "goodput", "attainment")),
-            fmt.ms(_get(lat, "ttft_s", "p50")), fmt.ms(_get(lat, "ttft_s", "p99")),
-            fmt.ms(_get(lat, "tpot_s", "p50")), fmt.ms(_get(lat, "tpot_s", "p99")),
-            fmt.ms(_get(lat, "itl_s", "p99")), fmt.ms(_get(lat, "e2e_s", "p99")),
+            b.dimension, b.label, fmt.count(b.measured), fmt.count(b.ok),
+            fmt.count(b.failed), fmt.count(b.good), fmt.pct(b.attainment),
+            fmt.ms(_at(lat.get("ttft_s"), "p50")), fmt.ms(_at(lat.get("ttft_s"), "p99")),
+            fmt.ms(_at(lat.get("tpot_s"), "p50")), fmt.ms(_at(lat.get("tpot_s"), "p99")),
+            fmt.ms(_at(lat.get("itl_s"), "p99")), fmt.ms(_at(lat.get("e2e_s"), "p99")),
         ])
     return Table("Per bucket (prompt tokens × cache class × output tokens × tags, one dimension at a time)",
                  ["dimension", "bucket", "measured", "ok", "failed", "good", "attainment", "TTFT p50", "TTFT p99",

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from metrics.gate.thresholds import ANSWER_METRICS, CAPACITY_METRICS, Kind, Query, Threshold, compare
+
+if TYPE_CHECKING:  # the summary's view is imported when a run is judged, not with a gate planned at start-up
+    from metrics.results import Bucket, SummaryView
 
 SUMMARY_PERCENTILES: dict[float, str] = {50.0: "p50", 90.0: "p90", 95.0: "p95", 99.0: "p99", 99.9: "p999"}
 
@@ -35,10 +38,17 @@ class RunView:
     summary: dict[str, Any]
     records: Callable[[], Measurer] | None = None
     _measurer: Measurer | None = field(default=None, repr=False)
+    _view: SummaryView | None = field(default=None, repr=False)  # `summary` parsed once, on first use
 
     def value(self, query: Query) -> float | None:
         try:
-            return summary_value(self.summary, query)
+            if query.metric in CAPACITY_METRICS:
+                return summary_value(self.summary, query)
+            if self._view is None:
+                from metrics.results import SummaryView
+
+                self._view = SummaryView.from_json(self.summary)
+            return view_value(self._view, query)
         except NeedsRecords as exc:
             if self.records is None:
                 raise NeedsRecords(f"{query.describe()}: {exc}, and this run's records are not available") from None
@@ -107,16 +117,16 @@ def evaluate_one(t: Threshold, run: RunView, baseline: RunView | None) -> Verdic
     return Verdict(t, compare(value, t.op, limit), value, limit, base_value)
 
 
-def _scope(summary: dict[str, Any], query: Query) -> dict[str, Any] | None:
+def _scope(view: SummaryView, query: Query) -> Bucket | SummaryView | None:
     """The part of the summary a query reads: the whole run, or its one bucket (None: nobody in it)."""
     if not query.filters:
-        return summary
+        return view
     if len(query.filters) > 1:
         raise NeedsRecords("a filter on two bucket dimensions at once is not in summary.json")
     dim, label = query.filters[0]
-    for bucket in summary.get("buckets", []):
-        if bucket.get("dimension") == dim and bucket.get("label") == label:
-            return dict(bucket)
+    for bucket in view.buckets:
+        if bucket.dimension == dim and bucket.label == label:
+            return bucket
     return None
 
 
@@ -125,34 +135,46 @@ def summary_value(summary: dict[str, Any], query: Query) -> float | None:
     is no data for it."""
     if query.metric in CAPACITY_METRICS:
         return _number(summary.get(query.metric, {}).get(query.agg))
-    scope = _scope(summary, query)
+    from metrics.results import SummaryView
+
+    return view_value(SummaryView.from_json(summary), query)
+
+
+def view_value(view: SummaryView, query: Query) -> float | None:
+    """The queried number from a run's summary (its typed view); None when there is no data for it."""
+    from metrics.results import Stats, SummaryView
+
+    scope = _scope(view, query)
     if scope is None:
         return None
-    whole = scope is summary
     if query.latency_key is not None:
-        holder = scope.get(query.section) or {}
+        holder = scope.blocks(query.section) or {}
         if query.metric in ANSWER_METRICS and query.latency_key not in holder:  # a run without reasoning or
             # tool calls: its requests still have a TTFO (and zero tool calls), which the records give
             raise NeedsRecords(f"{query.metric} is in summary.json only when a request reasoned or called a tool")
-        block = holder.get(query.latency_key) or {}
+        block = holder.get(query.latency_key) or Stats()
         key = query.agg
         if query.percentile is not None:
             if query.percentile not in SUMMARY_PERCENTILES:
                 raise NeedsRecords(f"p({query.percentile:g}) is not in summary.json")
             key = SUMMARY_PERCENTILES[query.percentile]
         if key == "count":
-            return float(block.get("count") or 0)
-        return _number(block.get(key)) if block.get("count") else None
+            return float(block.count or 0)
+        return _number(block.stat(key)) if block.count else None
     if query.metric == "throughput":
-        return _number(summary.get("throughput", {}).get(query.agg))
-    goodput = scope.get("goodput", {})
-    requests = summary.get("requests", {})
-    measured = _number(requests.get("in_window") if whole else scope.get("measured")) or 0.0
-    failed = _number(requests.get("in_window_failed") if whole else scope.get("failed")) or 0.0
+        return _number(view.throughput.figure(query.agg))
+    if isinstance(scope, SummaryView):
+        goodput = scope.goodput
+        measured, failed = float(view.requests.in_window), float(view.requests.in_window_failed)
+    else:
+        goodput = scope.goodput
+        measured, failed = float(scope.measured or 0), float(scope.failed or 0)
     if query.metric == "goodput":
+        if goodput is None:
+            return None
         if query.agg == "count":
-            return _number(goodput.get("good"))
-        return _number(goodput.get("attainment" if query.agg == "attainment" else "requests_per_s"))
+            return _number(goodput.good)
+        return _number(goodput.attainment if query.agg == "attainment" else goodput.requests_per_s)
     if query.metric == "errors":
         if query.agg == "count":
             return failed

@@ -5,12 +5,18 @@ result document, below both the load generator (which writes them) and the expor
 - `versions`: each document's schema version and the check of a version read back;
 - `documents`: the readers and writers of run.json, summary.json, sweep.json and capacity.json;
 - `points`: where a sweep's or capacity search's point lives (DIR/points/<label>/), labels checked;
-- `atomic`: the atomic write (temporary file, then rename) every result file goes through.
+- `atomic`: the atomic write (temporary file, then rename) every result file goes through;
+- `summary_view`: the typed, frozen view of summary.json (its sections in `summary_*.py`), imported on
+  first use (`SummaryView`, `read_summary_view` and the section types are names of this package all the
+  same): building ~30 frozen dataclasses costs a start-up what the first request should not wait for.
 
 Light: the standard library only, so a run can import it before its first request.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from metrics.results.atomic import write_atomic, write_json
 from metrics.results.documents import (
@@ -51,6 +57,16 @@ from metrics.results.layout import (
     TEXTFILE,
 )
 from metrics.results.points import check_label, check_labels, point_path
+
+if TYPE_CHECKING:
+    from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls
+    from metrics.results.summary_gpu import Gpu, GpuFigures, GpuRow, GpuSource, GpuTotal, MeanMax
+    from metrics.results.summary_requests import FailureMessage, Requests, Throughput
+    from metrics.results.summary_run import Run, Window
+    from metrics.results.summary_server import Gauge, Histogram, Quantile, Server, ServerPrometheus
+    from metrics.results.summary_stats import STAT_KEYS, Stats
+    from metrics.results.summary_tokens import Tokens
+    from metrics.results.summary_view import Bucket, Roofline, RooflineRow, SummaryView, read_summary_view
 from metrics.results.versions import (
     CAPACITY_SCHEMA_VERSION,
     RUN_SCHEMA_VERSION,
@@ -69,3 +85,54 @@ __all__ = [
     "read_document", "read_run", "read_summary", "run_or_none", "summary_or_none", "write_atomic",
     "write_capacity", "write_json", "write_run", "write_summary", "write_sweep",
 ]
+
+# The summary's view (metrics.results.summary_view), loaded when one of its names is first asked for.
+_VIEWS = {
+    **dict.fromkeys(("BurstDelivered", "Goodput", "Reasoning", "ToolCalls"), "summary_goodput"),
+    **dict.fromkeys(("Gpu", "GpuFigures", "GpuRow", "GpuSource", "GpuTotal", "MeanMax"), "summary_gpu"),
+    **dict.fromkeys(("FailureMessage", "Requests", "Throughput"), "summary_requests"),
+    **dict.fromkeys(("Run", "Window"), "summary_run"),
+    **dict.fromkeys(("Gauge", "Histogram", "Quantile", "Server", "ServerPrometheus"), "summary_server"),
+    **dict.fromkeys(("STAT_KEYS", "Stats"), "summary_stats"),
+    **dict.fromkeys(("Tokens",), "summary_tokens"),
+    **dict.fromkeys(("Bucket", "Roofline", "RooflineRow", "SummaryView", "read_summary_view"), "summary_view"),
+}
+__all__ += [
+    "STAT_KEYS",
+    "Bucket",
+    "BurstDelivered",
+    "FailureMessage",
+    "Gauge",
+    "Goodput",
+    "Gpu",
+    "GpuFigures",
+    "GpuRow",
+    "GpuSource",
+    "GpuTotal",
+    "Histogram",
+    "MeanMax",
+    "Quantile",
+    "Reasoning",
+    "Requests",
+    "Roofline",
+    "RooflineRow",
+    "Run",
+    "Server",
+    "ServerPrometheus",
+    "Stats",
+    "SummaryView",
+    "Throughput",
+    "Tokens",
+    "ToolCalls",
+    "Window",
+    "read_summary_view",
+]
+
+
+def __getattr__(name: str) -> object:
+    module = _VIEWS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"metrics.results.{module}"), name)
+    globals()[name] = value
+    return value

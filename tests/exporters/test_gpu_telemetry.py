@@ -16,6 +16,7 @@ from exporters.html.gpu_section import gpu_section as html_gpu_section
 from loadgen.cli import run_cli
 from loadgen.run.gpu_scrape import GPU_FILE, add_gpu_section, gpu_samples
 from loadgen.spec.scrape_targets import parse_scrape_targets
+from metrics.results import SummaryView
 from metrics.server.gpu import gpu_section
 from tests.servers.fake_dcgm import FakeDcgm, exposition, uuid_of
 
@@ -79,18 +80,18 @@ def test_a_failed_endpoint_is_a_note(scraped: tuple[Path, dict[str, Any], float,
     assert sources["dcgm"]["failed_scrapes"] == 0 and sources["dcgm"]["scrapes"] >= 3
     assert sources["down"]["scrapes"] == 0 and sources["down"]["failed_scrapes"] == 1
     assert sources["down"]["url"] == down and "ConnectError" in sources["down"]["last_failure"]
-    assert any("down: 1 of 1 scrapes failed" in line for line in gpu_lines(summary))
+    assert any("down: 1 of 1 scrapes failed" in line for line in gpu_lines(SummaryView.from_json(summary).gpu))
     assert json.loads((out / GPU_FILE).read_text())["sources"] == summary["gpu"]["sources"]
 
 
 def test_console_and_report_show_it(scraped: tuple[Path, dict[str, Any], float, str]) -> None:
     _, summary, _, _ = scraped
-    lines = gpu_lines(summary)
+    lines = gpu_lines(SummaryView.from_json(summary).gpu)
     assert lines[1].startswith("  dcgm/node-1:gpu0  util 80/80 %  SM 0.50/0.50  mem 1,000 MiB")
     jpt = summary["gpu"]["total"]["joules_per_output_token"]
     assert f"  energy per output token: {jpt:.3g} J (80 output tokens)" in lines
     assert all(len(line) <= 100 for line in lines)
-    section = html_gpu_section(summary)
+    section = html_gpu_section(SummaryView.from_json(summary).gpu)
     assert section is not None and f"{jpt:.4g} J" in str(section.items[0])
 
 

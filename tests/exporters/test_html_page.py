@@ -24,6 +24,7 @@ from loadgen.run.html_report import write_run_report
 from metrics.gate.evaluate import RunView
 from metrics.latency.samples import Samples
 from metrics.records.frame import OK
+from metrics.results import Roofline, SummaryView
 from tests.exporters._html_runs import RUN, sample_run, with_server_timing, write_run
 from tests.exporters._records import random_records
 
@@ -164,7 +165,7 @@ def test_roofline_floors_beside_the_measured_latency() -> None:
             "ttft_s": {"measured_p50": 0.08, "floor": 0.02, "ratio": 4.0},
             "tpot_s": {"measured_p50": 0.012, "floor": 0.004, "ratio": 3.0},
             "e2e_s": {"measured_p50": None, "floor": None, "ratio": None}}
-    section = roofline_section({"roofline": roof})
+    section = roofline_section(Roofline.from_json(roof))
     assert section is not None
     chart, table = section.items
     assert isinstance(chart, Chart) and isinstance(table, Table)
@@ -172,6 +173,6 @@ def test_roofline_floors_beside_the_measured_latency() -> None:
     assert measured["x"] == floor["x"] == ["TTFT p50", "TPOT p50"]  # E2E has no floor: not drawn
     assert measured["y"] == [80.0, 12.0] and floor["y"] == [20.0, 4.0]  # ms
     assert table.rows == [["TTFT p50", "80 ms", "20 ms", "4"], ["TPOT p50", "12 ms", "4 ms", "3"]]
-    failed = roofline_section({"roofline": {"spec": roof["spec"], "error": "unknown GPU"}})
+    failed = roofline_section(Roofline.from_json({"spec": roof["spec"], "error": "unknown GPU"}))
     assert failed is not None and isinstance(failed.items[0], Text) and "unknown GPU" in failed.items[0].text
-    assert roofline_section({}) is None
+    assert roofline_section(SummaryView.from_json({}).roofline) is None

@@ -120,6 +120,7 @@ def test_report_prints_the_server_section_the_run_printed(run: tuple[Path, dict[
     import shutil
 
     from exporters.server_console import format_server_section
+    from metrics.results import Server
 
     out, summary, _ = run
     copy = tmp_path / "run"
@@ -127,7 +128,7 @@ def test_report_prints_the_server_section_the_run_printed(run: tuple[Path, dict[
     capsys.readouterr()
     assert run_cli(["report", str(copy)]) == 0
     printed = capsys.readouterr().out.splitlines()
-    section = format_server_section(summary["server"])  # what `goodput run` printed from its summary
+    section = format_server_section(Server.from_json(summary["server"]))  # what `goodput run` printed from its summary
     assert any("/metrics: " in line for line in section) and any("running mean/max" in line for line in section)
     start = printed.index(section[0])
     assert printed[start:start + len(section)] == section

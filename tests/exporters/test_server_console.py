@@ -9,6 +9,7 @@ import pytest
 from exporters.server_console import WIDTH, format_server_section, quantile_text
 from loadgen.run.scrape import parse_exposition, prometheus_section
 from metrics.latency.stats import stats_block
+from metrics.results import Server
 
 # vLLM's queue-time buckets start at 0.3 s: every queue time under 300 ms lands in the first one.
 QUEUE_BOUNDS = ("0.3", "0.5", "0.8", "1.0", "1.5", "2.0", "+Inf")
@@ -32,7 +33,7 @@ def queue_section() -> dict[str, object]:
 
 
 def _text(prom: dict[str, object] | None, exact: dict[str, object] | None = None) -> str:
-    return "\n".join(format_server_section({**(exact or {}), "prometheus": prom}))
+    return "\n".join(format_server_section(Server.from_json({**(exact or {}), "prometheus": prom})))
 
 
 def test_a_quantile_inside_the_first_bucket_is_bounded_by_the_sum(queue_section: dict[str, object]) -> None:
@@ -70,7 +71,7 @@ def test_quantile_text(value: float | None, bucket: list[float | None] | None, e
 
 
 def test_not_available_and_absent() -> None:
-    assert format_server_section(None) == [] and format_server_section({}) == []
+    assert format_server_section(Server.from_json(None)) == [] and format_server_section(Server.from_json({})) == []
     down = _text({"url": "http://x/metrics", "available": False, "last_failure": "refused"})
     assert down == "server (/metrics at http://x/metrics not available (refused)):"
 
@@ -78,7 +79,7 @@ def test_not_available_and_absent() -> None:
 def test_a_server_without_vllm_names_says_so() -> None:
     absent = [f"vllm:some_long_metric_name_{i}_seconds" for i in range(8)]
     bare = {"url": "u", "available": True, "scrapes": 2, "histograms": {}, "gauges": {}, "absent": absent}
-    lines = format_server_section({"prometheus": bare})
+    lines = format_server_section(Server.from_json({"prometheus": bare}))
     assert lines[:2] == ["server (/metrics: 2 scrapes, last − first; quantiles as the range the data allows):",
                          "  no vLLM-named metrics"]
     assert lines[2].startswith("  absent on the server: vllm:some_long_metric_name_0_seconds, ")

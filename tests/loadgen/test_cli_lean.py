@@ -59,14 +59,15 @@ try:
 except SystemExit as exc:
     code = exc.code
 heavy = ("pyarrow", "pandas", "plotly", "metrics.records.frame_arrow", "loadgen.run.outputs", "loadgen.run.gate",
-         "loadgen.run.conclusion", "exporters.console", "exporters.markdown", "exporters.junit")
+         "loadgen.run.conclusion", "exporters.console", "exporters.markdown", "exporters.junit",
+         "metrics.results.summary_view", "metrics.results.summary_run", "metrics.results.summary_stats")
 print(code, [m for m in heavy if m in loaded_at_dispatch], "pyarrow" in sys.modules, file=sys.stderr)
 """
 
 
 def test_the_result_files_machinery_is_loaded_after_the_last_request(tmp_path: Path) -> None:
     """Start-up to the first request pays only for what sending needs: the result files' machinery (pyarrow,
-    the summary's outputs, the gate, the console) is imported once dispatching is over, and still writes them."""
+    the summary's outputs and its typed view, the gate, the console) is imported once dispatching is over, and still writes them."""
     with paced_server(first_s=0.005, gap_s=0.002) as srv:
         done = subprocess.run([sys.executable, "-c", RUN_PROBE, srv.url, str(tmp_path / "run")],
                               capture_output=True, text=True, timeout=120)

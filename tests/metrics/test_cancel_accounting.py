@@ -73,9 +73,12 @@ def test_a_run_without_planned_cancels_keeps_every_request_in_the_denominator() 
 
 def test_the_console_says_how_many_were_cancelled_as_planned_and_left_out() -> None:
     from exporters.console_notes import goodput_line, requests_line
+    from metrics.results.summary_view import SummaryView
 
     summary = _summary()
-    line = requests_line(summary["requests"])
+    view = SummaryView.from_json(summary)
+    line = requests_line(view.requests)
     assert "cancelled 5 (2 as planned by --cancel-rate)" in line
-    good = goodput_line(summary["goodput"], "1", "16.7%")
+    assert view.goodput is not None
+    good = goodput_line(view.goodput, "1", "16.7%")
     assert "(1/6 good;" in good and "3 planned cancellations and the turns they ended left out" in good

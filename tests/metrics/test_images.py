@@ -11,6 +11,8 @@ from exporters.console_notes import estimate_notes, prompt_warning
 from metrics.records.frame import frame_from_jsonl, frame_from_records
 from metrics.records.frame_arrow import frame_from_table, read_records_checked
 from metrics.records.record import RequestRecord
+from metrics.results.summary_run import Run
+from metrics.results.summary_tokens import Tokens
 from metrics.summary.buckets import IMAGE_LABELS, image_codes
 from metrics.summary.build import SummaryConfig, summarize
 from tests.metrics._frames import assert_same_frame
@@ -58,13 +60,13 @@ def test_the_prompt_check_leaves_image_requests_out_and_says_so() -> None:
     assert accuracy["count"] == 2 and accuracy["mean_error_tokens"] == 1.0  # the two text prompts only
     assert accuracy["image_requests"] == 3
     assert tokens["image_requests"] == 3
-    assert prompt_warning(tokens, {}) is None  # image tokens would read as a 65-257 % miss
-    notes = [n for n in estimate_notes(tokens) if "images" in n]
+    assert prompt_warning(Tokens.from_json(tokens), Run.from_json({})) is None  # image tokens would read as a 65-257 % miss
+    notes = [n for n in estimate_notes(Tokens.from_json(tokens)) if "images" in n]
     assert notes == ["note: 3 of 5 requests carried images: their prompt tokens are the server's count, image tokens"
                      " included; the prompt-length check leaves them out"]
     text_only = summarize([_req(0, 0, prompt=101)], SummaryConfig(), {})["tokens"]
     assert "image_requests" not in text_only["prompt_accuracy"]
-    assert not [n for n in estimate_notes(text_only) if "images" in n]
+    assert not [n for n in estimate_notes(Tokens.from_json(text_only)) if "images" in n]
 
 
 def test_thresholds_filter_by_image_count_and_refuse_an_impossible_label() -> None:

@@ -89,12 +89,13 @@ def test_every_frame_builder_reads_the_model(tmp_path: Path) -> None:
 def test_the_console_and_the_html_report_show_each_model() -> None:
     from exporters.console import format_summary
     from exporters.html.tables import buckets_table
+    from metrics.results import SummaryView
 
     summary = summarize(_records(), CONFIG, {"target": "http://127.0.0.1:1", "model": "base,lora-a"})
     lines = format_summary(summary).splitlines()
     shown = {line.split()[0]: line.split()[1:3] for line in lines if line.startswith("model=")}
     assert shown == {"model=base": ["2", "0"], "model=lora-a": ["2", "1"], "model=unknown": ["1", "0"]}  # n, failed
-    rows = [row[:5] for row in buckets_table(summary).rows if row[0] == "model"]
+    rows = [row[:5] for row in buckets_table(SummaryView.from_json(summary)).rows if row[0] == "model"]
     assert [[str(c) for c in row] for row in rows] == [["model", "base", "2", "2", "0"],
                                                         ["model", "lora-a", "2", "1", "1"],
                                                         ["model", "unknown", "1", "1", "0"]]

@@ -320,6 +320,7 @@ def test_invariants_on_a_random_run() -> None:
 
 def test_requests_lost_with_a_worker_are_counted_apart_from_never_sent() -> None:
     from exporters.console_notes import requests_line
+    from metrics.results.summary_requests import Requests
 
     records = [
         rec(0, a=0, d=1, chunks=[10], k=[1], closed=11),
@@ -331,5 +332,5 @@ def test_requests_lost_with_a_worker_are_counted_apart_from_never_sent() -> None
     assert (req["records"], req["sent"], req["never_sent"], req["lost_with_worker"]) == (4, 1, 1, 2)
     assert req["failed_before_send"] == 1 and req["failed"] == 3
     _add_up(req)
-    assert requests_line(req).startswith(
+    assert requests_line(Requests.from_json(req)).startswith(
         "requests: 4 = 1 sent + 1 never sent (failed 1 before sending) + 2 lost with a worker (in flight or never sent)")

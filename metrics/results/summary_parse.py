@@ -1,0 +1,41 @@
+"""The checks the summary views (metrics.results.summary_view) parse summary.json's values with, once, at
+the boundary: each returns the value when it has the type the writer gives it, else the reader's default.
+
+Numbers keep the type JSON gave them (an int stays an int) so that a view prints what the document holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def count(value: Any) -> int:
+    """An integer count; 0 when absent or not an integer (a bool is not one)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def number_or_none(value: Any) -> float | None:
+    """An int or a float as it is (no conversion); None otherwise."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def counts(value: Any) -> dict[str, int]:
+    """An object of counts by name ({"http_status": 5}), in the document's order; {} when not an object."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def basis(value: Any) -> str | dict[str, int] | None:
+    """A basis named once ("reported") or counted per request ({"usage_delta": 17}); None when neither."""
+    if isinstance(value, str):
+        return value
+    return counts(value) if isinstance(value, dict) else None

@@ -1,0 +1,105 @@
+"""The typed views of summary.json's request counts (`requests`, metrics.summary.build and
+metrics.summary.failures) and rates (`throughput`). A count the document lacks reads 0, as every
+reader has read it; `records` and `failed` keep None for absent because a reader tells the two apart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from metrics.results.summary_parse import count, counts, int_or_none, number_or_none
+
+
+@dataclass(frozen=True, slots=True)
+class FailureMessage:
+    """One distinct failure, in the server's words (metrics.summary.failures)."""
+
+    kind: str  # "unknown" when the document gives none
+    message: str  # "" when none
+    http_status: int | None
+    count: int
+
+    @classmethod
+    def from_json(cls, value: Any) -> FailureMessage | None:
+        if not isinstance(value, dict):
+            return None
+        return cls(str(value.get("kind") or "unknown"), str(value.get("message") or ""),
+                   int_or_none(value.get("http_status")), count(value.get("count")))
+
+
+@dataclass(frozen=True, slots=True)
+class Requests:
+    records: int | None  # None: schema 1, where `sent` counted every record
+    failed: int | None
+    sent: int = 0
+    never_sent: int = 0
+    lost_with_worker: int = 0
+    succeeded: int = 0
+    cancelled: int = 0
+    failed_before_send: int = 0
+    cancelled_before_send: int = 0
+    errors: dict[str, int] | None = None  # error kind → count
+    in_window: int = 0
+    in_window_ok: int = 0
+    in_window_failed: int = 0
+    in_window_cancelled: int = 0
+    ok_without_content: int = 0
+    planned_cancels: int = 0
+    failure_messages: tuple[FailureMessage, ...] | None = None  # None: no list in the document
+    failure_messages_distinct: int = 0
+    stopped_before_max_tokens: int = 0
+
+    @classmethod
+    def from_json(cls, req: Any) -> Requests:
+        """The view of `requests`; every count 0 (records and failed None) when it is not an object."""
+        if not isinstance(req, dict):
+            return cls(None, None)
+        messages = req.get("failure_messages")
+        return cls(
+            records=count(req.get("records")) if "records" in req else None,
+            failed=int_or_none(req.get("failed")),
+            sent=count(req.get("sent")),
+            never_sent=count(req.get("never_sent")),
+            lost_with_worker=count(req.get("lost_with_worker")),
+            succeeded=count(req.get("succeeded")),
+            cancelled=count(req.get("cancelled")),
+            failed_before_send=count(req.get("failed_before_send")),
+            cancelled_before_send=count(req.get("cancelled_before_send")),
+            in_window=count(req.get("in_window")),
+            in_window_ok=count(req.get("in_window_ok")),
+            in_window_failed=count(req.get("in_window_failed")),
+            in_window_cancelled=count(req.get("in_window_cancelled")),
+            ok_without_content=count(req.get("ok_without_content")),
+            planned_cancels=count(req.get("planned_cancels")),
+            failure_messages_distinct=count(req.get("failure_messages_distinct")),
+            stopped_before_max_tokens=count(req.get("stopped_before_max_tokens")),
+            errors=counts(req.get("errors")),
+            failure_messages=(tuple(m for m in map(FailureMessage.from_json, messages) if m is not None)
+                              if isinstance(messages, list) else None),
+        )
+
+    def failed_count(self) -> int:
+        return self.failed or 0
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    duration_s: float | None = None
+    requests_per_s: float | None = None
+    output_tokens_per_s: float | None = None
+    total_tokens_per_s: float | None = None
+    offered_rps: float | None = None
+    achieved_rps: float | None = None
+
+    @classmethod
+    def from_json(cls, thr: Any) -> Throughput:
+        if not isinstance(thr, dict):
+            return cls()
+        return cls(*(number_or_none(thr.get(key)) for key in _RATES))
+
+    def figure(self, name: str) -> float | None:
+        """The figure named as in summary.json (requests_per_s, offered_rps, ...); None for another name."""
+        return getattr(self, name) if name in _RATES else None
+
+
+_RATES = ("duration_s", "requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "offered_rps", "achieved_rps")
