@@ -146,7 +146,8 @@ def model_table(doc: dict[str, Any]) -> Table:
 
 
 def predict_page(doc: dict[str, Any]) -> Page:
-    capacity: list[Item] = [t for t in (capacity_table(doc), cost_table(doc, source="predict.json")) if t is not None]
+    cost = doc["cost"] if isinstance(doc.get("cost"), dict) else None
+    capacity: list[Item] = [t for t in (capacity_table(doc), cost_table(cost, source="predict.json")) if t is not None]
     sections = []
     if capacity:
         sections.append(Section("Capacity", capacity))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,16 @@ from loadgen.run.gpu_scrape import add_gpu_section
 from loadgen.run.outputs import RECORDS_FILE, build_outputs, read_run
 from loadgen.run.prometheus import add_server_section, load_server_section, rebuild_textfile
 from metrics.records.record_check import InputReport
-from metrics.results import CAPACITY_FILE, POINTS_DIR, SWEEP_FILE, TEXTFILE, read_capacity, read_document
+from metrics.results import (
+    CAPACITY_FILE,
+    POINTS_DIR,
+    SWEEP_FILE,
+    TEXTFILE,
+    CapacityView,
+    SweepView,
+    read_capacity,
+    read_sweep,
+)
 from metrics.slo import parse_slo
 
 SHOWN_ON_CONSOLE = 3
@@ -149,23 +158,19 @@ def report_results(directory: Path, kind: str, *, html: bool, html_path: Path | 
         print(f"goodput report: error: {exc}", file=sys.stderr)
         return 1
     if not quiet:
-        rows = [p["row"] for p in doc["points"]] if kind == "sweep" else list(doc["points"])
-        print(points_table(rows))
-        if kind == "capacity":
+        print(points_table(doc.rows() if isinstance(doc, SweepView) else doc.points))
+        if isinstance(doc, CapacityView):
             print(capacity_line(doc))
         if page is not None:
             print(f"HTML report: {page}")
     return 0
 
 
-def read_results(directory: Path, kind: str) -> dict[str, Any]:
+def read_results(directory: Path, kind: str) -> SweepView | CapacityView:
     """sweep.json or capacity.json, checked (ValueError, one line)."""
     if kind == "capacity":
         return read_capacity(directory)
-    doc = read_document(directory, SWEEP_FILE, "sweep")
-    if not all(isinstance(p, dict) and isinstance(p.get("row"), dict) for p in doc["points"]):
-        raise ValueError(f"{directory / SWEEP_FILE} is malformed (a point without its row)")
-    return doc
+    return read_sweep(directory, every_row=True)
 
 
 def input_lines(read: InputReport, allow_damaged: bool) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from exporters.html.header import slo_text
 from loadgen.predict.measured import Measured, measured_capacity, workload_differences
+from metrics.results import PointRow
 
 METRICS = ("ttft", "tpot", "e2e")
 PERCENTILES = ("p50", "p90", "p99")
@@ -35,20 +36,19 @@ def same_slo(a: Mapping[str, float], b: Mapping[str, float]) -> bool:
     return a.keys() == b.keys() and all(math.isclose(a[k], b[k], rel_tol=1e-9) for k in a)
 
 
-def measured_figures(row: dict[str, Any]) -> dict[str, Any]:
+def measured_figures(row: PointRow) -> dict[str, Any]:
     """A measured row's figures in predict.json's shape."""
-    return {"latency_s": {m: {p: row.get(f"{m}_{p}_s") for p in PERCENTILES} for m in METRICS},
-            "attainment": row.get("attainment"), "good": row.get("good"), "measured": row.get("measured"),
-            "output_tokens_per_s": row.get("output_tokens_per_s"),
-            "client_saturated": bool(row.get("client_saturated"))}
+    return {"latency_s": {m: {p: row.percentile(m, p) for p in PERCENTILES} for m in METRICS},
+            "attainment": row.attainment, "good": row.good, "measured": row.measured,
+            "output_tokens_per_s": row.output_tokens_per_s, "client_saturated": bool(row.client_saturated)}
 
 
-def point_comparison(row: dict[str, Any], predicted: dict[str, Any], *, attainment: bool) -> dict[str, Any]:
+def point_comparison(row: PointRow, predicted: dict[str, Any], *, attainment: bool) -> dict[str, Any]:
     """One measured point against the prediction at its rate (`attainment`: whether the SLOs match)."""
     measured = measured_figures(row)
     errors = {m: {p: error_pct(predicted["latency_s"][m][p], measured["latency_s"][m][p]) for p in PERCENTILES}
               for m in METRICS}
-    return {"label": str(row.get("label")), "rate": row["rate"], "measured": measured,
+    return {"label": row.label, "rate": row.rate, "measured": measured,
             "predicted": {"latency_s": predicted["latency_s"], "attainment": predicted.get("attainment"),
                           "output_tokens_per_s": predicted.get("output_tokens_per_s")},
             "error_pct": errors,  # not of output tokens/s: the two are over different spans (see the page)
@@ -80,7 +80,7 @@ def compare(m: Measured, predicted: Mapping[float, dict[str, Any]], *, spec: dic
     out: dict[str, Any] = {
         "path": m.path, "label": m.label, "kind": m.kind, "workload_differences": differences, "notes": notes,
         "slo": dict(m.slo), "slo_compared": slo_ok,  # False: its attainment was judged by another SLO
-        "points": [point_comparison(r, predicted[r["rate"]], attainment=slo_ok) for r in m.rows],
+        "points": [point_comparison(r, predicted[r.rate or 0.0], attainment=slo_ok) for r in m.rows],
         "capacity": None,
     }
     found = measured_capacity(m, target) if band is not None else None
@@ -97,4 +97,4 @@ def compare(m: Measured, predicted: Mapping[float, dict[str, Any]], *, spec: dic
 
 def measured_rates(measured: list[Measured]) -> list[float]:
     """Every measured point's offered rate, once each."""
-    return sorted({float(r["rate"]) for m in measured for r in m.rows})
+    return sorted({float(r.rate or 0.0) for m in measured for r in m.rows})

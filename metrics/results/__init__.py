@@ -4,6 +4,9 @@ result document, below both the load generator (which writes them) and the expor
 - `layout`: every file name of a run, sweep or capacity directory;
 - `versions`: each document's schema version and the check of a version read back;
 - `documents`: the readers and writers of run.json, summary.json, sweep.json and capacity.json;
+- `sweep_view`, `capacity_view`, `row_view`, `shared_view`: typed, frozen views of sweep.json and
+  capacity.json (`from_json` parses once, `to_json` writes goodput's JSON back), read with `read_sweep`
+  and `read_capacity`, written with `write_sweep` and `write_capacity`;
 - `points`: where a sweep's or capacity search's point lives (DIR/points/<label>/), labels checked;
 - `atomic`: the atomic write (temporary file, then rename) every result file goes through.
 
@@ -68,4 +71,16 @@ __all__ = [
     "is_capacity_dir", "load_summary", "load_sweep", "point_labels", "point_path", "read_capacity",
     "read_document", "read_run", "read_summary", "run_or_none", "summary_or_none", "write_atomic",
     "write_capacity", "write_json", "write_run", "write_summary", "write_sweep",
+]
+
+from metrics.results.capacity_view import CapacityFigure, CapacityView, ProbedRate
+from metrics.results.documents import read_capacity_points, read_sweep
+from metrics.results.row_view import COLUMNS, LATENCY_COLUMNS, PERCENTILES, PointRow
+from metrics.results.shared_view import Ceiling, ServerInfo
+from metrics.results.sweep_view import PointKind, PointPlan, SweepLength, SweepMode, SweepPoint, SweepView
+
+__all__ += [
+    "COLUMNS", "LATENCY_COLUMNS", "PERCENTILES", "CapacityFigure", "CapacityView", "Ceiling", "PointKind", "PointPlan",
+    "PointRow", "ProbedRate", "ServerInfo", "SweepLength", "SweepMode", "SweepPoint", "SweepView", "read_capacity_points",
+    "read_sweep",
 ]
