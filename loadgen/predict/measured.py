@@ -13,6 +13,7 @@ the predicted workload is said rather than compared silently (`workload_differen
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from metrics.results import (
     SUMMARY_FILE,
     SWEEP_FILE,
     CapacityView,
+    MeasuredCapacity,
     PointRow,
     SweepView,
     point_path,
@@ -185,20 +187,19 @@ def read_measured(directory: Path) -> Measured:
                      "or capacity directory of goodput)")
 
 
-def measured_capacity(m: Measured, target: float) -> dict[str, Any] | None:
+def measured_capacity(m: Measured, target: float) -> MeasuredCapacity | None:
     """The capacity a capacity search found (capacity.json), or the one a sweep's points show by the
     search's rule at `target` (exporters.html.sweep_data); None for a run."""
     if isinstance(m.doc, CapacityView):
         v = capacity_verdict(m.doc)
-        return {"rate": v.rate, "upper": v.upper, "target": v.target, "status": v.status,
-                "basis": "capacity.json's capacity"}
+        return MeasuredCapacity(v.rate, v.upper, v.target, v.status, "capacity.json's capacity")
     if isinstance(m.doc, SweepView):
         rated = [r for r in sweep_rows(m.doc) if _rate(r.value) is not None]  # as read_measured keeps
         found = sweep_capacity(rated, target=target)
         if found is None:
             return None
-        return {"rate": found.capacity, "upper": found.upper, "target": target, "status": found.status,
-                "basis": "read from the sweep's points by goodput capacity's rule"}
+        return MeasuredCapacity(found.capacity, found.upper, target, found.status,
+                                "read from the sweep's points by goodput capacity's rule")
     return None
 
 
@@ -213,7 +214,7 @@ def setting_text(value: Any) -> str:
     return str(value)
 
 
-def workload_differences(predicted: dict[str, Any], measured: dict[str, Any]) -> list[str]:
+def workload_differences(predicted: Mapping[str, Any], measured: dict[str, Any]) -> list[str]:
     """'prompt tokens: measured 512, predicted 1024' for each WORKLOAD_KEYS setting that differs between two
     run specs' workloads, and the arrival process; [] when they agree."""
     pw, mw = _dict(predicted.get("workload")), _dict(measured.get("workload"))

@@ -75,12 +75,52 @@ __all__ = [
 
 from metrics.results.capacity_view import CapacityFigure, CapacityView, ProbedRate
 from metrics.results.documents import read_capacity_points, read_sweep
+from metrics.results.predict_compare_view import (
+    CapacityComparison,
+    MeasuredCapacity,
+    MeasuredComparison,
+    MeasuredFigures,
+    PointComparison,
+    PredictedBand,
+)
+from metrics.results.predict_view import (
+    ParamFit,
+    PredictedCapacity,
+    PredictedPoint,
+    PredictView,
+    ServerModelInfo,
+)
 from metrics.results.row_view import COLUMNS, LATENCY_COLUMNS, PERCENTILES, PointRow
 from metrics.results.shared_view import Ceiling, ServerInfo
 from metrics.results.sweep_view import PointKind, PointPlan, SweepLength, SweepMode, SweepPoint, SweepView
 
 __all__ += [
-    "COLUMNS", "LATENCY_COLUMNS", "PERCENTILES", "CapacityFigure", "CapacityView", "Ceiling", "PointKind", "PointPlan",
-    "PointRow", "ProbedRate", "ServerInfo", "SweepLength", "SweepMode", "SweepPoint", "SweepView", "read_capacity_points",
+    "COLUMNS",
+    "LATENCY_COLUMNS",
+    "PERCENTILES",
+    "CapacityComparison",
+    "CapacityFigure",
+    "CapacityView",
+    "Ceiling",
+    "MeasuredCapacity",
+    "MeasuredComparison",
+    "MeasuredFigures",
+    "ParamFit",
+    "PointComparison",
+    "PointKind",
+    "PointPlan",
+    "PointRow",
+    "PredictView",
+    "PredictedBand",
+    "PredictedCapacity",
+    "PredictedPoint",
+    "ProbedRate",
+    "ServerInfo",
+    "ServerModelInfo",
+    "SweepLength",
+    "SweepMode",
+    "SweepPoint",
+    "SweepView",
+    "read_capacity_points",
     "read_sweep",
 ]
