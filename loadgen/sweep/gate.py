@@ -22,7 +22,7 @@ from metrics.results import CapacityView, read_capacity
 
 def capacity_view(directory: Path) -> RunView:
     """A capacity search as thresholds see it (ValueError when `directory` is not one)."""
-    return RunView(summary=read_capacity(directory).to_json())
+    return RunView(summary=dict(read_capacity(directory).to_json()))
 
 
 def check_capacity_thresholds(thresholds: Sequence[Threshold]) -> None:
@@ -54,7 +54,7 @@ def capacity_gate_plan(thresholds: Sequence[Threshold], *, baseline: Path | None
 def judge_capacity(plan: GatePlan, doc: CapacityView, *, label: str) -> int:
     """Print the verdicts (stdout), write JUnit / Markdown; 0 pass, 99 fail (ValueError / LookupError when
     a threshold cannot be judged at all)."""
-    return judge(plan, RunView(summary=doc.to_json()), label=label)  # thresholds query the document's JSON
+    return judge(plan, RunView(summary=dict(doc.to_json())), label=label)  # thresholds query the document's JSON
 
 
 def gate_capacity_dir(directory: Path, *, thresholds: Sequence[str], config: Path | None, baseline: Path | None,

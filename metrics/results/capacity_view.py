@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from metrics.results.fields import (
     flag,
@@ -20,9 +20,59 @@ from metrics.results.fields import (
     text,
     texts,
 )
-from metrics.results.row_view import PointRow
-from metrics.results.shared_view import Ceiling, ServerInfo, spec_json
+from metrics.results.row_view import PointRow, RowJson
+from metrics.results.shared_view import Ceiling, CeilingJson, EmptyJson, ServerInfo, ServerJson, spec_json
 from metrics.results.versions import CAPACITY_SCHEMA_VERSION
+
+
+class CapacityFigureJson(TypedDict):
+    rate: float | None
+    upper: float | None
+    attainment: float | None
+    interval: list[float] | None
+    status: str
+    reason: str
+    points: int
+    requests: int
+    target: float
+    confidence: float
+    interval_method: str
+    tolerance: float | None
+    min_rate: float | None
+    max_rate: float | None
+    floor_rate: float | None
+    max_points: int | None
+    rate_basis: str | None
+    client_rule: str | None
+
+
+class ProbedRateJson(TypedDict):
+    rate: float
+    verdict: str
+    good: int
+    measured: int
+    attainment: float | None
+    interval: list[float] | None
+    runs: int
+    saturated_runs: int
+
+
+class CapacityJson(TypedDict):
+    """capacity.json, key for key."""
+
+    kind: str
+    schema_version: int
+    complete: bool | None
+    interrupted: bool
+    capacity: CapacityFigureJson
+    slo: dict[str, float]
+    ceiling: CeilingJson | None
+    rates: list[ProbedRateJson]
+    points: list[RowJson]
+    notes: list[str]
+    server: ServerJson | EmptyJson
+    spec: Mapping[str, Any]  # the run spec's own JSON (loadgen.spec)
+    cost: NotRequired[Mapping[str, Any]]  # metrics.model.cost's block
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +98,7 @@ class CapacityFigure:
     rate_basis: str | None
     client_rule: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CapacityFigureJson:
         return {"rate": self.rate, "upper": self.upper, "attainment": self.attainment,
                 "interval": pair_json(self.interval), "status": self.status, "reason": self.reason,
                 "points": self.points, "requests": self.requests, "target": self.target,
@@ -81,7 +131,7 @@ class ProbedRate:
     runs: int
     saturated_runs: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ProbedRateJson:
         return {"rate": self.rate, "verdict": self.verdict, "good": self.good, "measured": self.measured,
                 "attainment": self.attainment, "interval": pair_json(self.interval), "runs": self.runs,
                 "saturated_runs": self.saturated_runs}
@@ -114,8 +164,8 @@ class CapacityView:
     cost: Mapping[str, Any] | None = None  # `--gpu-hour-cost`: metrics.model.cost's block, "basis" added
     schema_version: int = CAPACITY_SCHEMA_VERSION
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> CapacityJson:
+        out: CapacityJson = {
             "kind": "capacity", "schema_version": self.schema_version, "complete": self.complete,
             "interrupted": self.interrupted, "capacity": self.capacity.to_json(), "slo": dict(self.slo),
             "ceiling": self.ceiling.to_json() if self.ceiling is not None else None,

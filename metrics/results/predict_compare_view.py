@@ -9,8 +9,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from metrics.results.fields import flag, integer, num, obj, obj_or_none, objects, text, texts
-
-LatencyTable = dict[str, dict[str, float | None]]  # ttft | tpot | e2e → p50 | p90 | p99 → seconds (or %)
+from metrics.results.predict_json import (
+    BandJson,
+    CapacityComparisonJson,
+    ComparisonJson,
+    FiguresJson,
+    LatencyTable,
+    MeasuredCapacityJson,
+    MeasuredJson,
+)
 
 
 def latency_table(value: object) -> LatencyTable:
@@ -29,7 +36,7 @@ class PredictedBand:
     high: float
     probes: tuple[tuple[float, float], ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BandJson:
         return {"rate": self.rate, "low": self.low, "high": self.high,
                 "probes": [{"rate": r, "attainment": a} for r, a in self.probes]}
 
@@ -50,7 +57,7 @@ class MeasuredFigures:
     output_tokens_per_s: float | None
     client_saturated: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FiguresJson:
         return {"latency_s": self.latency_s, "attainment": self.attainment, "good": self.good,
                 "measured": self.measured, "output_tokens_per_s": self.output_tokens_per_s,
                 "client_saturated": self.client_saturated}
@@ -76,7 +83,7 @@ class PointComparison:
     error_pct: LatencyTable
     attainment_error_pp: float | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ComparisonJson:
         return {"label": self.label, "rate": self.rate, "measured": self.measured.to_json(),
                 "predicted": {"latency_s": self.predicted_latency_s, "attainment": self.predicted_attainment,
                               "output_tokens_per_s": self.predicted_output_tokens_per_s},
@@ -101,7 +108,7 @@ class MeasuredCapacity:
     status: str
     basis: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MeasuredCapacityJson:
         return {"rate": self.rate, "upper": self.upper, "target": self.target, "status": self.status,
                 "basis": self.basis}
 
@@ -120,7 +127,7 @@ class CapacityComparison:
     error_pct: float | None
     comparable: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CapacityComparisonJson:
         return {"measured": self.measured.to_json(), "predicted": self.predicted.to_json(),
                 "error_pct": self.error_pct, "comparable": self.comparable}
 
@@ -144,7 +151,7 @@ class MeasuredComparison:
     points: tuple[PointComparison, ...]
     capacity: CapacityComparison | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MeasuredJson:
         return {"path": self.path, "label": self.label, "kind": self.kind,
                 "workload_differences": list(self.workload_differences), "notes": list(self.notes),
                 "slo": dict(self.slo), "slo_compared": self.slo_compared, "points": [p.to_json() for p in self.points],

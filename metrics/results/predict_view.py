@@ -11,6 +11,12 @@ from typing import Any
 
 from metrics.results.fields import integer, num, obj, obj_or_none, objects, text
 from metrics.results.predict_compare_view import MeasuredComparison, PredictedBand, latency_table
+from metrics.results.predict_json import (
+    CapacityPredictedJson,
+    PointPredictedJson,
+    PredictJson,
+    ServerModelJson,
+)
 
 Limits = dict[str, int | bool | None]  # the scheduler limits the server model holds (max_num_seqs, ...)
 
@@ -26,7 +32,7 @@ class PredictedPoint:
     output_tokens_per_s: float | None
     preemptions: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PointPredictedJson:
         return {"rate": self.rate, "requests": self.requests, "latency_s": self.latency_s,
                 "attainment": self.attainment, "output_tokens_per_s": self.output_tokens_per_s,
                 "preemptions": self.preemptions}
@@ -53,7 +59,7 @@ class ServerModelInfo:
     params: dict[str, ParamFit]
     limits: Limits
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ServerModelJson:
         return {"path": self.path, "form": self.form,
                 "params": {n: {"value": p.value, "std_err": p.std_err} for n, p in self.params.items()},
                 "limits": dict(self.limits)}
@@ -76,9 +82,13 @@ class PredictedCapacity:
     band: PredictedBand
     note: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out = {"attainment": self.attainment, **self.band.to_json()}
-        return {**out, "note": self.note} if self.note is not None else out
+    def to_json(self) -> CapacityPredictedJson:
+        band = self.band.to_json()
+        out: CapacityPredictedJson = {"attainment": self.attainment, "rate": band["rate"], "low": band["low"],
+                                      "high": band["high"], "probes": band["probes"]}
+        if self.note is not None:
+            out["note"] = self.note
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PredictedCapacity:
@@ -101,10 +111,10 @@ class PredictView:
     cost: Mapping[str, Any] | None = None  # --gpu-hour-cost: metrics.model.cost's block
     measured: tuple[MeasuredComparison, ...] | None = None  # None: no --measured given
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"server_model": self.server_model, "slo": self.slo, "replicas": self.replicas,
-                               "routing": self.routing, "points": [p.to_json() for p in self.points],
-                               "spec": self.spec, "workload": self.workload, "model": self.model.to_json()}
+    def to_json(self) -> PredictJson:
+        out: PredictJson = {"server_model": self.server_model, "slo": self.slo, "replicas": self.replicas,
+                            "routing": self.routing, "points": [p.to_json() for p in self.points],
+                            "spec": self.spec, "workload": self.workload, "model": self.model.to_json()}
         if self.capacity is not None:
             out["capacity"] = self.capacity.to_json()
         if self.cost is not None:

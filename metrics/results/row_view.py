@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from metrics.results.fields import flag, integer, num, text
 
@@ -24,7 +24,45 @@ COLUMNS: tuple[str, ...] = (
     *(f"{name}_{p}_s" for name, _ in LATENCY_COLUMNS for p in PERCENTILES),
     "attainment", "goodput_rps", "error_rate", "client_saturated", "dispatch_lag_p99_s", "sent",
 )
-_ABSENT = object()  # a capacity-only key a row does not have (a sweep's rows never have them)
+
+
+class RowJson(TypedDict):
+    """A row as sweep.json and capacity.json hold it: COLUMNS, in order, then a search's own keys."""
+
+    label: str
+    kind: str
+    value: float | None
+    status: str
+    exit_code: int | None
+    complete: bool | None
+    measured: int | None
+    good: int | None
+    failed: int | None
+    offered_rps: float | None
+    achieved_rps: float | None
+    requests_per_s: float | None
+    output_tokens_per_s: float | None
+    ttft_p50_s: float | None
+    ttft_p90_s: float | None
+    ttft_p99_s: float | None
+    itl_p50_s: float | None
+    itl_p90_s: float | None
+    itl_p99_s: float | None
+    tpot_p50_s: float | None
+    tpot_p90_s: float | None
+    tpot_p99_s: float | None
+    e2e_p50_s: float | None
+    e2e_p90_s: float | None
+    e2e_p99_s: float | None
+    attainment: float | None
+    goodput_rps: float | None
+    error_rate: float | None
+    client_saturated: bool | None
+    dispatch_lag_p99_s: float | None
+    sent: int | None
+    rate: NotRequired[float | None]  # a capacity search's rows only
+    verdict: NotRequired[str]
+    ceiling_rps: NotRequired[float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +123,20 @@ class PointRow:
         assert value is None or isinstance(value, str | int | float)
         return value
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {c: getattr(self, c) for c in COLUMNS}
+    def to_json(self) -> RowJson:
+        out: RowJson = {
+            "label": self.label, "kind": self.kind, "value": self.value, "status": self.status,
+            "exit_code": self.exit_code, "complete": self.complete, "measured": self.measured, "good": self.good,
+            "failed": self.failed, "offered_rps": self.offered_rps, "achieved_rps": self.achieved_rps,
+            "requests_per_s": self.requests_per_s, "output_tokens_per_s": self.output_tokens_per_s,
+            "ttft_p50_s": self.ttft_p50_s, "ttft_p90_s": self.ttft_p90_s, "ttft_p99_s": self.ttft_p99_s,
+            "itl_p50_s": self.itl_p50_s, "itl_p90_s": self.itl_p90_s, "itl_p99_s": self.itl_p99_s,
+            "tpot_p50_s": self.tpot_p50_s, "tpot_p90_s": self.tpot_p90_s, "tpot_p99_s": self.tpot_p99_s,
+            "e2e_p50_s": self.e2e_p50_s, "e2e_p90_s": self.e2e_p90_s, "e2e_p99_s": self.e2e_p99_s,
+            "attainment": self.attainment, "goodput_rps": self.goodput_rps, "error_rate": self.error_rate,
+            "client_saturated": self.client_saturated, "dispatch_lag_p99_s": self.dispatch_lag_p99_s,
+            "sent": self.sent,
+        }
         if self.has_rate:
             out["rate"] = self.rate
         if self.verdict is not None:

@@ -5,9 +5,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from metrics.results.fields import flag, integer, num, obj, obj_or_none, text
+
+
+class EmptyJson(TypedDict):
+    """`{}`: what a document says of a server it does not know (yet)."""
+
+
+class ServerJson(TypedDict):
+    url: str | None
+    embedded: bool
+    server_args: NotRequired[list[str]]
+    started: NotRequired[str]
+
+
+class CeilingJson(TypedDict):
+    concurrency: int | None
+    requests_per_s: float | None
+    label: str | None
+    measured_as: NotRequired[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,8 +37,8 @@ class ServerInfo:
     server_args: tuple[str, ...] | None = None  # embedded only
     started: str | None = None  # embedded only: "once, for every point"
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"url": self.url, "embedded": self.embedded}
+    def to_json(self) -> ServerJson:
+        out: ServerJson = {"url": self.url, "embedded": self.embedded}
         if self.server_args is not None:
             out["server_args"] = list(self.server_args)
         if self.started is not None:
@@ -47,9 +65,9 @@ class Ceiling:
     label: str | None
     measured_as: str | None = None  # capacity.json's note on what was counted
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"concurrency": self.concurrency, "requests_per_s": self.requests_per_s,
-                               "label": self.label}
+    def to_json(self) -> CeilingJson:
+        out: CeilingJson = {"concurrency": self.concurrency, "requests_per_s": self.requests_per_s,
+                            "label": self.label}
         if self.measured_as is not None:
             out["measured_as"] = self.measured_as
         return out

@@ -6,14 +6,81 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from metrics.results.fields import flag, integer, num, obj, objects, text, texts
-from metrics.results.row_view import PointRow
-from metrics.results.shared_view import Ceiling, ServerInfo, spec_json, spec_lag_threshold_s, spec_slo
+from metrics.results.row_view import PointRow, RowJson
+from metrics.results.shared_view import (
+    Ceiling,
+    CeilingJson,
+    EmptyJson,
+    ServerInfo,
+    ServerJson,
+    spec_json,
+    spec_lag_threshold_s,
+    spec_slo,
+)
 from metrics.results.versions import SWEEP_SCHEMA_VERSION
 
 PointKind = Literal["rate", "concurrency"]
+
+
+class PlanJson(TypedDict):
+    label: str
+    kind: PointKind
+    value: float
+    duration_s: float | None
+    requests: int | None
+    warmup_s: float
+    seed: int
+    role: str
+
+
+class AutoJson(TypedDict):
+    points: int | None
+    concurrency: int | None
+
+
+class ModeJson(TypedDict, total=False):
+    """Exactly one of the three."""
+
+    rates: list[float]
+    concurrencies: list[int]
+    auto: AutoJson
+
+
+class LengthJson(TypedDict):
+    duration_s: float | None
+    requests: int | None
+    warmup_s: float | None
+
+
+class SweepPointJson(TypedDict):
+    plan: PlanJson | None
+    row: RowJson
+
+
+class SweepHeadJson(TypedDict):
+    kind: str
+    schema_version: int
+    complete: bool | None
+    interrupted: bool
+    mode: ModeJson
+
+
+class RateBasisJson(TypedDict, total=False):
+    rate_basis: str
+
+
+class SweepJson(SweepHeadJson, RateBasisJson):
+    """sweep.json, key for key (`rate_basis` after `mode` when the sweep says it)."""
+
+    length: LengthJson
+    server: ServerJson | EmptyJson
+    ceiling: CeilingJson | None
+    spec: Mapping[str, Any]  # the run spec's own JSON (loadgen.spec)
+    points: list[SweepPointJson]
+    missing: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +100,7 @@ class PointPlan:
     def open_loop(self) -> bool:
         return self.kind == "rate"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PlanJson:
         return {"label": self.label, "kind": self.kind, "value": self.value, "duration_s": self.duration_s,
                 "requests": self.requests, "warmup_s": self.warmup_s, "seed": self.seed, "role": self.role}
 
@@ -64,7 +131,7 @@ class SweepMode:
     def auto(self) -> bool:
         return self.rates is None and self.concurrencies is None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ModeJson:
         if self.rates is not None:
             return {"rates": list(self.rates)}
         if self.concurrencies is not None:
@@ -92,7 +159,7 @@ class SweepLength:
     requests: int | None
     warmup_s: float | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> LengthJson:
         return {"duration_s": self.duration_s, "requests": self.requests, "warmup_s": self.warmup_s}
 
 
@@ -120,17 +187,18 @@ class SweepView:
     missing: tuple[str, ...] = ()
     schema_version: int = SWEEP_SCHEMA_VERSION
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "sweep", "schema_version": self.schema_version, "complete": self.complete,
+    def to_json(self) -> SweepJson:
+        head: SweepHeadJson = {"kind": "sweep", "schema_version": self.schema_version, "complete": self.complete,
                                "interrupted": self.interrupted, "mode": self.mode.to_json()}
-        if self.rate_basis is not None:
-            out["rate_basis"] = self.rate_basis
-        out.update(length=self.length.to_json(), server=self.server.to_json() if self.server is not None else {},
-                   ceiling=self.ceiling.to_json() if self.ceiling is not None else None, spec=self.spec,
-                   points=[{"plan": p.plan.to_json() if p.plan is not None else None, "row": p.row.to_json()}
-                           for p in self.points],
-                   missing=list(self.missing))
-        return out
+        basis: RateBasisJson = {"rate_basis": self.rate_basis} if self.rate_basis is not None else {}
+        return {
+            **head, **basis, "length": self.length.to_json(),
+            "server": self.server.to_json() if self.server is not None else {},
+            "ceiling": self.ceiling.to_json() if self.ceiling is not None else None, "spec": self.spec,
+            "points": [{"plan": p.plan.to_json() if p.plan is not None else None, "row": p.row.to_json()}
+                       for p in self.points],
+            "missing": list(self.missing),
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SweepView:

@@ -9,6 +9,7 @@ from pathlib import Path
 from metrics.capacity_search.search import Observation, SearchSettings, Stop, conclude
 from metrics.results import (
     CAPACITY_FILE,
+    COLUMNS,
     SWEEP_FILE,
     CapacityView,
     PointRow,
@@ -65,7 +66,7 @@ def test_a_row_keeps_its_keys_in_goodputs_order_and_only_a_searchs_rows_carry_th
     sweep_row = {"label": "01-rate-2", "kind": "rate", "value": 2.0, "status": "pending"}
     row = PointRow.from_json(sweep_row)
     assert "rate" not in row.to_json() and "verdict" not in row.to_json()
-    assert list(row.to_json())[:5] == ["label", "kind", "value", "status", "exit_code"]
+    assert list(row.to_json()) == list(COLUMNS)  # sweep.csv's columns, in its order
     probe = PointRow.from_json({**sweep_row, "rate": None, "verdict": "ceiling", "ceiling_rps": 9.5})
     assert list(probe.to_json())[-3:] == ["rate", "verdict", "ceiling_rps"] and probe.to_json()["rate"] is None
 
