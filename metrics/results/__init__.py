@@ -15,6 +15,9 @@ Light: the standard library only, so a run can import it before its first reques
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from metrics.results.atomic import write_atomic, write_json
 from metrics.results.documents import (
     is_capacity_dir,
@@ -73,26 +76,68 @@ __all__ = [
     "write_capacity", "write_json", "write_run", "write_summary", "write_sweep",
 ]
 
-from metrics.results.capacity_view import CapacityFigure, CapacityView, ProbedRate
 from metrics.results.documents import read_capacity_points, read_sweep
-from metrics.results.predict_compare_view import (
-    CapacityComparison,
-    MeasuredCapacity,
-    MeasuredComparison,
-    MeasuredFigures,
-    PointComparison,
-    PredictedBand,
-)
-from metrics.results.predict_view import (
-    ParamFit,
-    PredictedCapacity,
-    PredictedPoint,
-    PredictView,
-    ServerModelInfo,
-)
-from metrics.results.row_view import COLUMNS, LATENCY_COLUMNS, PERCENTILES, PointRow
-from metrics.results.shared_view import Ceiling, ServerInfo
-from metrics.results.sweep_view import PointKind, PointPlan, SweepLength, SweepMode, SweepPoint, SweepView
+
+if TYPE_CHECKING:  # the views load on first use (__getattr__ below): a run imports this package early
+    from metrics.results.capacity_view import CapacityFigure, CapacityView, ProbedRate
+    from metrics.results.predict_compare_view import (
+        CapacityComparison,
+        MeasuredCapacity,
+        MeasuredComparison,
+        MeasuredFigures,
+        PointComparison,
+        PredictedBand,
+    )
+    from metrics.results.predict_view import (
+        ParamFit,
+        PredictedCapacity,
+        PredictedPoint,
+        PredictView,
+        ServerModelInfo,
+    )
+    from metrics.results.row_view import COLUMNS, LATENCY_COLUMNS, PERCENTILES, PointRow
+    from metrics.results.shared_view import Ceiling, ServerInfo
+    from metrics.results.sweep_view import PointKind, PointPlan, SweepLength, SweepMode, SweepPoint, SweepView
+
+_VIEWS = {
+    "CapacityFigure": "capacity_view",
+    "CapacityView": "capacity_view",
+    "ProbedRate": "capacity_view",
+    "CapacityComparison": "predict_compare_view",
+    "MeasuredCapacity": "predict_compare_view",
+    "MeasuredComparison": "predict_compare_view",
+    "MeasuredFigures": "predict_compare_view",
+    "PointComparison": "predict_compare_view",
+    "PredictedBand": "predict_compare_view",
+    "ParamFit": "predict_view",
+    "PredictedCapacity": "predict_view",
+    "PredictedPoint": "predict_view",
+    "PredictView": "predict_view",
+    "ServerModelInfo": "predict_view",
+    "COLUMNS": "row_view",
+    "LATENCY_COLUMNS": "row_view",
+    "PERCENTILES": "row_view",
+    "PointRow": "row_view",
+    "Ceiling": "shared_view",
+    "ServerInfo": "shared_view",
+    "PointKind": "sweep_view",
+    "PointPlan": "sweep_view",
+    "SweepLength": "sweep_view",
+    "SweepMode": "sweep_view",
+    "SweepPoint": "sweep_view",
+    "SweepView": "sweep_view",
+}
+
+
+def __getattr__(name: str) -> object:
+    """A view's name, its module imported on first use."""
+    module = _VIEWS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"metrics.results.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ += [
     "COLUMNS",

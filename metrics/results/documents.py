@@ -20,14 +20,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metrics.results.atomic import write_json
-from metrics.results.capacity_view import CapacityView
 from metrics.results.layout import CAPACITY_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE
 from metrics.results.points import check_label
-from metrics.results.row_view import PointRow
-from metrics.results.sweep_view import SweepView
+
+if TYPE_CHECKING:  # imported where they are read: a run imports this module before its first request
+    from metrics.results.capacity_view import CapacityView
+    from metrics.results.row_view import PointRow
+    from metrics.results.sweep_view import SweepView
 
 
 def _load(path: Path) -> Any:
@@ -167,6 +169,8 @@ def is_capacity_dir(directory: Path) -> bool:
 def read_sweep(directory: Path, *, every_row: bool = False) -> SweepView:
     """sweep.json, checked as `read_document` checks it (ValueError, one line), as a typed view (a point
     without its row left out; with `every_row`, such a point is a ValueError)."""
+    from metrics.results.sweep_view import SweepView
+
     data = read_document(directory, SWEEP_FILE, "sweep")
     if every_row and not all(isinstance(p, dict) and isinstance(p.get("row"), dict) for p in data["points"]):
         raise ValueError(f"{directory / SWEEP_FILE} is malformed (a point without its row)")
@@ -175,10 +179,14 @@ def read_sweep(directory: Path, *, every_row: bool = False) -> SweepView:
 
 def read_capacity(directory: Path) -> CapacityView:
     """A capacity search's capacity.json (ValueError, one line, when it is missing or not one)."""
+    from metrics.results.capacity_view import CapacityView
+
     return CapacityView.from_json(_capacity_json(directory))
 
 
 def read_capacity_points(directory: Path) -> CapacityView:
     """capacity.json checked as `read_document` checks it (kind, points, point labels), as a typed view: the
     reader of the capacity page and of `goodput predict --measured`, which need its rows."""
+    from metrics.results.capacity_view import CapacityView
+
     return CapacityView.from_json(read_document(directory, CAPACITY_FILE, "capacity"))

@@ -90,3 +90,14 @@ def test_a_search_built_from_its_result_is_what_the_reader_reads(tmp_path: Path)
     doc = capacity_doc([(4.0, 200, 200)], settings=settings, stop=Stop("at_least", "nothing failed"))
     write_capacity(tmp_path, doc)
     assert read_capacity(tmp_path).capacity.status == "at_least" and read_capacity(tmp_path).capacity.upper is None
+
+
+def test_the_views_load_on_first_use_not_with_the_package() -> None:
+    """A run imports metrics.results before its first request: the views are not part of that cost."""
+    import subprocess
+    import sys
+
+    code = ("import sys, metrics.results as r; before = sorted(m for m in sys.modules if m.endswith('_view')); "
+            "r.SweepView; print(before, 'metrics.results.sweep_view' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] True"
