@@ -13,7 +13,7 @@ import typer
 from loadgen.cli.cost_options import COST, GPU_HOUR_COST_HELP, GPUS_PER_REPLICA_HELP, TARGET_RATE_HELP
 from loadgen.cli.predict_options import config_not_used, json_path, refuse_unused, restrict_run_options
 from loadgen.cli.run_params import run_parameters, run_spec_values, with_run_options
-from metrics.results import PredictedBand, PredictedCapacity, PredictedPoint, PredictView
+from metrics.results import PredictedBand, PredictedCapacity, PredictView
 
 PREDICT = "Prediction"
 
@@ -133,20 +133,19 @@ def predict(ctx: typer.Context, **options: Any) -> int:
     spec_json, workload, model_info = prediction_context(spec, model, options["server_model"])
     capacity = cost = None
     if band is not None:
-        probed = [(p["rate"], p["attainment"]) for p in band["probes"]]
+        probed = list(band.probes)
         others = [(p.rate, p.attainment, "--rates" if p.rate in asked else "--measured") for p in points
                   if p.attainment is not None]
         note = monotone_note(probed, target, others)
-        capacity = PredictedCapacity(target, PredictedBand.from_json(band), note)
-        typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment ({band_text(band, model)})")
+        capacity = PredictedCapacity(target, band, note)
+        typer.echo(f"predicted capacity {band.rate:.3g} req/s at {target:.0%} attainment ({band_text(band, model)})")
         if note:
             typer.echo(f"note: {note}")
         if costs is not None:
-            cost = predicted_cost(band["rate"], fleet.replicas, source.at(band["rate"]).max_tokens, costs)
+            cost = predicted_cost(band.rate, fleet.replicas, source.at(band.rate).max_tokens, costs)
             for line in cost_lines(cost):
                 typer.echo(line)
-    predicted = tuple(PredictedPoint(p.rate, p.requests, p.latency, p.attainment, p.output_tps, p.preemptions)
-                      for p in points)
+    predicted = tuple(p.view() for p in points)
     comparisons = None
     if measured:
         by_rate = {p.rate: p for p in predicted}
@@ -161,10 +160,10 @@ def predict(ctx: typer.Context, **options: Any) -> int:
     return write_prediction(result, out_path, html=options["html"])
 
 
-def band_text(band: dict[str, Any], model: Any) -> str:
+def band_text(band: PredictedBand, model: Any) -> str:
     if not any(model.std_err.values()):
         return "no band: the server model holds no standard errors"
-    return f"band {band['low']:.3g}-{band['high']:.3g} req/s from the fit's standard errors"
+    return f"band {band.low:.3g}-{band.high:.3g} req/s from the fit's standard errors"
 
 
 def write_prediction(result: PredictView, json_path: Path, *, html: bool) -> int:
