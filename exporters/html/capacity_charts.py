@@ -8,16 +8,17 @@ from typing import Any
 
 from exporters.html import figures as fig
 from exporters.html import load_charts as lc
-from exporters.html.capacity_data import ProbeRun, RatePoint, Verdict
+from exporters.html.capacity_data import ProbeRun, Verdict
 from exporters.html.page import Chart, Text
+from metrics.results import Ceiling, ProbedRate
 
 
 def _bracket_label(v: Verdict) -> str:
     return f"bracket {v.rate:g}–{v.upper:g} req/s"
 
 
-def attainment_chart(rates: Sequence[RatePoint], runs: Sequence[ProbeRun], verdict: Verdict,
-                     ceiling: dict[str, Any] | None) -> Chart | Text:
+def attainment_chart(rates: Sequence[ProbedRate], runs: Sequence[ProbeRun], verdict: Verdict,
+                     ceiling: Ceiling | None) -> Chart | Text:
     """Pooled attainment per probed rate with its interval (capacity.json's), each run's own, the target,
     the bracket shaded and the capacity marked."""
     shown = [r for r in rates if r.attainment is not None]
@@ -42,10 +43,11 @@ def attainment_chart(rates: Sequence[RatePoint], runs: Sequence[ProbeRun], verdi
     y0 = min([verdict.target, *(r.interval[0] for r in shown if r.interval),
               *(r.attainment for r in single if r.attainment is not None)]) * lc.PCT
     xs: list[float | None] = [r.rate for r in shown]
-    if ceiling is not None and isinstance(ceiling.get("requests_per_s"), float):
-        xs.append(ceiling["requests_per_s"])
-        traces.append(lc.vrule(f"throughput ceiling {ceiling['requests_per_s']:.3g} req/s (closed loop, "
-                               f"concurrency {ceiling.get('concurrency')})", ceiling["requests_per_s"], y0, lc.PCT,
+    ceiling_rps = ceiling.requests_per_s if ceiling is not None else None
+    if ceiling is not None and isinstance(ceiling_rps, float):
+        xs.append(ceiling_rps)
+        traces.append(lc.vrule(f"throughput ceiling {ceiling_rps:.3g} req/s (closed loop, "
+                               f"concurrency {ceiling.concurrency})", ceiling_rps, y0, lc.PCT,
                                colour="#000000", dash="dot"))
     traces.append(lc.hrule(f"target {verdict.target * lc.PCT:g} %", *lc.span(xs), verdict.target * lc.PCT))
     shapes, notes = [], []
@@ -69,7 +71,7 @@ def attainment_chart(rates: Sequence[RatePoint], runs: Sequence[ProbeRun], verdi
                  "the highest rate shown to pass (the capacity) to the lowest rate not shown to pass.")
 
 
-def order_chart(runs: Sequence[ProbeRun], verdict: Verdict, ceiling: dict[str, Any] | None) -> Chart | Text:
+def order_chart(runs: Sequence[ProbeRun], verdict: Verdict, ceiling: Ceiling | None) -> Chart | Text:
     """The rate of each run in the order the search made them."""
     probes = [r for r in runs if r.rate is not None]
     if not probes:
@@ -87,10 +89,11 @@ def order_chart(runs: Sequence[ProbeRun], verdict: Verdict, ceiling: dict[str, A
                            "textposition": "top center", "textfont": {"size": 10}, "cliponaxis": False,
                            "marker": {"symbol": symbol, "color": colour, "size": 11}})
     ceiling_run = next((r for r in runs if r.rate is None), None)
-    if ceiling_run is not None and ceiling is not None and isinstance(ceiling.get("requests_per_s"), float):
+    ceiling_rps = ceiling.requests_per_s if ceiling is not None else None
+    if ceiling_run is not None and isinstance(ceiling_rps, float):
         name, symbol, colour = lc.VERDICT_LOOK["ceiling"]
-        traces.append({"type": "scatter", "mode": "markers", "name": f"{name}: {ceiling['requests_per_s']:.3g} req/s "
-                       "completed", "x": [ceiling_run.order], "y": fig.numbers([ceiling["requests_per_s"]]),
+        traces.append({"type": "scatter", "mode": "markers", "name": f"{name}: {ceiling_rps:.3g} req/s "
+                       "completed", "x": [ceiling_run.order], "y": fig.numbers([ceiling_rps]),
                        "text": [ceiling_run.label], "marker": {"symbol": symbol, "color": colour, "size": 13}})
     shapes, notes = [], []
     last = runs[-1].order

@@ -8,51 +8,14 @@ is computed with the search's settings by the function the search judges with.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from metrics.capacity_search.proportion import METHODS, Method, proportion_interval
+from metrics.results import CapacityView, PointRow, ProbedRate
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _interval(value: Any) -> tuple[float, float] | None:
-    if isinstance(value, list | tuple) and len(value) == 2:
-        lo, hi = _number(value[0]), _number(value[1])
-        if lo is not None and hi is not None:
-            return lo, hi
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class RatePoint:
-    """One probed rate, pooled over its runs that are evidence (capacity.json `rates`)."""
-
-    rate: float
-    verdict: str
-    good: int
-    measured: int
-    attainment: float | None
-    interval: tuple[float, float] | None  # None: no run at this rate is evidence
-    runs: int
-    saturated_runs: int
-
-
-def rate_points(doc: dict[str, Any]) -> list[RatePoint]:
-    out = []
-    for e in doc.get("rates") or []:
-        rate = _number(e.get("rate")) if isinstance(e, dict) else None
-        if rate is None:
-            continue
-        out.append(RatePoint(rate, str(e.get("verdict")), _int(e.get("good")) or 0, _int(e.get("measured")) or 0,
-                             _number(e.get("attainment")), _interval(e.get("interval")), _int(e.get("runs")) or 0,
-                             _int(e.get("saturated_runs")) or 0))
-    return sorted(out, key=lambda p: p.rate)
+def rate_points(doc: CapacityView) -> list[ProbedRate]:
+    """capacity.json's `rates`, by ascending rate."""
+    return sorted(doc.rates, key=lambda p: p.rate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,30 +34,32 @@ class ProbeRun:
     sent: int
     spent: int  # requests sent by this run and every run before it
     client_saturated: bool
-    row: dict[str, Any]
+    row: PointRow
 
 
-def search_settings(doc: dict[str, Any]) -> tuple[float, float, Method]:
+def search_settings(doc: CapacityView) -> tuple[float, float, Method]:
     """(target, confidence, interval method) the search judged with."""
-    cap = doc.get("capacity") or {}
-    method = cap.get("interval_method")
-    return (_number(cap.get("target")) or 0.9, _number(cap.get("confidence")) or 0.95,
-            method if method in METHODS else "wilson")
+    cap = doc.capacity
+    method = cap.interval_method
+    return cap.target, cap.confidence, method if method in METHODS else "wilson"
 
 
-def probe_runs(doc: dict[str, Any]) -> list[ProbeRun]:
+def probe_runs(doc: CapacityView) -> list[ProbeRun]:
     _, confidence, method = search_settings(doc)
     out, spent = [], 0
-    for i, row in enumerate(r for r in doc.get("points") or [] if isinstance(r, dict)):
-        sent = _int(row.get("sent")) or 0
+    for i, row in enumerate(doc.points):
+        sent = row.sent or 0
         spent += sent
-        good, measured = _int(row.get("good")), _int(row.get("measured"))
+        good, measured = row.good, row.measured
         interval = (proportion_interval(good, measured, confidence, method)
                     if good is not None and measured and 0 <= good <= measured else None)
-        out.append(ProbeRun(i + 1, str(row.get("label")), _number(row.get("rate")), str(row.get("verdict") or ""),
-                            str(row.get("status") or ""), good, measured, _number(row.get("attainment")), interval,
-                            sent, spent, bool(row.get("client_saturated")), row))
+        out.append(ProbeRun(i + 1, row.label, _float(row.rate), row.verdict or "", row.status, good, measured,
+                            _float(row.attainment), interval, sent, spent, bool(row.client_saturated), row))
     return out
+
+
+def _float(value: float | None) -> float | None:
+    return float(value) if value is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +79,8 @@ class Verdict:
     requests: int
 
 
-def capacity_verdict(doc: dict[str, Any]) -> Verdict:
-    cap = doc.get("capacity") or {}
+def capacity_verdict(doc: CapacityView) -> Verdict:
+    cap = doc.capacity
     target, confidence, method = search_settings(doc)
-    return Verdict(_number(cap.get("rate")), _number(cap.get("upper")), _number(cap.get("attainment")),
-                   _interval(cap.get("interval")), str(cap.get("status") or ""), str(cap.get("reason") or ""),
-                   target, confidence, method, _int(cap.get("points")) or 0, _int(cap.get("requests")) or 0)
+    return Verdict(_float(cap.rate), _float(cap.upper), _float(cap.attainment), cap.interval, cap.status, cap.reason,
+                   target, confidence, method, cap.points, cap.requests)

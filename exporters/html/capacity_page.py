@@ -5,14 +5,12 @@ rates and runs (each run's name links to its own report)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from exporters.html import fmt
 from exporters.html import load_charts as lc
 from exporters.html.capacity_charts import attainment_chart, order_chart, spent_chart
 from exporters.html.capacity_data import (
     ProbeRun,
-    RatePoint,
     Verdict,
     capacity_verdict,
     probe_runs,
@@ -21,48 +19,44 @@ from exporters.html.capacity_data import (
 from exporters.html.cost_table import cost_table
 from exporters.html.header import slo_text
 from exporters.html.page import Cell, Flag, Level, Page, Section, Table, Text
+from exporters.html.sweep_page import server_text
+from metrics.results import CapacityView, ProbedRate
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def capacity_meta(label: str, doc: dict[str, Any], verdict: Verdict, model: str | None,
+def capacity_meta(label: str, doc: CapacityView, verdict: Verdict, model: str | None,
                   workload: str | None) -> list[tuple[str, str]]:
-    server, cap, ceiling = _dict(doc.get("server")), _dict(doc.get("capacity")), _dict(doc.get("ceiling"))
-    target = str(server.get("url") or fmt.NONE) + (" (embedded reference server, started once)" if server.get("embedded")
-                                                    else "")
-    low, high = cap.get("min_rate"), cap.get("max_rate")
+    cap, ceiling = doc.capacity, doc.ceiling
+    low, high = cap.min_rate, cap.max_rate
     searched = (f"{low:g} to {high:g} req/s" if low is not None and high is not None
                 else f"from {low:g} req/s" if low is not None else f"up to {high:g} req/s" if high is not None
                 else "unbounded")
-    if ceiling:
-        searched += (f" (from a throughput ceiling of {ceiling.get('requests_per_s', 0):.3g} req/s at concurrency "
-                     f"{ceiling.get('concurrency')})")
+    if ceiling is not None:
+        searched += (f" (from a throughput ceiling of {ceiling.requests_per_s or 0:.3g} req/s at concurrency "
+                     f"{ceiling.concurrency})")
     return [
-        ("capacity search", label), ("target", target), ("model", model or fmt.NONE), ("workload", workload or fmt.NONE),
-        ("SLO", slo_text({"goodput": {"slo": _dict(doc.get("slo"))}})),
+        ("capacity search", label), ("target", server_text(doc.server)), ("model", model or fmt.NONE),
+        ("workload", workload or fmt.NONE), ("SLO", slo_text({"goodput": {"slo": doc.slo}})),
         ("attainment target", f"{verdict.target * 100:g} % of measured requests good, judged on a "
                               f"{verdict.confidence * 100:g} % {verdict.method} interval"),
         ("rates searched", searched),
-        ("budget", f"tolerance {fmt.pct(cap.get('tolerance'))}, at most {fmt.count(cap.get('max_points'))} runs"),
+        ("budget", f"tolerance {fmt.pct(cap.tolerance)}, at most {fmt.count(cap.max_points)} runs"),
         ("stopped", f"{verdict.status}: {verdict.reason}" if verdict.reason else verdict.status or fmt.NONE),
     ]
 
 
-def capacity_flags(doc: dict[str, Any], verdict: Verdict, verdict_line: str) -> list[Flag]:
+def capacity_flags(doc: CapacityView, verdict: Verdict, verdict_line: str) -> list[Flag]:
     level: Level
-    if verdict.status in ("error", "interrupted") or not doc.get("complete"):
+    if verdict.status in ("error", "interrupted") or not doc.complete:
         level = "fail"
     elif verdict.rate is None or verdict.status == "client_limited":
         level = "warn"
     else:
         level = "ok"
     flags = [Flag(level, "Verdict.", verdict_line)]
-    if not doc.get("complete"):
+    if not doc.complete:
         flags.append(Flag("fail", "Incomplete.", "The search did not end by its own rule (interrupted, killed or "
                                                  "stopped by an error): what it measured is shown."))
-    flags += [Flag("info", "Note.", str(note)) for note in doc.get("notes") or []]
+    flags += [Flag("info", "Note.", note) for note in doc.notes]
     return flags
 
 
@@ -78,7 +72,7 @@ def verdict_table(v: Verdict) -> Table:
     return Table("The capacity (capacity.json 'capacity')", ["figure", "value"], rows)
 
 
-def rates_table(rates: Sequence[RatePoint]) -> Table:
+def rates_table(rates: Sequence[ProbedRate]) -> Table:
     rows: list[list[str | Cell]] = []
     for r in rates:
         cls = {"pass": "pass", "fail": "fail"}.get(r.verdict, "text")
@@ -97,10 +91,10 @@ def runs_table(runs: Sequence[ProbeRun], reports: Mapping[str, str]) -> Table:
         out.append([
             str(r.order), Cell(r.label, "name", reports.get(r.label, "")), lc.rate_text(r.rate),
             Cell(r.verdict or fmt.NONE, "text"), Cell(state, "text"), fmt.count(r.measured), fmt.count(r.good),
-            fmt.pct(r.attainment), lc.interval_text(r.interval), fmt.rate(row.get("offered_rps"), ""),
-            fmt.rate(row.get("requests_per_s"), ""), fmt.ms(row.get("ttft_p50_s")), fmt.ms(row.get("ttft_p99_s")),
-            fmt.ms(row.get("tpot_p99_s")), fmt.ms(row.get("e2e_p99_s")), fmt.pct(row.get("error_rate")),
-            fmt.ms(row.get("dispatch_lag_p99_s")), fmt.count(r.sent), fmt.count(r.spent),
+            fmt.pct(r.attainment), lc.interval_text(r.interval), fmt.rate(row.offered_rps, ""),
+            fmt.rate(row.requests_per_s, ""), fmt.ms(row.ttft_p50_s), fmt.ms(row.ttft_p99_s),
+            fmt.ms(row.tpot_p99_s), fmt.ms(row.e2e_p99_s), fmt.pct(row.error_rate),
+            fmt.ms(row.dispatch_lag_p99_s), fmt.count(r.sent), fmt.count(r.spent),
         ])
     header = ["#", "run", "rate", "verdict", "status", "measured", "good", "attainment", "interval (this run)",
               "offered req/s", "completed req/s", "TTFT p50", "TTFT p99", "TPOT p99", "E2E p99", "failed",
@@ -109,13 +103,14 @@ def runs_table(runs: Sequence[ProbeRun], reports: Mapping[str, str]) -> Table:
                  "verdict: the rate's, once this run was pooled with the earlier runs at the same rate.")
 
 
-def capacity_page(doc: dict[str, Any], label: str, verdict_line: str, *, reports: Mapping[str, str] | None = None,
+def capacity_page(doc: CapacityView, label: str, verdict_line: str, *, reports: Mapping[str, str] | None = None,
                   model: str | None = None, workload: str | None = None) -> Page:
     """`verdict_line`: the one line `goodput capacity` printed; `reports`: run label → link to its report.html."""
     verdict, rates, runs = capacity_verdict(doc), rate_points(doc), probe_runs(doc)
-    ceiling = doc.get("ceiling") if isinstance(doc.get("ceiling"), dict) else None
+    ceiling = doc.ceiling
+    cost = cost_table(doc.cost, capacity_upper=doc.capacity.upper)
     sections = [
-        Section("Verdict", [Text(verdict_line), verdict_table(verdict), *filter(None, [cost_table(doc)])]),
+        Section("Verdict", [Text(verdict_line), verdict_table(verdict), *filter(None, [cost])]),
         Section("Attainment against rate", [attainment_chart(rates, runs, verdict, ceiling), rates_table(rates)]),
     ]
     if runs:

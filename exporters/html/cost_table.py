@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from exporters.html import fmt
@@ -13,15 +14,14 @@ def _usd(value: Any) -> str:
     return fmt.NONE if value is None else f"${float(value):,.2f}"
 
 
-def cost_table(doc: dict[str, Any], *, source: str = CAPACITY_FILE) -> Table | None:
-    """None when the search was not asked for a cost. `source`: the file whose 'cost' it shows (a search's
-    capacity can be known only from below; a predicted one, predict.json's, cannot)."""
-    cost = doc.get("cost")
-    if not isinstance(cost, dict):
+def cost_table(cost: Mapping[str, Any] | None, *, capacity_upper: float | None = None, source: str = CAPACITY_FILE) -> Table | None:
+    """The document's 'cost' entry (metrics.model.cost's block); None when it has none (no cost was asked
+    for). `source`: the file whose 'cost' it shows (a search's capacity can be known only from below, when
+    `capacity_upper` is None; a predicted one, predict.json's, cannot)."""
+    if cost is None:
         return None
     rate = cost.get("rate")
-    cap: dict[str, Any] = doc["capacity"] if isinstance(doc.get("capacity"), dict) else {}
-    from_below = source == CAPACITY_FILE and rate is not None and cap.get("upper") is None
+    from_below = source == CAPACITY_FILE and rate is not None and capacity_upper is None
     rows: list[list[str | Cell]] = [
         ["GPU-hour cost x GPUs per replica", f"${cost.get('gpu_hour_cost', 0):g} x {cost.get('gpus_per_replica')} = "
                                              f"{_usd(cost.get('cost_per_hour_per_replica'))} an hour per replica"],

@@ -12,6 +12,7 @@ from exporters.html import fmt
 from exporters.html import load_charts as lc
 from exporters.html.page import Chart, Text
 from metrics.capacity_search.proportion import proportion_interval
+from metrics.results import MeasuredComparison, PredictedPoint, PredictView
 
 PERCENTILES = ("p50", "p90", "p99")
 RATE_AXIS = "offered rate (req/s)"
@@ -19,12 +20,12 @@ MEASURED_SYMBOLS = ("circle-open", "square-open", "diamond-open", "triangle-up-o
 BAND_COLOUR = "#0072B2"
 
 
-def _points(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    return sorted((p for p in doc.get("points") or [] if isinstance(p, dict)), key=lambda p: float(p["rate"]))
+def _points(doc: PredictView) -> list[PredictedPoint]:
+    return sorted(doc.points, key=lambda p: float(p.rate))
 
 
-def _measured(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in doc.get("measured") or [] if isinstance(m, dict)]
+def _measured(doc: PredictView) -> list[MeasuredComparison]:
+    return list(doc.measured or ())
 
 
 def _marker_trace(name: str, xs: list[float], ys: list[float | None], labels: list[str], *, colour: str,
@@ -34,34 +35,34 @@ def _marker_trace(name: str, xs: list[float], ys: list[float | None], labels: li
             "marker": {"symbol": symbol, "color": colour, "size": 10, "line": {"width": 2, "color": colour}}}
 
 
-def _measured_label(m: dict[str, Any]) -> str:
-    return f"measured {m['label']}" + (" (another workload)" if m.get("workload_differences") else "")
+def _measured_label(m: MeasuredComparison) -> str:
+    return f"measured {m.label}" + (" (another workload)" if m.workload_differences else "")
 
 
-def latency_chart(doc: dict[str, Any], metric: str, name: str) -> Chart | Text:
+def latency_chart(doc: PredictView, metric: str, name: str) -> Chart | Text:
     """Predicted p50/p90/p99 of one metric against the offered rate, each --measured point's the same."""
     points, measured = _points(doc), _measured(doc)
-    rates = [float(p["rate"]) for p in points]
+    rates = [float(p.rate) for p in points]
     traces: list[dict[str, Any]] = []
     values: list[float] = []
     for i, pct in enumerate(PERCENTILES):
-        ys = [p["latency_s"][metric][pct] for p in points]
+        ys = [p.latency_s[metric][pct] for p in points]
         values += [v for v in ys if v is not None]
         traces.append(fig.line(f"predicted {name} {pct}", fig.numbers(rates), fig.numbers(ys, fig.MS), i,
                                mode="lines+markers"))
     for j, m in enumerate(measured):
-        rows = m["points"]
+        rows = m.points
         for i, pct in enumerate(PERCENTILES):
-            ys = [r["measured"]["latency_s"][metric][pct] for r in rows]
+            ys = [r.measured.latency_s[metric][pct] for r in rows]
             values += [v for v in ys if v is not None]
-            traces.append(_marker_trace(f"{_measured_label(m)} {name} {pct}", [r["rate"] for r in rows],
-                                        fig.numbers(ys, fig.MS), [r["label"] for r in rows],
+            traces.append(_marker_trace(f"{_measured_label(m)} {name} {pct}", [r.rate for r in rows],
+                                        fig.numbers(ys, fig.MS), [r.label for r in rows],
                                         colour=fig.style(i)["color"], symbol=MEASURED_SYMBOLS[j % len(MEASURED_SYMBOLS)]))
     if not values:
         return Text(f"{name} against the offered rate: nothing predicted or measured at a rate.")
-    limit = (doc.get("slo") or {}).get(f"{metric}_s")
+    limit = (doc.slo or {}).get(f"{metric}_s")
     if isinstance(limit, int | float):
-        xs = rates + [r["rate"] for m in measured for r in m["points"]]
+        xs = rates + [r.rate for m in measured for r in m.points]
         rule = lc.hrule(f"SLO {name} ≤ {fmt.ms(limit)}", *lc.span(xs), limit * fig.MS)
         traces.append(lc.drawn_if_near(rule, limit, max(values)))
     lay = fig.layout(f"{name} p50, p90 and p99 against the offered rate", fig.axis(RATE_AXIS),
@@ -72,54 +73,54 @@ def latency_chart(doc: dict[str, Any], metric: str, name: str) -> Chart | Text:
                  "per measured directory. 'log' switches the y axis to a log scale.")
 
 
-def _capacity_marks(doc: dict[str, Any], y0: float, y1: float) -> tuple[list[dict[str, Any]], list[Any], list[Any]]:
+def _capacity_marks(doc: PredictView, y0: float, y1: float) -> tuple[list[dict[str, Any]], list[Any], list[Any]]:
     """The predicted capacity and its band, and each measured capacity, as traces, shapes and notes."""
     traces: list[dict[str, Any]] = []
     shapes, notes = [], []
-    cap = doc.get("capacity")
-    if isinstance(cap, dict):
-        traces.append(lc.vrule(f"predicted capacity {cap['rate']:.3g} req/s", cap["rate"], y0, y1))
-        if cap["high"] > cap["low"]:
-            shape, note = lc.band(cap["low"], cap["high"], f"predicted band {cap['low']:.3g}–{cap['high']:.3g} req/s")
+    if doc.capacity is not None:
+        cap = doc.capacity.band
+        traces.append(lc.vrule(f"predicted capacity {cap.rate:.3g} req/s", cap.rate, y0, y1))
+        if cap.high > cap.low:
+            shape, note = lc.band(cap.low, cap.high, f"predicted band {cap.low:.3g}–{cap.high:.3g} req/s")
             shapes.append(shape)
             notes.append(note)
     for j, m in enumerate(_measured(doc)):
-        found = (m.get("capacity") or {}).get("measured") or {}
-        if isinstance(found.get("rate"), int | float):
-            traces.append(lc.vrule(f"{_measured_label(m)}: capacity {found['rate']:.3g} req/s", found["rate"], y0, y1,
+        found = m.capacity.measured.rate if m.capacity is not None else None
+        if found is not None:
+            traces.append(lc.vrule(f"{_measured_label(m)}: capacity {found:.3g} req/s", found, y0, y1,
                                    colour=fig.COLOURS[(j + 1) % len(fig.COLOURS)], dash="dot"))
     return traces, shapes, notes
 
 
-def attainment_chart(doc: dict[str, Any]) -> Chart | Text:
+def attainment_chart(doc: PredictView) -> Chart | Text:
     """Predicted attainment against the offered rate; the target, the predicted capacity and its band; each
     measured point's attainment with its 95 % Wilson interval, and each measured capacity."""
     points, measured = _points(doc), _measured(doc)
-    predicted = [p for p in points if p.get("attainment") is not None]
+    predicted = [(p.rate, p.attainment) for p in points if p.attainment is not None]
     traces: list[dict[str, Any]] = []
     if predicted:
-        traces.append(fig.line("predicted attainment", fig.numbers([p["rate"] for p in predicted]),
-                               fig.numbers([p["attainment"] for p in predicted], lc.PCT), 0, mode="lines+markers"))
-    lows: list[float] = [p["attainment"] for p in predicted]
+        traces.append(fig.line("predicted attainment", fig.numbers([r for r, _ in predicted]),
+                               fig.numbers([a for _, a in predicted], lc.PCT), 0, mode="lines+markers"))
+    lows: list[float] = [a for _, a in predicted]
     for j, m in enumerate(measured):
-        rows = [r for r in m["points"] if r["measured"]["attainment"] is not None]
-        intervals = [proportion_interval(r["measured"]["good"], r["measured"]["measured"], 0.95, "wilson")
-                     if isinstance(r["measured"]["good"], int) and r["measured"]["measured"] else None for r in rows]
-        lows += [i[0] for i in intervals if i] + [r["measured"]["attainment"] for r in rows]
+        rows = [(r, r.measured.attainment) for r in m.points if r.measured.attainment is not None]
+        intervals = [proportion_interval(r.measured.good, r.measured.measured, 0.95, "wilson")
+                     if r.measured.good is not None and r.measured.measured else None for r, _ in rows]
+        lows += [i[0] for i in intervals if i] + [a for _, a in rows]
         if rows:
-            other = "" if m.get("slo_compared", True) else " (another SLO)"  # drawn, not held against the line
-            traces.append(lc.interval_trace(_measured_label(m) + other, [r["rate"] for r in rows],
-                                            [r["measured"]["attainment"] for r in rows], intervals,
-                                            [r["label"] for r in rows], symbol=MEASURED_SYMBOLS[j % len(MEASURED_SYMBOLS)],
+            other = "" if m.slo_compared else " (another SLO)"  # drawn, not held against the line
+            traces.append(lc.interval_trace(_measured_label(m) + other, [r.rate for r, _ in rows],
+                                            [a for _, a in rows], intervals,
+                                            [r.label for r, _ in rows], symbol=MEASURED_SYMBOLS[j % len(MEASURED_SYMBOLS)],
                                             colour=fig.COLOURS[(j + 1) % len(fig.COLOURS)]))
-    cap = doc.get("capacity")
-    if not traces and not isinstance(cap, dict):
+    cap = doc.capacity
+    if not traces and cap is None:
         return Text("SLO attainment: no SLO was given (--slo), so every request is good.")
-    target = cap.get("attainment") if isinstance(cap, dict) else None
+    target = cap.attainment if cap is not None else None
     y0 = min([*lows, *([target] if target is not None else []), 1.0]) * lc.PCT
-    xs = [p["rate"] for p in points] + [r["rate"] for m in measured for r in m["points"]]
-    if isinstance(cap, dict):
-        xs += [cap["low"], cap["high"]]
+    xs = [p.rate for p in points] + [r.rate for m in measured for r in m.points]
+    if cap is not None:
+        xs += [cap.band.low, cap.band.high]
     if target is not None:
         traces.append(lc.hrule(f"target {target * lc.PCT:g} %", *lc.span(xs), target * lc.PCT))
     marks, shapes, notes = _capacity_marks(doc, y0, lc.PCT)
@@ -133,17 +134,17 @@ def attainment_chart(doc: dict[str, Any]) -> Chart | Text:
                  "directory shows.")
 
 
-def throughput_chart(doc: dict[str, Any]) -> Chart | Text:
+def throughput_chart(doc: PredictView) -> Chart | Text:
     """Predicted output tokens/s against the offered rate, and each measured point's."""
     points, measured = _points(doc), _measured(doc)
-    traces = [fig.line("predicted output tokens/s", fig.numbers([p["rate"] for p in points]),
-                       fig.numbers([p["output_tokens_per_s"] for p in points]), 0, mode="lines+markers")] if points else []
+    traces = [fig.line("predicted output tokens/s", fig.numbers([p.rate for p in points]),
+                       fig.numbers([p.output_tokens_per_s for p in points]), 0, mode="lines+markers")] if points else []
     for j, m in enumerate(measured):
-        rows = m["points"]
+        rows = m.points
         if rows:
-            traces.append(_marker_trace(f"{_measured_label(m)} output tokens/s", [r["rate"] for r in rows],
-                                        fig.numbers([r["measured"]["output_tokens_per_s"] for r in rows]),
-                                        [r["label"] for r in rows], colour=fig.COLOURS[(j + 1) % len(fig.COLOURS)],
+            traces.append(_marker_trace(f"{_measured_label(m)} output tokens/s", [r.rate for r in rows],
+                                        fig.numbers([r.measured.output_tokens_per_s for r in rows]),
+                                        [r.label for r in rows], colour=fig.COLOURS[(j + 1) % len(fig.COLOURS)],
                                         symbol=MEASURED_SYMBOLS[j % len(MEASURED_SYMBOLS)]))
     if not traces:
         return Text("Output throughput: nothing predicted or measured at a rate.")

@@ -5,8 +5,8 @@ on the same charts and a table of predicted against measured with the error of e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from exporters.html import fmt
 from exporters.html.cost_table import cost_table
@@ -19,59 +19,67 @@ from exporters.html.predict_charts import (
     rates_text,
     throughput_chart,
 )
-from metrics.results import write_atomic
+from metrics.results import MeasuredComparison, PredictView, write_atomic
 
 METRICS = (("ttft", "TTFT"), ("tpot", "TPOT"), ("e2e", "E2E"))
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def err(value: Any, unit: str = "%") -> str:
+def err(value: float | None, unit: str = "%") -> str:
     return fmt.NONE if not isinstance(value, int | float) else f"{value:+.1f} {unit}"
 
 
-def predict_meta(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    model, load = _dict(doc.get("model")), _dict(_dict(doc.get("spec")).get("load"))
-    arrival = _dict(load.get("arrival"))
-    cap = _dict(doc.get("capacity"))
+def _spec_value(doc: PredictView, *keys: str) -> object:
+    """A value of the predicted run spec's JSON (`_spec_value(doc, "load", "seed")`); None when absent."""
+    value: object = doc.spec
+    for key in keys:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _or_none(value: object) -> object:
+    return fmt.NONE if value is None else value
+
+
+def predict_meta(doc: PredictView) -> list[tuple[str, str]]:
+    cap = doc.capacity
+    measured = doc.measured or ()
     return [
-        ("server model", f"{doc.get('server_model')} ({model.get('form', fmt.NONE)} step-time form)"),
-        ("workload", str(doc.get("workload") or fmt.NONE)),
-        ("arrivals", f"{arrival.get('kind', fmt.NONE)}, {fmt.count(load.get('requests'))} requests per rate, "
-                     f"seed {load.get('seed', fmt.NONE)}"),
-        ("SLO", slo_text({"goodput": {"slo": _dict(doc.get("slo"))}})),
-        ("rates predicted", rates_text([float(p["rate"]) for p in doc.get("points") or []])),
-        ("capacity", f"highest rate with {fmt.pct(cap.get('attainment'))} of requests good" if cap
+        ("server model", f"{doc.server_model} ({doc.model.form or fmt.NONE} step-time form)"),
+        ("workload", doc.workload or fmt.NONE),
+        ("arrivals", f"{_or_none(_spec_value(doc, 'load', 'arrival', 'kind'))}, "
+                     f"{fmt.count(_spec_value(doc, 'load', 'requests'))} requests per rate, "
+                     f"seed {_or_none(_spec_value(doc, 'load', 'seed'))}"),
+        ("SLO", slo_text({"goodput": {"slo": dict(doc.slo or {})}})),
+        ("rates predicted", rates_text([float(p.rate) for p in doc.points])),
+        ("capacity", f"highest rate with {fmt.pct(cap.attainment)} of requests good" if cap
          else "not searched (--capacity)"),
-        ("replicas", f"{doc.get('replicas', 1)} behind a {doc.get('routing', 'round-robin')} router"),
-        ("measured", ", ".join(f"{m['path']} ({m['kind']})" for m in doc.get("measured") or []) or fmt.NONE),
+        ("replicas", f"{doc.replicas} behind a {doc.routing} router"),
+        ("measured", ", ".join(f"{m.path} ({m.kind})" for m in measured) or fmt.NONE),
     ]
 
 
-def predict_flags(doc: dict[str, Any]) -> list[Flag]:
+def predict_flags(doc: PredictView) -> list[Flag]:
     flags = [Flag("info", "Predicted, not measured.", "Every predicted figure comes from running the reference "
                   "engine's scheduler over the workload's arrival schedule in virtual time, each step lasting what "
                   "the server model says; no request was sent.")]
-    note = _dict(doc.get("capacity")).get("note")
+    note = doc.capacity.note if doc.capacity is not None else None
     if note:
-        flags.append(Flag("warn", "Attainment not monotone.", f"{str(note)[0].upper()}{str(note)[1:]}."))
-    for m in doc.get("measured") or []:
-        for d in m["workload_differences"]:
-            flags.append(Flag("warn", "Another workload.", f"{m['label']} measured another workload than the one "
+        flags.append(Flag("warn", "Attainment not monotone.", f"{note[0].upper()}{note[1:]}."))
+    for m in doc.measured or ():
+        for d in m.workload_differences:
+            flags.append(Flag("warn", "Another workload.", f"{m.label} measured another workload than the one "
                               f"predicted ({d}): its points are drawn and compared, but they are not of this workload."))
-        flags += [Flag("info", "Note.", n) for n in m["notes"]]
+        flags += [Flag("info", "Note.", n) for n in m.notes]
     return flags
 
 
-def points_table(doc: dict[str, Any]) -> Table:
+def points_table(doc: PredictView) -> Table:
     rows: list[list[str | Cell]] = []
-    for p in sorted(doc.get("points") or [], key=lambda p: float(p["rate"])):
-        lat = p["latency_s"]
-        rows.append([f"{p['rate']:g}", fmt.count(p.get("requests")),
-                     *(fmt.ms(lat[m][pct]) for m, _ in METRICS for pct in PERCENTILES), fmt.pct(p.get("attainment")),
-                     fmt.rate(p.get("output_tokens_per_s"), ""), fmt.count(p.get("preemptions"))])
+    for p in sorted(doc.points, key=lambda p: float(p.rate)):
+        lat = p.latency_s
+        rows.append([f"{p.rate:g}", fmt.count(p.requests),
+                     *(fmt.ms(lat[m][pct]) for m, _ in METRICS for pct in PERCENTILES), fmt.pct(p.attainment),
+                     fmt.rate(p.output_tokens_per_s, ""), fmt.count(p.preemptions)])
     header = ["rate (req/s)", "requests", *(f"{name} {pct}" for _, name in METRICS for pct in PERCENTILES),
               "attainment", "output tokens/s", "preemptions"]
     return Table("Predicted, per rate (predict.json 'points')", header, rows,
@@ -85,68 +93,67 @@ def bracket_text(rate: float | None, upper: float | None) -> str:
         f"below {upper:.4g} req/s (lowest rate not shown to pass)"
 
 
-def capacity_table(doc: dict[str, Any]) -> Table | None:
-    cap = doc.get("capacity")
-    if not isinstance(cap, dict):
+def capacity_table(doc: PredictView) -> Table | None:
+    cap = doc.capacity
+    if cap is None:
         return None
+    band = cap.band
     rows: list[list[str | Cell]] = [
-        ["predicted", f"{cap['rate']:.4g} req/s", f"{cap['low']:.4g} – {cap['high']:.4g} req/s", fmt.NONE, fmt.NONE]]
-    for m in doc.get("measured") or []:
-        c = m.get("capacity")
-        if not isinstance(c, dict):
+        ["predicted", f"{band.rate:.4g} req/s", f"{band.low:.4g} – {band.high:.4g} req/s", fmt.NONE, fmt.NONE]]
+    for m in doc.measured or ():
+        c = m.capacity
+        if c is None:
             continue
-        found = c["measured"]
-        rows.append([Cell(f"measured {m['label']} ({found['basis']})", "text"),
-                     fmt.rate(found.get("rate"), " req/s") if found.get("rate") is not None else "none shown to pass",
-                     bracket_text(found.get("rate"), found.get("upper")),
-                     f"{found['target'] * 100:g} %", err(c.get("error_pct"))])
-    return Table(f"Capacity at {cap['attainment'] * 100:g} % attainment, {doc.get('replicas', 1)} replica(s)",
+        found = c.measured
+        rows.append([Cell(f"measured {m.label} ({found.basis})", "text"),
+                     fmt.rate(found.rate, " req/s") if found.rate is not None else "none shown to pass",
+                     bracket_text(found.rate, found.upper), f"{found.target * 100:g} %", err(c.error_pct)])
+    return Table(f"Capacity at {cap.attainment * 100:g} % attainment, {doc.replicas} replica(s)",
                  ["", "capacity", "band (predicted) or bracket (measured)", "target", "predicted error"], rows,
                  "The predicted band repeats the search with every step-time parameter one standard error slower, "
                  "then faster. Error: (predicted − measured) / measured.")
 
 
-def comparison_tables(m: dict[str, Any]) -> list[Item]:
+def comparison_tables(m: MeasuredComparison) -> list[Item]:
     """Predicted against measured for one --measured directory: latencies, then attainment and throughput."""
     lat_rows: list[list[str | Cell]] = []
     other_rows: list[list[str | Cell]] = []
-    for r in m["points"]:
-        pred, meas, e = r["predicted"], r["measured"], r["error_pct"]
-        label = r["label"] + (" (client saturated)" if meas.get("client_saturated") else "")
+    for r in m.points:
+        meas, e = r.measured, r.error_pct
+        label = r.label + (" (client saturated)" if meas.client_saturated else "")
         for key, name in METRICS:
-            cells: list[str | Cell] = [f"{r['rate']:g}", Cell(label, "name"), name]
+            cells: list[str | Cell] = [f"{r.rate:g}", Cell(label, "name"), name]
             for pct in PERCENTILES:
-                cells += [fmt.ms(pred["latency_s"][key][pct]), fmt.ms(meas["latency_s"][key][pct]), err(e[key][pct])]
+                cells += [fmt.ms(r.predicted_latency_s[key][pct]), fmt.ms(meas.latency_s[key][pct]), err(e[key][pct])]
             lat_rows.append(cells)
-        other_rows.append([f"{r['rate']:g}", Cell(label, "name"), fmt.pct(pred.get("attainment")),
-                           fmt.pct(meas.get("attainment")), err(r.get("attainment_error_pp"), "pp")])
-    if not m["points"]:
-        return [Text(f"{m['label']}: no measured point at an offered rate to compare.")]
+        other_rows.append([f"{r.rate:g}", Cell(label, "name"), fmt.pct(r.predicted_attainment),
+                           fmt.pct(meas.attainment), err(r.attainment_error_pp, "pp")])
+    if not m.points:
+        return [Text(f"{m.label}: no measured point at an offered rate to compare.")]
     head = ["rate (req/s)", "point", "metric"]
     for pct in PERCENTILES:
         head += [f"{pct} predicted", f"{pct} measured", f"{pct} error"]
-    differs = "; ".join(m["workload_differences"])
+    differs = "; ".join(m.workload_differences)
     note = "Error: (predicted − measured) / measured." + (f" Another workload was measured: {differs}." if differs else "")
-    return [Table(f"Latency, predicted against {m['label']} ({m['kind']}), each at the point's offered rate",
+    return [Table(f"Latency, predicted against {m.label} ({m.kind}), each at the point's offered rate",
                   head, lat_rows, note),
-            Table(f"SLO attainment, predicted against {m['label']}",
+            Table(f"SLO attainment, predicted against {m.label}",
                   ["rate (req/s)", "point", "attainment predicted", "measured", "error"], other_rows,
                   "Error in percentage points (pp); – where the SLOs differ.")]
 
 
-def model_table(doc: dict[str, Any]) -> Table:
-    model = _dict(doc.get("model"))
+def model_table(doc: PredictView) -> Table:
     rows: list[list[str | Cell]] = []
-    for name, p in _dict(model.get("params")).items():
-        rows.append([name, fmt.ms(p.get("value")) if p.get("value") else "0",
-                     fmt.NONE if p.get("std_err") is None else fmt.ms(p["std_err"])])
-    limits = ", ".join(f"{k} {v}" for k, v in _dict(model.get("limits")).items())
+    for name, p in doc.model.params.items():
+        rows.append([name, fmt.ms(p.value) if p.value else "0", fmt.NONE if p.std_err is None else fmt.ms(p.std_err)])
+    limits = ", ".join(f"{k} {v}" for k, v in doc.model.limits.items())
     return Table("The server model (step-time parameters, seconds per unit shown in ms)", ["parameter", "value",
                  "standard error"], rows, f"Scheduler limits: {limits}." if limits else "")
 
 
-def predict_page(doc: dict[str, Any]) -> Page:
-    capacity: list[Item] = [t for t in (capacity_table(doc), cost_table(doc, source="predict.json")) if t is not None]
+def predict_page(doc: PredictView) -> Page:
+    capacity: list[Item] = [t for t in (capacity_table(doc), cost_table(doc.cost, source="predict.json"))
+                            if t is not None]
     sections = []
     if capacity:
         sections.append(Section("Capacity", capacity))
@@ -154,15 +161,15 @@ def predict_page(doc: dict[str, Any]) -> Page:
         Section("Latency against the offered rate", [latency_chart(doc, key, name) for key, name in METRICS]),
         Section("SLO attainment and throughput", [attainment_chart(doc), throughput_chart(doc), points_table(doc)]),
     ]
-    for m in doc.get("measured") or []:
-        sections.append(Section(f"Predicted against measured: {m['label']}", comparison_tables(m)))
+    for m in doc.measured or ():
+        sections.append(Section(f"Predicted against measured: {m.label}", comparison_tables(m)))
     sections.append(Section("Server model", [model_table(doc)]))
-    return Page(title=f"goodput predict report: {Path(str(doc.get('server_model'))).name}", meta=predict_meta(doc),
+    return Page(title=f"goodput predict report: {Path(doc.server_model).name}", meta=predict_meta(doc),
                 flags=predict_flags(doc), sections=sections,
                 footer="Written by goodput predict from predict.json; measured figures are their directories' own.")
 
 
-def write_predict_report(doc: dict[str, Any], path: Path) -> Path:
+def write_predict_report(doc: PredictView, path: Path) -> Path:
     """Write predict.json's page to `path` (self-contained: the plotting library inline); OSError when it
     cannot be written."""
     write_atomic(path, render_page(predict_page(doc)).encode("utf-8"))

@@ -13,12 +13,14 @@ from exporters.html.page import Chart, Text
 from exporters.html.sweep_data import (
     LOAD_AXES,
     SWEEP_CONFIDENCE,
+    AttainmentPoint,
     Series,
     attainment_points,
     column_series,
     latency_series,
 )
 from metrics.capacity_search.search import SearchResult
+from metrics.results import PointRow
 
 THROUGHPUT_AXIS = "completed requests/s (req/s)"
 
@@ -29,7 +31,7 @@ def _line(name: str, s: Series, i: int, scale: float = 1.0, *, width: float = 2.
     return trace
 
 
-def latency_chart(points: Sequence[dict[str, Any]], ceiling: dict[str, Any] | None, metric: str, name: str,
+def latency_chart(points: Sequence[PointRow], ceiling: PointRow | None, metric: str, name: str,
                   slo_s: float | None) -> Chart | Text:
     """p50 and p99 of one metric against the requests/s each point completed, in order of load."""
     p50, p99 = latency_series(points, metric, "p50"), latency_series(points, metric, "p99")
@@ -40,7 +42,7 @@ def latency_chart(points: Sequence[dict[str, Any]], ceiling: dict[str, Any] | No
     if ceiling is not None:
         for j, p in enumerate(("p50", "p99")):
             s = latency_series([ceiling], metric, p)
-            traces.append(fig.marks(f"ceiling {ceiling['label']} {p} (closed loop)", fig.numbers(s.x),
+            traces.append(fig.marks(f"ceiling {ceiling.label} {p} (closed loop)", fig.numbers(s.x),
                                     fig.numbers(s.y, fig.MS), s.labels, 6 + j, written=False))
             xs += s.x
     if slo_s is not None:
@@ -54,14 +56,14 @@ def latency_chart(points: Sequence[dict[str, Any]], ceiling: dict[str, Any] | No
                  "where it bends back to the left, more load completed less. 'log' switches the y axis to a log scale.")
 
 
-def attainment_chart(points: Sequence[dict[str, Any]], capacity: SearchResult | None, kind: str, target: float,
-                     ceiling: dict[str, Any] | None) -> Chart | Text:
+def attainment_chart(points: Sequence[PointRow], capacity: SearchResult | None, kind: str, target: float,
+                     ceiling: PointRow | None) -> Chart | Text:
     """Each point's SLO attainment with its interval, the target, and the capacity the points show."""
     found = attainment_points(points)
     if not found:
         return Text("SLO attainment: no point measured a request.")
     verdicts = {e.rate: e.verdict for e in capacity.evidence} if capacity is not None else {}
-    groups: dict[str, list[Any]] = {}
+    groups: dict[str, list[AttainmentPoint]] = {}
     for p in found:
         key = "not_evidence" if p.client_saturated else verdicts.get(p.load, "") if kind == "rate" else ""
         groups.setdefault(key, []).append(p)
@@ -74,10 +76,11 @@ def attainment_chart(points: Sequence[dict[str, Any]], capacity: SearchResult | 
     xs: list[float | None] = [p.load for p in found]
     y0 = min([target, *(p.interval[0] for p in found)]) * lc.PCT
     shapes, notes = [], []
-    if ceiling is not None and kind == "rate" and isinstance(ceiling.get("requests_per_s"), float):
-        traces.append(lc.vrule(f"throughput ceiling {ceiling['requests_per_s']:.3g} req/s ({ceiling['label']})",
-                               ceiling["requests_per_s"], y0, lc.PCT, colour="#000000", dash="dot"))
-        xs.append(ceiling["requests_per_s"])
+    ceiling_rps = ceiling.requests_per_s if ceiling is not None else None
+    if ceiling is not None and kind == "rate" and isinstance(ceiling_rps, float):
+        traces.append(lc.vrule(f"throughput ceiling {ceiling_rps:.3g} req/s ({ceiling.label})",
+                               ceiling_rps, y0, lc.PCT, colour="#000000", dash="dot"))
+        xs.append(ceiling_rps)
     traces.append(lc.hrule(f"target {target * lc.PCT:g} %", *lc.span(xs), target * lc.PCT))
     if capacity is not None and capacity.upper is not None:
         traces.append(lc.upper_rule(capacity.upper, y0, lc.PCT))
@@ -96,20 +99,21 @@ def attainment_chart(points: Sequence[dict[str, Any]], capacity: SearchResult | 
                  "The capacity marked is the highest rate shown to pass below every rate that was not.")
 
 
-def goodput_chart(points: Sequence[dict[str, Any]], capacity: SearchResult | None, kind: str,
-                  ceiling: dict[str, Any] | None) -> Chart | Text:
+def goodput_chart(points: Sequence[PointRow], capacity: SearchResult | None, kind: str,
+                  ceiling: PointRow | None) -> Chart | Text:
     """Goodput, completed and sent requests/s against the load."""
     if not points:
         return Text("Goodput against the load: no point of the sweep's load axis has finished.")
     traces = [_line("goodput (good requests/s)", column_series(points, "goodput_rps"), 0, width=3.0),
               _line("completed requests/s", column_series(points, "requests_per_s"), 1),
               _line("achieved send rate (req/s)", column_series(points, "achieved_rps"), 2)]
-    loads = [float(p["value"]) for p in points]
+    loads = [p.load for p in points]
     if kind == "rate" and loads:
         top = max(loads)
         traces.append(fig.rule("offered rate (y = x)", [0, top], [0, top], colour=fig.GREY))
-    if ceiling is not None and isinstance(ceiling.get("requests_per_s"), float) and loads:
-        traces.append(lc.hrule(f"throughput ceiling ({ceiling['label']})", *lc.span(loads), ceiling["requests_per_s"],
+    ceiling_rps = ceiling.requests_per_s if ceiling is not None else None
+    if ceiling is not None and isinstance(ceiling_rps, float) and loads:
+        traces.append(lc.hrule(f"throughput ceiling ({ceiling.label})", *lc.span(loads), ceiling_rps,
                                colour="#000000", dash="dot"))
     if capacity is not None and capacity.capacity is not None:
         top_y = max([v for t in traces for v in t["y"] if v is not None] or [1.0])
@@ -121,10 +125,10 @@ def goodput_chart(points: Sequence[dict[str, Any]], capacity: SearchResult | Non
                  "they follow the offered rate; past its capacity completed requests level off and goodput falls.")
 
 
-def errors_chart(rows: Sequence[dict[str, Any]]) -> Chart:
+def errors_chart(rows: Sequence[PointRow]) -> Chart:
     """Failed share of the measured requests, per point in the order run."""
-    labels = [str(r["label"]) for r in rows]
-    failed = [r.get("error_rate") for r in rows]
+    labels = [r.label for r in rows]
+    failed = [r.error_rate for r in rows]
     trace = fig.line("failed requests (% of measured)", labels, fig.numbers(failed, lc.PCT), 1, mode="lines+markers")
     lay = fig.layout("Failed requests per point", fig.axis("point (in the order run)", type="category"),
                      fig.axis("failed (% of measured requests)", rangemode="tozero"))
@@ -132,13 +136,13 @@ def errors_chart(rows: Sequence[dict[str, Any]]) -> Chart:
                  "(sweep.json error_rate; the kinds of error are in each point's report).")
 
 
-def lag_chart(rows: Sequence[dict[str, Any]], threshold_s: float | None) -> Chart:
+def lag_chart(rows: Sequence[PointRow], threshold_s: float | None) -> Chart:
     """The client's dispatch lag p99 per point, the saturation threshold, and the points past it."""
-    labels = [str(r["label"]) for r in rows]
-    lag = [r.get("dispatch_lag_p99_s") for r in rows]
+    labels = [r.label for r in rows]
+    lag = [r.dispatch_lag_p99_s for r in rows]
     trace = fig.line("dispatch lag p99", labels, fig.numbers(lag, fig.MS), 0, mode="lines+markers")
     traces = [trace]
-    saturated = [(label, v) for label, v, r in zip(labels, lag, rows, strict=True) if r.get("client_saturated")]
+    saturated = [(label, v) for label, v, r in zip(labels, lag, rows, strict=True) if r.client_saturated]
     if saturated:
         traces.append(fig.marks("client saturated (the point measured the client too)", [x for x, _ in saturated],
                                 fig.numbers([v for _, v in saturated], fig.MS), ["client saturated"] * len(saturated), 1,

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from metrics.capacity_search.proportion import Method, proportion_interval
 from metrics.capacity_search.search import Observation, SearchResult, SearchSettings, Stop, conclude
+from metrics.results import PointRow, SweepView
 
 # goodput capacity's defaults (--attainment, --confidence, --interval): the rule the sweep's points are read with
 SWEEP_TARGET = 0.9
@@ -28,38 +28,32 @@ LOAD_AXES = {"rate": "offered rate, as planned (req/s)", "concurrency": "concurr
 CEILING = "ceiling"
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _number(value: float | None) -> float | None:
+    return float(value) if value is not None else None
 
 
-def sweep_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every planned point's row in the order planned, with the plan's role (point or ceiling) added."""
-    rows = []
-    for point in doc.get("points") or []:
-        if isinstance(point, dict) and isinstance(point.get("row"), dict):
-            plan = point.get("plan")
-            role = plan.get("role", "point") if isinstance(plan, dict) else "point"
-            rows.append({**point["row"], "role": role})
-    return rows
+def sweep_rows(doc: SweepView) -> list[PointRow]:
+    """Every planned point's row in the order planned (each carries its plan's role: point or ceiling)."""
+    return doc.rows()
 
 
-def done(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def done(rows: Sequence[PointRow]) -> list[PointRow]:
     """The points that finished (the charts' points): in the order they ran."""
-    return [r for r in rows if r.get("status") == "done"]
+    return [r for r in rows if r.status == "done"]
 
 
-def load_points(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def load_points(rows: Sequence[PointRow]) -> list[PointRow]:
     """The finished points of the sweep's load axis (not an auto sweep's ceiling), by ascending load."""
-    return sorted((r for r in done(rows) if r.get("role") != CEILING), key=lambda r: float(r["value"]))
+    return sorted((r for r in done(rows) if r.role != CEILING), key=lambda r: r.load)
 
 
-def ceiling_row(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    return next((r for r in done(rows) if r.get("role") == CEILING), None)
+def ceiling_row(rows: Sequence[PointRow]) -> PointRow | None:
+    return next((r for r in done(rows) if r.role == CEILING), None)
 
 
-def load_kind(rows: Sequence[dict[str, Any]]) -> str:
+def load_kind(rows: Sequence[PointRow]) -> str:
     """`rate` (open loop) or `concurrency` (closed loop): what the load axis is."""
-    kinds = {r.get("kind") for r in rows if r.get("role") != CEILING}
+    kinds = {r.kind for r in rows if r.role != CEILING}
     return "concurrency" if kinds == {"concurrency"} else "rate"
 
 
@@ -72,16 +66,20 @@ class Series:
     labels: list[str]
 
 
-def latency_series(rows: Sequence[dict[str, Any]], metric: str, percentile: str) -> Series:
+def latency_series(rows: Sequence[PointRow], metric: str, percentile: str) -> Series:
     """A latency percentile (seconds, the row's) against completed requests/s, one point per row given."""
-    return Series([_number(r.get("requests_per_s")) for r in rows],
-                  [_number(r.get(f"{metric}_{percentile}_s")) for r in rows], [str(r["label"]) for r in rows])
+    return Series([_number(r.requests_per_s) for r in rows], [_number(r.percentile(metric, percentile)) for r in rows],
+                  [r.label for r in rows])
 
 
-def column_series(rows: Sequence[dict[str, Any]], key: str) -> Series:
+def column_series(rows: Sequence[PointRow], key: str) -> Series:
     """A row figure (`goodput_rps`, `requests_per_s`, ...) against the load."""
-    return Series([_number(r.get("value")) for r in rows], [_number(r.get(key)) for r in rows],
-                  [str(r["label"]) for r in rows])
+    return Series([_number(r.value) for r in rows], [_number(_figure(r, key)) for r in rows], [r.label for r in rows])
+
+
+def _figure(row: PointRow, key: str) -> float | None:
+    value = row.column(key)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,21 +94,20 @@ class AttainmentPoint:
     client_saturated: bool
 
 
-def attainment_points(rows: Sequence[dict[str, Any]], *, confidence: float = SWEEP_CONFIDENCE,
+def attainment_points(rows: Sequence[PointRow], *, confidence: float = SWEEP_CONFIDENCE,
                       method: Method = SWEEP_METHOD) -> list[AttainmentPoint]:
     """Each row's attainment and its interval (rows that measured nothing have neither: left out)."""
     out = []
     for r in rows:
-        measured, good, attainment = r.get("measured"), r.get("good"), _number(r.get("attainment"))
-        if not isinstance(measured, int) or measured <= 0 or not isinstance(good, int) or attainment is None:
+        measured, good, attainment = r.measured, r.good, _number(r.attainment)
+        if measured is None or measured <= 0 or good is None or attainment is None:
             continue
-        out.append(AttainmentPoint(str(r["label"]), str(r.get("kind")), float(r["value"]), good, measured, attainment,
-                                   proportion_interval(good, measured, confidence, method),
-                                   bool(r.get("client_saturated"))))
+        out.append(AttainmentPoint(r.label, r.kind, r.load, good, measured, attainment,
+                                   proportion_interval(good, measured, confidence, method), bool(r.client_saturated)))
     return out
 
 
-def sweep_capacity(rows: Sequence[dict[str, Any]], *, target: float = SWEEP_TARGET,
+def sweep_capacity(rows: Sequence[PointRow], *, target: float = SWEEP_TARGET,
                    confidence: float = SWEEP_CONFIDENCE, method: Method = SWEEP_METHOD) -> SearchResult | None:
     """The capacity the open-loop points show, by the search's rule: the highest rate whose interval lies
     above `target`, below every rate that fell short or straddles it; each finished point one run, a point

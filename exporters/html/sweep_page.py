@@ -5,7 +5,6 @@ with a link to each point's own report."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from exporters.html import fmt
 from exporters.html import load_charts as lc
@@ -31,73 +30,73 @@ from exporters.html.sweep_data import (
     sweep_rows,
 )
 from metrics.capacity_search.search import SearchResult
+from metrics.results import PointRow, ServerInfo, SweepView
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def mode_text(doc: dict[str, Any]) -> str:
-    mode = _dict(doc.get("mode"))
-    if "rates" in mode:
-        return "open loop at " + ", ".join(f"{r:g}" for r in mode["rates"]) + " req/s (--rates)"
-    if "concurrencies" in mode:
-        return "closed loop at " + ", ".join(str(c) for c in mode["concurrencies"]) + " in flight (--concurrencies)"
-    auto = _dict(mode.get("auto"))
-    ceiling = _dict(doc.get("ceiling"))
-    measured = (f"; ceiling {ceiling['requests_per_s']:.3g} req/s" if isinstance(ceiling.get("requests_per_s"), float)
-                else "")
-    return (f"--auto: a ceiling point at concurrency {auto.get('concurrency')}, then {auto.get('points')} open-loop "
+def mode_text(doc: SweepView) -> str:
+    mode = doc.mode
+    if mode.rates is not None:
+        return "open loop at " + ", ".join(f"{r:g}" for r in mode.rates) + " req/s (--rates)"
+    if mode.concurrencies is not None:
+        return "closed loop at " + ", ".join(str(c) for c in mode.concurrencies) + " in flight (--concurrencies)"
+    rps = doc.ceiling.requests_per_s if doc.ceiling is not None else None
+    measured = f"; ceiling {rps:.3g} req/s" if isinstance(rps, float) else ""
+    return (f"--auto: a ceiling point at concurrency {mode.auto_concurrency}, then {mode.auto_points} open-loop "
             f"rates up to 1.1 × the ceiling{measured}")
 
 
-def length_text(doc: dict[str, Any]) -> str:
-    length = _dict(doc.get("length"))
+def length_text(doc: SweepView) -> str:
+    length = doc.length
     parts = []
-    if isinstance(length.get("duration_s"), int | float):
-        parts.append(f"{length['duration_s']:g} s")
-    if isinstance(length.get("requests"), int):
-        parts.append(f"{length['requests']} requests")
-    warmup = length.get("warmup_s")
-    warm = f"warm-up {warmup:g} s" if isinstance(warmup, int | float) else "first 10 % left out as warm-up"
+    if length.duration_s is not None:
+        parts.append(f"{length.duration_s:g} s")
+    if length.requests is not None:
+        parts.append(f"{length.requests} requests")
+    warmup = length.warmup_s
+    warm = f"warm-up {warmup:g} s" if warmup is not None else "first 10 % left out as warm-up"
     return f"{' or '.join(parts) or fmt.NONE} per point ({warm})"
 
 
-def sweep_meta(label: str, doc: dict[str, Any], model: str | None, workload: str | None) -> list[tuple[str, str]]:
-    server, spec = _dict(doc.get("server")), _dict(doc.get("spec"))
+def server_text(server: ServerInfo | None) -> str:
+    """The URL the points went to, and whether it was the embedded reference server."""
+    if server is None:
+        return fmt.NONE
+    return (server.url or fmt.NONE) + (" (embedded reference server, started once)" if server.embedded else "")
+
+
+def sweep_meta(label: str, doc: SweepView, model: str | None, workload: str | None) -> list[tuple[str, str]]:
     rows = sweep_rows(doc)
-    target = str(server.get("url") or fmt.NONE) + (" (embedded reference server, started once)" if server.get("embedded")
-                                                    else "")
+    target = server_text(doc.server)
     return [
         ("sweep", label), ("target", target), ("model", model or fmt.NONE), ("workload", workload or fmt.NONE),
         ("points", mode_text(doc)), ("length", length_text(doc)),
         ("finished", f"{len(done(rows))} of {len(rows)} planned points"),
-        ("SLO", slo_text({"goodput": {"slo": _dict(_dict(spec.get("metrics")).get("slo"))}})),
+        ("SLO", slo_text({"goodput": {"slo": doc.slo}})),
         ("capacity rule", f"goodput capacity's defaults: {SWEEP_TARGET * 100:g} % attainment, "
                           f"{SWEEP_CONFIDENCE * 100:g} % Wilson interval per point"),
     ]
 
 
-def sweep_flags(doc: dict[str, Any]) -> list[Flag]:
+def sweep_flags(doc: SweepView) -> list[Flag]:
     rows = sweep_rows(doc)
     flags = []
-    missing = [str(m) for m in doc.get("missing") or []]
-    if doc.get("interrupted"):
+    missing = list(doc.missing)
+    if doc.interrupted:
         flags.append(Flag("fail", "Interrupted.", "The sweep was stopped; its finished points are shown."))
     if missing:
         flags.append(Flag("fail", "Incomplete.", f"Missing: {', '.join(missing)}. `goodput sweep --resume DIR` runs them."))
     for status in ("failed", "interrupted"):
-        bad = [r["label"] for r in rows if r.get("status") == status]
+        bad = [r.label for r in rows if r.status == status]
         if bad:
             flags.append(Flag("warn", f"Points {status}.", f"{', '.join(bad)}: not in the charts."))
-    saturated = [r["label"] for r in done(rows) if r.get("client_saturated")]
+    saturated = [r.label for r in done(rows) if r.client_saturated]
     if saturated:
         flags.append(Flag("warn", "Client saturated.", f"At {', '.join(saturated)} the load generator fell behind its "
                           "schedule: those points measured the client as well as the server (see the dispatch lag)."))
-    errors = [r["label"] for r in done(rows) if r.get("failed")]
+    errors = [r.label for r in done(rows) if r.failed]
     if errors:
         flags.append(Flag("info", "Failed requests.", f"At {', '.join(errors)} (see 'Failed requests per point')."))
-    exits = [f"{r['label']} (exit {r['exit_code']})" for r in done(rows) if r.get("exit_code") not in (0, None)]
+    exits = [f"{r.label} (exit {r.exit_code})" for r in done(rows) if r.exit_code not in (0, None)]
     if exits:
         flags.append(Flag("warn", "Points exited non-zero.", ", ".join(exits) + ": thresholds failed or a runtime error."))
     if not flags:
@@ -117,25 +116,25 @@ def capacity_text(capacity: SearchResult | None, kind: str) -> Text:
                 f"({bracket}). The sweep's grid limits how fine this is; `goodput capacity` narrows it.")
 
 
-def points_table(rows: Sequence[dict[str, Any]], reports: Mapping[str, str],
+def points_table(rows: Sequence[PointRow], reports: Mapping[str, str],
                  capacity: SearchResult | None) -> Table:
     intervals = {p.label: p.interval for p in attainment_points(rows)}
     verdicts = {e.rate: e.verdict for e in capacity.evidence} if capacity is not None else {}
     out: list[list[str | Cell]] = []
     for r in rows:
-        label = str(r["label"])
-        state = str(r.get("status"))
-        if r.get("client_saturated"):
+        label = r.label
+        state = r.status
+        if r.client_saturated:
             state += ", client saturated"
-        verdict = verdicts.get(float(r["value"])) if r.get("kind") == "rate" and r.get("status") == "done" else None
+        verdict = verdicts.get(r.load) if r.kind == "rate" and r.status == "done" else None
         out.append([
-            Cell(label, "name", reports.get(label, "")), Cell(state, "text"), fmt.num(r.get("value")),
-            fmt.rate(r.get("offered_rps"), ""), fmt.rate(r.get("achieved_rps"), ""),
-            fmt.rate(r.get("requests_per_s"), ""), fmt.rate(r.get("output_tokens_per_s"), ""),
-            *(fmt.ms(r.get(f"{m}_{p}_s")) for m, _, _ in LATENCY_METRICS for p in ("p50", "p99")),
-            fmt.count(r.get("measured")), fmt.count(r.get("good")), fmt.pct(r.get("attainment")),
-            lc.interval_text(intervals.get(label)), verdict or fmt.NONE, fmt.rate(r.get("goodput_rps"), ""),
-            fmt.pct(r.get("error_rate")), fmt.ms(r.get("dispatch_lag_p99_s")), fmt.count(r.get("exit_code")),
+            Cell(label, "name", reports.get(label, "")), Cell(state, "text"), fmt.num(r.value),
+            fmt.rate(r.offered_rps, ""), fmt.rate(r.achieved_rps, ""),
+            fmt.rate(r.requests_per_s, ""), fmt.rate(r.output_tokens_per_s, ""),
+            *(fmt.ms(r.percentile(m, p)) for m, _, _ in LATENCY_METRICS for p in ("p50", "p99")),
+            fmt.count(r.measured), fmt.count(r.good), fmt.pct(r.attainment),
+            lc.interval_text(intervals.get(label)), verdict or fmt.NONE, fmt.rate(r.goodput_rps, ""),
+            fmt.pct(r.error_rate), fmt.ms(r.dispatch_lag_p99_s), fmt.count(r.exit_code),
         ])
     header = ["point", "status", "load", "offered req/s", "sent req/s", "completed req/s", "output tok/s",
               *(f"{name} {p}" for _, name, _ in LATENCY_METRICS for p in ("p50", "p99")), "measured", "good",
@@ -145,14 +144,13 @@ def points_table(rows: Sequence[dict[str, Any]], reports: Mapping[str, str],
                  "Latencies are exact percentiles over every sample of the point.")
 
 
-def sweep_page(doc: dict[str, Any], label: str, *, reports: Mapping[str, str] | None = None, model: str | None = None,
+def sweep_page(doc: SweepView, label: str, *, reports: Mapping[str, str] | None = None, model: str | None = None,
                workload: str | None = None) -> Page:
     """`reports`: point label → link to its report.html; `model`, `workload`: as a point's run.json says."""
     rows = sweep_rows(doc)
     points, ceiling, kind = load_points(rows), ceiling_row(rows), load_kind(rows)
     capacity = sweep_capacity(points) if kind == "rate" else None
-    slo = _dict(_dict(_dict(doc.get("spec")).get("metrics")).get("slo"))
-    lag = _dict(_dict(doc.get("spec")).get("metrics")).get("lag_threshold_s")
+    slo, lag = doc.slo, doc.lag_threshold_s
     latency: list[Item] = [latency_chart(points, ceiling, metric, name, slo.get(slo_key) if slo_key else None)
                            for metric, name, slo_key in LATENCY_METRICS]
     finished = done(rows)
@@ -163,7 +161,7 @@ def sweep_page(doc: dict[str, Any], label: str, *, reports: Mapping[str, str] | 
                                                capacity_text(capacity, kind), goodput_chart(points, capacity, kind,
                                                                                             ceiling)]),
         Section("Errors and the client", [errors_chart(finished),
-                                          lag_chart(finished, lag if isinstance(lag, int | float) else None)]),
+                                          lag_chart(finished, lag)]),
         Section("Points", [points_table(rows, reports or {}, capacity)]),
     ]
     if not finished:

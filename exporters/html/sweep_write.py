@@ -23,7 +23,7 @@ from metrics.results import REPORT_FILE as POINT_REPORT
 from metrics.results import SWEEP_FILE as SWEEP_FILE
 from metrics.results import SWEEP_REPORT_FILE as SWEEP_REPORT_FILE
 from metrics.results import point_labels as _labels
-from metrics.results import point_path, run_or_none, write_atomic
+from metrics.results import point_path, read_capacity_points, read_sweep, run_or_none, write_atomic
 from metrics.results import read_document as read_document
 
 
@@ -61,10 +61,10 @@ def _label(directory: Path) -> str:
 def write_sweep_report(sweep_dir: Path, *, path: Path | None = None) -> Path:
     """Write the page of the sweep in `sweep_dir` to `path` (default DIR/sweep.html); return where.
     ValueError: no readable sweep.json; OSError: writing failed; RuntimeError: plotly is not installed."""
-    doc = read_document(sweep_dir, SWEEP_FILE, "sweep")
+    doc = read_sweep(sweep_dir)
     out = path if path is not None else sweep_dir / SWEEP_REPORT_FILE
-    model, workload = point_run(sweep_dir, _labels(doc, finished=True))
-    page = sweep_page(doc, _label(sweep_dir), reports=point_links(sweep_dir, _labels(doc), out), model=model,
+    model, workload = point_run(sweep_dir, _labels(doc.rows(), finished=True))
+    page = sweep_page(doc, _label(sweep_dir), reports=point_links(sweep_dir, _labels(doc.rows()), out), model=model,
                       workload=workload)
     write_atomic(out, render_page(page, library_src=_shared_src(sweep_dir, out)).encode("utf-8"))
     return out
@@ -81,10 +81,10 @@ def _shared_src(directory: Path, page: Path) -> str | None:
 def write_capacity_report(directory: Path, verdict_line: str, *, path: Path | None = None) -> Path:
     """Write the page of the capacity search in `directory` to `path` (default DIR/capacity.html); return
     where. `verdict_line`: the line `goodput capacity` prints for it. Errors as write_sweep_report."""
-    doc = read_document(directory, CAPACITY_FILE, "capacity")
+    doc = read_capacity_points(directory)
     out = path if path is not None else directory / CAPACITY_REPORT_FILE
-    model, workload = point_run(directory, _labels(doc, finished=True))
-    page = capacity_page(doc, _label(directory), verdict_line, reports=point_links(directory, _labels(doc), out),
+    model, workload = point_run(directory, _labels(doc.points, finished=True))
+    page = capacity_page(doc, _label(directory), verdict_line, reports=point_links(directory, _labels(doc.points), out),
                          model=model, workload=workload)
     write_atomic(out, render_page(page, library_src=_shared_src(directory, out)).encode("utf-8"))
     return out

@@ -13,6 +13,7 @@ import typer
 from loadgen.cli.cost_options import COST, GPU_HOUR_COST_HELP, GPUS_PER_REPLICA_HELP, TARGET_RATE_HELP
 from loadgen.cli.predict_options import config_not_used, json_path, refuse_unused, restrict_run_options
 from loadgen.cli.run_params import run_parameters, run_spec_values, with_run_options
+from metrics.results import PredictedBand, PredictedCapacity, PredictView
 
 PREDICT = "Prediction"
 
@@ -127,42 +128,45 @@ def predict(ctx: typer.Context, **options: Any) -> int:
             if options["capacity"] and slo is not None else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    result: dict[str, Any] = {"server_model": str(options["server_model"]), "slo": slo.to_dict() if slo else None,
-                              "replicas": fleet.replicas, "routing": fleet.routing,
-                              "points": [p.to_dict() for p in points]}
     if points:
         typer.echo(format_table(points))
-    result.update(prediction_context(spec, model, options["server_model"]))
+    spec_json, workload, model_info = prediction_context(spec, model, options["server_model"])
+    capacity = cost = None
     if band is not None:
-        probed = [(p["rate"], p["attainment"]) for p in band["probes"]]
+        probed = list(band.probes)
         others = [(p.rate, p.attainment, "--rates" if p.rate in asked else "--measured") for p in points
                   if p.attainment is not None]
         note = monotone_note(probed, target, others)
-        result["capacity"] = {"attainment": target, **band, **({"note": note} if note else {})}
-        typer.echo(f"predicted capacity {band['rate']:.3g} req/s at {target:.0%} attainment ({band_text(band, model)})")
+        capacity = PredictedCapacity(target, band, note)
+        typer.echo(f"predicted capacity {band.rate:.3g} req/s at {target:.0%} attainment ({band_text(band, model)})")
         if note:
             typer.echo(f"note: {note}")
         if costs is not None:
-            result["cost"] = predicted_cost(band["rate"], fleet.replicas, source.at(band["rate"]).max_tokens, costs)
-            for line in cost_lines(result["cost"]):
+            cost = predicted_cost(band.rate, fleet.replicas, source.at(band.rate).max_tokens, costs)
+            for line in cost_lines(cost):
                 typer.echo(line)
+    predicted = tuple(p.view() for p in points)
+    comparisons = None
     if measured:
-        by_rate = {p.rate: p.to_dict() for p in points}
+        by_rate = {p.rate: p for p in predicted}
         given = slo_given(slo.to_dict()) if slo is not None else None
-        result["measured"] = [compare(m, by_rate, spec=result["spec"], slo=given, target=target, band=band)
-                              for m in measured]
-        for line in measured_lines(result["measured"]):
+        comparisons = tuple(compare(m, by_rate, spec=spec_json, slo=given, target=target,
+                                    band=capacity.band if capacity is not None else None) for m in measured)
+        for line in measured_lines(comparisons):
             typer.echo(line)
+    result = PredictView(server_model=str(options["server_model"]), slo=slo.to_dict() if slo else None,
+                         replicas=fleet.replicas, routing=fleet.routing, points=predicted, spec=spec_json,
+                         workload=workload, model=model_info, capacity=capacity, cost=cost, measured=comparisons)
     return write_prediction(result, out_path, html=options["html"])
 
 
-def band_text(band: dict[str, Any], model: Any) -> str:
+def band_text(band: PredictedBand, model: Any) -> str:
     if not any(model.std_err.values()):
         return "no band: the server model holds no standard errors"
-    return f"band {band['low']:.3g}-{band['high']:.3g} req/s from the fit's standard errors"
+    return f"band {band.low:.3g}-{band.high:.3g} req/s from the fit's standard errors"
 
 
-def write_prediction(result: dict[str, Any], json_path: Path, *, html: bool) -> int:
+def write_prediction(result: PredictView, json_path: Path, *, html: bool) -> int:
     """predict.json, and its page beside it (same name, .html) unless --no-html; exit 1 when one cannot be
     written."""
     from exporters.html.predict_page import write_predict_report
@@ -170,7 +174,7 @@ def write_prediction(result: dict[str, Any], json_path: Path, *, html: bool) -> 
 
     try:
         json_path.parent.mkdir(parents=True, exist_ok=True)
-        write_json(json_path, result)  # atomic: a temporary file beside it, then a rename
+        write_json(json_path, result.to_json())  # atomic: a temporary file beside it, then a rename
         if html:
             page = json_path.with_name(json_path.name + ".html") if json_path.suffix == ".html" \
                 else json_path.with_suffix(".html")

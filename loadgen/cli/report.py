@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -24,9 +24,11 @@ from metrics.results import (
     RECORDS_FILE,
     SWEEP_FILE,
     TEXTFILE,
+    CapacityView,
+    SweepView,
     read_capacity,
-    read_document,
     read_run,
+    read_sweep,
 )
 from metrics.slo import parse_slo
 
@@ -162,23 +164,19 @@ def report_results(directory: Path, kind: str, *, html: bool, html_path: Path | 
         print(f"goodput report: error: {exc}", file=sys.stderr)
         return 1
     if not quiet:
-        rows = [p["row"] for p in doc["points"]] if kind == "sweep" else list(doc["points"])
-        print(points_table(rows))
-        if kind == "capacity":
+        print(points_table(doc.rows() if isinstance(doc, SweepView) else doc.points))
+        if isinstance(doc, CapacityView):
             print(capacity_line(doc))
         if page is not None:
             print(f"HTML report: {page}")
     return 0
 
 
-def read_results(directory: Path, kind: str) -> dict[str, Any]:
+def read_results(directory: Path, kind: str) -> SweepView | CapacityView:
     """sweep.json or capacity.json, checked (ValueError, one line)."""
     if kind == "capacity":
         return read_capacity(directory)
-    doc = read_document(directory, SWEEP_FILE, "sweep")
-    if not all(isinstance(p, dict) and isinstance(p.get("row"), dict) for p in doc["points"]):
-        raise ValueError(f"{directory / SWEEP_FILE} is malformed (a point without its row)")
-    return doc
+    return read_sweep(directory, every_row=True)
 
 
 def input_lines(read: InputReport, allow_damaged: bool) -> list[str]:

@@ -12,6 +12,15 @@ from typing import Any
 
 from exporters.html.header import slo_text
 from loadgen.predict.measured import Measured, measured_capacity, workload_differences
+from metrics.results import (
+    CapacityComparison,
+    MeasuredComparison,
+    MeasuredFigures,
+    PointComparison,
+    PointRow,
+    PredictedBand,
+    PredictedPoint,
+)
 
 METRICS = ("ttft", "tpot", "e2e")
 PERCENTILES = ("p50", "p90", "p99")
@@ -35,33 +44,29 @@ def same_slo(a: Mapping[str, float], b: Mapping[str, float]) -> bool:
     return a.keys() == b.keys() and all(math.isclose(a[k], b[k], rel_tol=1e-9) for k in a)
 
 
-def measured_figures(row: dict[str, Any]) -> dict[str, Any]:
+def measured_figures(row: PointRow) -> MeasuredFigures:
     """A measured row's figures in predict.json's shape."""
-    return {"latency_s": {m: {p: row.get(f"{m}_{p}_s") for p in PERCENTILES} for m in METRICS},
-            "attainment": row.get("attainment"), "good": row.get("good"), "measured": row.get("measured"),
-            "output_tokens_per_s": row.get("output_tokens_per_s"),
-            "client_saturated": bool(row.get("client_saturated"))}
+    return MeasuredFigures({m: {p: row.percentile(m, p) for p in PERCENTILES} for m in METRICS}, row.attainment,
+                           row.good, row.measured, row.output_tokens_per_s, bool(row.client_saturated))
 
 
-def point_comparison(row: dict[str, Any], predicted: dict[str, Any], *, attainment: bool) -> dict[str, Any]:
+def point_comparison(row: PointRow, predicted: PredictedPoint, *, attainment: bool) -> PointComparison:
     """One measured point against the prediction at its rate (`attainment`: whether the SLOs match)."""
     measured = measured_figures(row)
-    errors = {m: {p: error_pct(predicted["latency_s"][m][p], measured["latency_s"][m][p]) for p in PERCENTILES}
+    errors = {m: {p: error_pct(predicted.latency_s[m][p], measured.latency_s[m][p]) for p in PERCENTILES}
               for m in METRICS}
-    return {"label": str(row.get("label")), "rate": row["rate"], "measured": measured,
-            "predicted": {"latency_s": predicted["latency_s"], "attainment": predicted.get("attainment"),
-                          "output_tokens_per_s": predicted.get("output_tokens_per_s")},
-            "error_pct": errors,  # not of output tokens/s: the two are over different spans (see the page)
-            "attainment_error_pp": points_diff(predicted.get("attainment"), measured["attainment"])
-            if attainment else None}
+    # no error of output tokens/s: the two are over different spans (see the page)
+    return PointComparison(row.label, row.rate or 0.0, measured, predicted.latency_s, predicted.attainment,
+                           predicted.output_tokens_per_s, errors,
+                           points_diff(predicted.attainment, measured.attainment) if attainment else None)
 
 
 def _slo_words(slo: Mapping[str, float]) -> str:
     return slo_text({"goodput": {"slo": dict(slo)}})
 
 
-def compare(m: Measured, predicted: Mapping[float, dict[str, Any]], *, spec: dict[str, Any],
-            slo: Mapping[str, float] | None, target: float, band: dict[str, float] | None) -> dict[str, Any]:
+def compare(m: Measured, predicted: Mapping[float, PredictedPoint], *, spec: Mapping[str, Any],
+            slo: Mapping[str, float] | None, target: float, band: PredictedBand | None) -> MeasuredComparison:
     """predict.json's entry for one --measured directory. `predicted`: the predicted points by rate (one at
     every measured rate); `spec`: the predicted run spec's JSON; `slo`: the predicted SLO's parts (None:
     none given); `band`: the predicted capacity (rate, low, high) when --capacity."""
@@ -77,24 +82,20 @@ def compare(m: Measured, predicted: Mapping[float, dict[str, Any]], *, spec: dic
     if m.ignore_eos is False:
         notes.append(f"{m.label} did not ask for exactly max_tokens (no --ignore-eos): a request may have ended "
                      "early, where the prediction runs every request to its max tokens")
-    out: dict[str, Any] = {
-        "path": m.path, "label": m.label, "kind": m.kind, "workload_differences": differences, "notes": notes,
-        "slo": dict(m.slo), "slo_compared": slo_ok,  # False: its attainment was judged by another SLO
-        "points": [point_comparison(r, predicted[r["rate"]], attainment=slo_ok) for r in m.rows],
-        "capacity": None,
-    }
+    points = tuple(point_comparison(r, predicted[r.rate or 0.0], attainment=slo_ok) for r in m.rows)
+    capacity = None
     found = measured_capacity(m, target) if band is not None else None
     if band is not None and found is not None:
-        comparable = slo_ok and math.isclose(found["target"], target, rel_tol=1e-9)
+        comparable = slo_ok and math.isclose(found.target, target, rel_tol=1e-9)
         if slo_ok and not comparable:
-            notes.append(f"{m.label} searched for {found['target']:.0%} attainment, the prediction for "
+            notes.append(f"{m.label} searched for {found.target:.0%} attainment, the prediction for "
                          f"{target:.0%}: capacities not compared")
-        out["capacity"] = {"measured": found, "predicted": dict(band),
-                           "error_pct": error_pct(band["rate"], found["rate"]) if comparable else None,
-                           "comparable": comparable}
-    return out
+        capacity = CapacityComparison(found, band, error_pct(band.rate, found.rate) if comparable else None,
+                                      comparable)
+    return MeasuredComparison(m.path, m.label, m.kind, tuple(differences), tuple(notes), dict(m.slo), slo_ok, points,
+                              capacity)
 
 
 def measured_rates(measured: list[Measured]) -> list[float]:
     """Every measured point's offered rate, once each."""
-    return sorted({float(r["rate"]) for m in measured for r in m.rows})
+    return sorted({float(r.rate or 0.0) for m in measured for r in m.rows})

@@ -13,7 +13,8 @@ the predicted workload is said rather than compared silently (`workload_differen
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,14 @@ from metrics.results import (
     CAPACITY_FILE,
     SUMMARY_FILE,
     SWEEP_FILE,
+    CapacityView,
+    MeasuredCapacity,
+    PointRow,
+    SweepView,
     point_path,
-    read_document,
+    read_capacity_points,
     read_summary,
+    read_sweep,
     run_or_none,
 )
 
@@ -62,11 +68,11 @@ def _dict(value: Any) -> dict[str, Any]:
 class Measured:
     path: str
     kind: str  # run | sweep | capacity
-    rows: list[dict[str, Any]]  # finished open-loop points, each with its offered "rate"
+    rows: list[PointRow]  # finished open-loop points, each with its offered `rate`
     spec: dict[str, Any]  # the run spec its run.json records ({} when none is recorded)
     slo: dict[str, float]  # the SLO its attainment was judged with (parts not given left out)
     ignore_eos: bool | None  # whether its requests were asked for exactly max_tokens (run.json)
-    doc: dict[str, Any] = field(default_factory=dict)  # sweep.json / capacity.json
+    doc: SweepView | CapacityView | None = None  # sweep.json / capacity.json
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -83,17 +89,17 @@ def _run_json(path: Path) -> dict[str, Any]:
     return run_or_none(path) or {}
 
 
-def _shared_spec(doc: dict[str, Any]) -> dict[str, Any]:
+def _shared_spec(doc: SweepView | CapacityView) -> dict[str, Any]:
     """The spec every point of a sweep or search starts from, less its load: each point sets its own arrivals
     (a search's spec holds the ceiling's closed loop), so only a point's run.json says what they were."""
-    return {k: v for k, v in _dict(doc.get("spec")).items() if k != "load"}
+    return {k: v for k, v in doc.spec.items() if k != "load"}
 
 
-def _first_point_run(directory: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _first_point_run(directory: Path, rows: list[PointRow]) -> dict[str, Any]:
     """run.json of the first of these points that has one ({} when none has)."""
     for row in rows:
         try:
-            found = _run_json(point_path(directory, row.get("label")))
+            found = _run_json(point_path(directory, row.label))
         except ValueError:
             continue
         if found:
@@ -133,17 +139,16 @@ def _read_run(directory: Path) -> Measured:
         out.notes.append(_no_rate(out.label, "run", offered))
         return out
     plan = PointPlan(out.label, "rate", rate, None, None, 0.0, 0)
-    out.rows.append({**point_row(plan, status="done", code=0, summary=summary), "rate": rate})
+    out.rows.append(replace(point_row(plan, status="done", code=0, summary=summary), has_rate=True, rate=rate))
     return out
 
 
 def _read_sweep(directory: Path) -> Measured:
-    doc = read_document(directory, SWEEP_FILE, "sweep")
+    doc = read_sweep(directory)
     finished = done(sweep_rows(doc))
-    open_loop = [r for r in finished if r.get("kind") == "rate" and r.get("role") != "ceiling"]
-    rows = [{**r, "rate": _rate(r.get("value"))} for r in open_loop if _rate(r.get("value")) is not None]
-    bad = [_no_rate(directory.name or str(directory), r.get("label"), r.get("value")) for r in open_loop
-           if _rate(r.get("value")) is None]
+    open_loop = [r for r in finished if r.kind == "rate" and r.role != "ceiling"]
+    rows = [replace(r, has_rate=True, rate=_rate(r.value)) for r in open_loop if _rate(r.value) is not None]
+    bad = [_no_rate(directory.name or str(directory), r.label, r.value) for r in open_loop if _rate(r.value) is None]
     run = _first_point_run(directory, rows)
     spec = _dict(run.get("spec")) or _shared_spec(doc)
     out = Measured(str(directory), "sweep", rows, spec, slo_given(_dict(spec.get("metrics")).get("slo")),
@@ -155,14 +160,13 @@ def _read_sweep(directory: Path) -> Measured:
 
 
 def _read_capacity(directory: Path) -> Measured:
-    doc = read_document(directory, CAPACITY_FILE, "capacity")
-    finished = [r for r in doc["points"] if isinstance(r, dict) and r.get("status") == "done"]
-    rows = [{**r, "rate": _rate(r.get("rate"))} for r in finished if _rate(r.get("rate")) is not None]
-    bad = [_no_rate(directory.name or str(directory), r.get("label"), r.get("rate")) for r in finished
-           if _rate(r.get("rate")) is None]
+    doc = read_capacity_points(directory)
+    finished = [r for r in doc.points if r.status == "done"]
+    rows = [replace(r, rate=_rate(r.rate)) for r in finished if _rate(r.rate) is not None]
+    bad = [_no_rate(directory.name or str(directory), r.label, r.rate) for r in finished if _rate(r.rate) is None]
     run = _first_point_run(directory, rows)
     spec = _dict(run.get("spec")) or _shared_spec(doc)
-    return Measured(str(directory), "capacity", rows, spec, slo_given(doc.get("slo")),
+    return Measured(str(directory), "capacity", rows, spec, slo_given(doc.slo),
                     _resolved_ignore_eos(run, spec), doc, bad)
 
 
@@ -183,20 +187,19 @@ def read_measured(directory: Path) -> Measured:
                      "or capacity directory of goodput)")
 
 
-def measured_capacity(m: Measured, target: float) -> dict[str, Any] | None:
+def measured_capacity(m: Measured, target: float) -> MeasuredCapacity | None:
     """The capacity a capacity search found (capacity.json), or the one a sweep's points show by the
     search's rule at `target` (exporters.html.sweep_data); None for a run."""
-    if m.kind == "capacity":
+    if isinstance(m.doc, CapacityView):
         v = capacity_verdict(m.doc)
-        return {"rate": v.rate, "upper": v.upper, "target": v.target, "status": v.status,
-                "basis": "capacity.json's capacity"}
-    if m.kind == "sweep":
-        rated = [r for r in sweep_rows(m.doc) if _rate(r.get("value")) is not None]  # as read_measured keeps
+        return MeasuredCapacity(v.rate, v.upper, v.target, v.status, "capacity.json's capacity")
+    if isinstance(m.doc, SweepView):
+        rated = [r for r in sweep_rows(m.doc) if _rate(r.value) is not None]  # as read_measured keeps
         found = sweep_capacity(rated, target=target)
         if found is None:
             return None
-        return {"rate": found.capacity, "upper": found.upper, "target": target, "status": found.status,
-                "basis": "read from the sweep's points by goodput capacity's rule"}
+        return MeasuredCapacity(found.capacity, found.upper, target, found.status,
+                                "read from the sweep's points by goodput capacity's rule")
     return None
 
 
@@ -211,7 +214,7 @@ def setting_text(value: Any) -> str:
     return str(value)
 
 
-def workload_differences(predicted: dict[str, Any], measured: dict[str, Any]) -> list[str]:
+def workload_differences(predicted: Mapping[str, Any], measured: dict[str, Any]) -> list[str]:
     """'prompt tokens: measured 512, predicted 1024' for each WORKLOAD_KEYS setting that differs between two
     run specs' workloads, and the arrival process; [] when they agree."""
     pw, mw = _dict(predicted.get("workload")), _dict(measured.get("workload"))

@@ -14,12 +14,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
 
 import numpy as np
 
 from loadgen.predict.step_model import StepModel
 from loadgen.predict.virtual import Outcome, Routing, simulate
+from metrics.results import PredictedBand, PredictedPoint
 from metrics.slo import SLO, good_requests
 
 PERCENTILES = (50, 90, 99)
@@ -42,10 +42,9 @@ class Point:
     output_tps: float
     preemptions: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"rate": self.rate, "requests": self.requests, "latency_s": self.latency,
-                "attainment": self.attainment, "output_tokens_per_s": self.output_tps,
-                "preemptions": self.preemptions}
+    def view(self) -> PredictedPoint:
+        """The point as predict.json has it."""
+        return PredictedPoint(self.rate, self.requests, self.latency, self.attainment, self.output_tps, self.preemptions)
 
 
 def percentiles(values: np.ndarray) -> dict[str, float | None]:
@@ -108,7 +107,7 @@ def capacity(model: StepModel, requests_at: RequestsAt, slo: SLO, target: float,
 
 
 def capacity_band(model: StepModel, requests_at: RequestsAt, slo: SLO, target: float,
-                  start: float = 1.0, fleet: Fleet = Fleet()) -> dict[str, Any]:
+                  start: float = 1.0, fleet: Fleet = Fleet()) -> PredictedBand:
     """The capacity, and again with every parameter one standard error slower (low) and faster (high): each
     search from the same `start` by the same rules, so parameters without uncertainty give the estimate
     itself; the band is widened to hold the estimate where attainment is not monotone in the parameters.
@@ -120,8 +119,7 @@ def capacity_band(model: StepModel, requests_at: RequestsAt, slo: SLO, target: f
         return main.rate if shifted == model else \
             capacity(shifted, requests_at, slo, target, start=start, fleet=fleet).rate
 
-    return {"rate": main.rate, "low": min(end(+1.0), main.rate), "high": max(end(-1.0), main.rate),
-            "probes": [{"rate": r, "attainment": a} for r, a in main.probes]}
+    return PredictedBand(main.rate, min(end(+1.0), main.rate), max(end(-1.0), main.rate), tuple(main.probes))
 
 
 def monotone_note(probed: list[tuple[float, float]], target: float,

@@ -4,12 +4,14 @@ lines on the --measured directories (what differs from the prediction, and the c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from loadgen.predict.measured import WORKLOAD_KEYS, setting_text
 from loadgen.predict.step_model import PARAMS, StepModel
 from loadgen.spec.run_spec import RunSpec
+from metrics.results import MeasuredComparison, ParamFit, ServerModelInfo
 
 
 def workload_text(workload: dict[str, Any]) -> str:
@@ -19,31 +21,29 @@ def workload_text(workload: dict[str, Any]) -> str:
     return ", ".join(parts) or "synthetic"
 
 
-def prediction_context(spec: RunSpec, model: StepModel, path: Path) -> dict[str, Any]:
-    """predict.json's `spec` (the workload and load sections of the run spec) and `model`."""
+def prediction_context(spec: RunSpec, model: StepModel, path: Path) -> tuple[dict[str, Any], str, ServerModelInfo]:
+    """predict.json's `spec` (the workload and load sections of the run spec), `workload` and `model`."""
     data = spec.to_json()
-    return {
-        "spec": {"workload": data["workload"], "load": data["load"]},
-        "workload": workload_text(data["workload"]),
-        "model": {"path": str(path), "form": "overlapped" if model.overlap else "additive",
-                  "params": {n: {"value": getattr(model, n), "std_err": model.std_err.get(n)} for n in PARAMS},
-                  "limits": {"max_num_seqs": model.limits.max_num_seqs,
-                             "max_num_batched_tokens": model.limits.max_num_batched_tokens,
-                             "block_size": model.limits.block_size, "num_blocks": model.limits.num_blocks,
-                             "prefix_caching": model.limits.enable_prefix_caching}},
-    }
+    limits = model.limits
+    info = ServerModelInfo(
+        str(path), "overlapped" if model.overlap else "additive",
+        {n: ParamFit(getattr(model, n), model.std_err.get(n)) for n in PARAMS},
+        {"max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens,
+         "block_size": limits.block_size, "num_blocks": limits.num_blocks,
+         "prefix_caching": limits.enable_prefix_caching})
+    return {"workload": data["workload"], "load": data["load"]}, workload_text(data["workload"]), info
 
 
-def measured_lines(entries: list[dict[str, Any]]) -> list[str]:
+def measured_lines(entries: Sequence[MeasuredComparison]) -> list[str]:
     """The console's lines on each --measured directory: a WARNING for each workload setting that differs,
     a note for what is not compared, and the capacity's error."""
     lines = []
     for e in entries:
-        for d in e["workload_differences"]:
-            lines.append(f"WARNING: {e['label']} measured another workload than the one predicted ({d})")
-        lines += [f"note: {n}" for n in e["notes"]]
-        cap = e.get("capacity")
-        if cap and cap["error_pct"] is not None:
-            lines.append(f"{e['label']}: measured capacity {cap['measured']['rate']:.3g} req/s, predicted "
-                         f"{cap['predicted']['rate']:.3g} ({cap['error_pct']:+.1f} %)")
+        for d in e.workload_differences:
+            lines.append(f"WARNING: {e.label} measured another workload than the one predicted ({d})")
+        lines += [f"note: {n}" for n in e.notes]
+        cap = e.capacity
+        if cap and cap.error_pct is not None:
+            lines.append(f"{e.label}: measured capacity {cap.measured.rate or 0.0:.3g} req/s, predicted "
+                         f"{cap.predicted.rate:.3g} ({cap.error_pct:+.1f} %)")
     return lines

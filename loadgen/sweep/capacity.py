@@ -61,7 +61,15 @@ from metrics.capacity_search.search import (
     round_rate,
 )
 from metrics.model.cost import CostOptions
-from metrics.results import CAPACITY_FILE, POINTS_DIR, point_path, write_capacity
+from metrics.results import (
+    CAPACITY_FILE,
+    POINTS_DIR,
+    CapacityView,
+    Ceiling,
+    PointRow,
+    point_path,
+    write_capacity,
+)
 from metrics.results import CAPACITY_REPORT_FILE as CAPACITY_PAGE
 
 DEFAULT_POINT_DURATION_S = 60.0
@@ -101,9 +109,9 @@ class _Search:
     settings: SearchSettings
     server: SharedServer | None = None
     observations: list[Observation] | None = None
-    rows: list[dict[str, Any]] | None = None
+    rows: list[PointRow] | None = None
     requests: int = 0
-    ceiling: dict[str, Any] | None = None
+    ceiling: Ceiling | None = None
     stop: Stop | None = None
     error: str | None = None
     interrupted: bool = False
@@ -111,7 +119,7 @@ class _Search:
     def __post_init__(self) -> None:
         self.observations, self.rows = [], []
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> CapacityView:
         assert self.observations is not None and self.rows is not None
         stop = self.stop
         if stop is None:  # not (yet) ended by the search's own rule
@@ -119,7 +127,7 @@ class _Search:
         result = conclude(self.settings, self.observations, stop)
         doc = capacity_document(spec=self.job.spec, settings=self.settings, result=result, rows=self.rows,
                                 requests=self.requests, ceiling=self.ceiling,
-                                server=self.server.info if self.server else {},
+                                server=self.server.info if self.server else None,
                                 complete=self.stop is not None, interrupted=self.interrupted,
                                 absolute_lag_s=self.job.absolute_lag_s)
         return with_cost(doc, self.job.costs)
@@ -134,7 +142,7 @@ def _run(search: _Search, point: PointPlan, out: Path) -> PointOutcome:
                      search.job.secrets, point=point)
 
 
-def _record(search: _Search, point: PointPlan, outcome: PointOutcome) -> dict[str, Any] | None:
+def _record(search: _Search, point: PointPlan, outcome: PointOutcome) -> PointRow | None:
     """The row of a point that measured something (None: interrupted before it sent, or nothing sent)."""
     assert search.rows is not None
     if outcome.interrupted:
@@ -145,8 +153,8 @@ def _record(search: _Search, point: PointPlan, outcome: PointOutcome) -> dict[st
         return None
     assert outcome.summary is not None
     status = "interrupted" if outcome.interrupted else "done"
-    row = point_row(point, status=status, code=outcome.code, summary=outcome.summary)
-    row["rate"] = point.value if point.kind == "rate" else None
+    row = replace(point_row(point, status=status, code=outcome.code, summary=outcome.summary), has_rate=True,
+                  rate=point.value if point.kind == "rate" else None)
     search.requests += int(outcome.summary.get("requests", {}).get("sent") or 0)
     search.rows.append(row)
     if outcome.code == EXIT_RUNTIME_ERROR and not outcome.interrupted and not _too_short(outcome.summary):
@@ -172,15 +180,15 @@ def _ceiling(search: _Search, out: Path) -> None:
     row = _record(search, point, _run(search, point, out))
     if row is None or search.interrupted:
         return
-    row["verdict"] = "ceiling"
+    row = _update_last(search, replace(row, verdict="ceiling"))
     progress(point_line(row), quiet=job.quiet)
     rps = completed_rate(out / POINTS_DIR / point.label)
     if rps is None:
         search.error = "the ceiling point completed no request: there is no throughput to search under"
         return
-    row["ceiling_rps"] = rps
-    search.ceiling = {"concurrency": job.ceiling_concurrency, "requests_per_s": rps, "label": point.label,
-                      "measured_as": "every request the point completed, from its first send to its last completion"}
+    _update_last(search, replace(row, ceiling_rps=rps))
+    search.ceiling = Ceiling(job.ceiling_concurrency, rps, point.label,
+                             "every request the point completed, from its first send to its last completion")
     search.settings = from_ceiling(search.settings, rps)
 
 
@@ -194,15 +202,20 @@ def _probe(search: _Search, step: Probe, index: int, out: Path) -> None:
     row = _record(search, point, _run(search, point, out))
     if row is None or search.interrupted:
         return
-    summary_good = row.get("good") or 0
-    row["client_saturated"] = client_limited(rate=step.rate, lag_p99_s=row.get("dispatch_lag_p99_s"),
-                                             offered_rps=row.get("offered_rps"), achieved_rps=row.get("achieved_rps"),
-                                             absolute_lag_s=job.absolute_lag_s)
-    search.observations.append(Observation(step.rate, int(summary_good), int(row.get("measured") or 0),
-                                           bool(row["client_saturated"])))
+    saturated = client_limited(rate=step.rate, lag_p99_s=row.dispatch_lag_p99_s, offered_rps=row.offered_rps,
+                               achieved_rps=row.achieved_rps, absolute_lag_s=job.absolute_lag_s)
+    row = _update_last(search, replace(row, client_saturated=saturated))
+    search.observations.append(Observation(step.rate, int(row.good or 0), int(row.measured or 0), bool(saturated)))
     entry = next(e for e in pool(search.settings, search.observations) if e.rate == step.rate)
-    row["verdict"] = "not evidence" if row["client_saturated"] else entry.verdict.replace("_", " ")
+    row = _update_last(search, replace(row, verdict="not evidence" if saturated else entry.verdict.replace("_", " ")))
     progress(point_line(row), quiet=job.quiet)
+
+
+def _update_last(search: _Search, row: PointRow) -> PointRow:
+    """The search's last row replaced by `row` (a row is frozen: its verdict comes once it is pooled)."""
+    assert search.rows
+    search.rows[-1] = row
+    return row
 
 
 def _save(search: _Search, out: Path) -> None:
@@ -240,10 +253,10 @@ def run_capacity(job: CapacityJob, run_dir: RunDir) -> int:
     return _finish(search, run_dir)
 
 
-def _client_hint(rows: list[dict[str, Any]]) -> str:
-    limited = [r for r in rows if r.get("client_saturated") and r.get("rate")]
-    low = min(limited, key=lambda r: r["rate"]) if limited else None
-    return client_hint(low["rate"], low.get("dispatch_lag_p99_s")) if low else client_hint(None, None)
+def _client_hint(rows: list[PointRow]) -> str:
+    limited = [r for r in rows if r.client_saturated and r.rate]
+    low = min(limited, key=lambda r: r.rate or 0.0) if limited else None
+    return client_hint(low.rate, low.dispatch_lag_p99_s) if low else client_hint(None, None)
 
 
 def _finish(search: _Search, run_dir: RunDir) -> int:
@@ -260,12 +273,12 @@ def _finish(search: _Search, run_dir: RunDir) -> int:
     except OSError as exc:
         search.error = search.error or f"cannot write {exc.filename or out}: {exc.strerror or exc}"
     print(points_table(search.rows or []))
-    for note in doc["notes"]:
+    for note in doc.notes:
         print(f"note: {note}")
     print(capacity_line(doc))
     for line in cost_console_lines(doc):
         print(line)
-    if doc["capacity"]["status"] == "client_limited":
+    if doc.capacity.status == "client_limited":
         print(_client_hint(search.rows or []))
     page, page_error = write_page_at_end("capacity", out, capacity=True) if search.job.spec.outputs.html else (None, None)
     print(f"results: {out} ({CAPACITY_FILE}, {CAPACITY_PAGE + ', ' if page else ''}{POINTS_DIR}/<point>/)")

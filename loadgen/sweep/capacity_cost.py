@@ -5,9 +5,12 @@ capacity's rate. Formulas: metrics.model.cost."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from metrics.model.cost import cost_block, cost_lines
+from metrics.results import CapacityView, PointRow
 
 if TYPE_CHECKING:
     from metrics.model.cost import CostOptions
@@ -16,30 +19,28 @@ BASIS = ("measured: one replica at the SLO capacity (capacity.rate); output toke
          "at that rate")
 
 
-def mean_output_tokens_at(rows: list[dict[str, Any]], rate: float | None) -> float | None:
+def mean_output_tokens_at(rows: Sequence[PointRow], rate: float | None) -> float | None:
     """Output tokens per completed request over the runs probed at `rate` (their tokens/s over their req/s)."""
     if rate is None:
         return None
-    at = [r for r in rows if r.get("rate") == rate and r.get("requests_per_s") and r.get("output_tokens_per_s")
-          is not None]
-    requests = sum(float(r["requests_per_s"]) for r in at)
-    return sum(float(r["output_tokens_per_s"]) for r in at) / requests if requests else None
+    at = [r for r in rows if r.rate == rate and r.requests_per_s and r.output_tokens_per_s is not None]
+    requests = sum(float(r.requests_per_s or 0.0) for r in at)
+    return sum(float(r.output_tokens_per_s or 0.0) for r in at) / requests if requests else None
 
 
-def with_cost(doc: dict[str, Any], costs: CostOptions | None) -> dict[str, Any]:
+def with_cost(doc: CapacityView, costs: CostOptions | None) -> CapacityView:
     """`doc` with its `cost` entry (unchanged when no cost was asked for)."""
     if costs is None:
         return doc
-    rate = doc["capacity"].get("rate")
-    block = cost_block(rate, mean_output_tokens_at(doc.get("points") or [], rate),
+    rate = doc.capacity.rate
+    block = cost_block(rate, mean_output_tokens_at(doc.points, rate),
                        gpu_hour_cost=costs.gpu_hour_cost, gpus_per_replica=costs.gpus_per_replica,
                        target_rps=costs.target_rate)
-    return {**doc, "cost": {**block, "basis": BASIS}}
+    return replace(doc, cost={**block, "basis": BASIS})
 
 
-def cost_console_lines(doc: dict[str, Any]) -> list[str]:
-    block = doc.get("cost")
-    if not isinstance(block, dict):
+def cost_console_lines(doc: CapacityView) -> list[str]:
+    if doc.cost is None:
         return []
-    cap = doc.get("capacity") or {}
-    return cost_lines(block, capacity_at_least=cap.get("rate") is not None and cap.get("upper") is None)
+    cap = doc.capacity
+    return cost_lines(dict(doc.cost), capacity_at_least=cap.rate is not None and cap.upper is None)

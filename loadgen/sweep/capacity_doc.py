@@ -27,13 +27,13 @@ could not keep up with was told apart. `goodput gate DIR --threshold
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from loadgen.spec.run_spec import RunSpec
 from loadgen.sweep.exact_rate import RATE_BASIS
 from metrics.capacity_search.saturation import LAG_SHARE_OF_GAP, MIN_LAG_LIMIT_S, RATE_SHORTFALL
 from metrics.capacity_search.search import RateEvidence, SearchResult, SearchSettings
 from metrics.results import CAPACITY_SCHEMA_VERSION as SCHEMA_VERSION
+from metrics.results import CapacityFigure, CapacityView, Ceiling, PointRow, ProbedRate, ServerInfo
 from metrics.results import is_capacity_dir as is_capacity_dir
 from metrics.results import read_capacity as read_capacity
 
@@ -46,35 +46,33 @@ def client_rule(absolute_lag_s: float | None) -> str:
             "of the rate planned")
 
 
-def _evidence(e: RateEvidence) -> dict[str, Any]:
-    return {"rate": e.rate, "verdict": e.verdict, "good": e.good, "measured": e.measured,
-            "attainment": e.attainment, "interval": list(e.interval) if e.interval else None,
-            "runs": e.runs, "saturated_runs": e.saturated_runs}
+def _evidence(e: RateEvidence) -> ProbedRate:
+    return ProbedRate(e.rate, e.verdict, e.good, e.measured, e.attainment, e.interval, e.runs, e.saturated_runs)
 
 
-def capacity_document(*, spec: RunSpec, settings: SearchSettings, result: SearchResult, rows: Sequence[dict[str, Any]],
-                      requests: int, ceiling: dict[str, Any] | None, server: dict[str, Any],
-                      complete: bool, interrupted: bool, absolute_lag_s: float | None = None) -> dict[str, Any]:
+def capacity_document(*, spec: RunSpec, settings: SearchSettings, result: SearchResult, rows: Sequence[PointRow],
+                      requests: int, ceiling: Ceiling | None, server: ServerInfo | None,
+                      complete: bool, interrupted: bool, absolute_lag_s: float | None = None) -> CapacityView:
     """`complete`: the search ended by its own rule (not interrupted, killed or stopped by an error)."""
     at_capacity = result.at(result.capacity)
-    return {
-        "kind": "capacity", "schema_version": SCHEMA_VERSION,
-        "complete": complete, "interrupted": interrupted,
-        "capacity": {
-            "rate": result.capacity, "upper": result.upper,
-            "attainment": at_capacity.attainment if at_capacity else None,
-            "interval": list(at_capacity.interval) if at_capacity and at_capacity.interval else None,
-            "status": result.status, "reason": result.reason, "points": len(rows), "requests": requests,
-            "target": settings.target, "confidence": settings.confidence, "interval_method": settings.method,
-            "tolerance": settings.tolerance, "min_rate": settings.min_rate, "max_rate": settings.max_rate,
-            "floor_rate": settings.floor_rate, "max_points": settings.max_points,
-            "rate_basis": RATE_BASIS, "client_rule": client_rule(absolute_lag_s),
-        },
-        "slo": {k: v for k, v in spec.metrics.slo.to_dict().items() if v is not None},
-        "ceiling": ceiling,
-        "rates": [_evidence(e) for e in result.evidence],
-        "points": list(rows),
-        "notes": list(result.notes),
-        "server": server,
-        "spec": spec.to_json(),
-    }
+    return CapacityView(
+        complete=complete, interrupted=interrupted,
+        capacity=CapacityFigure(
+            rate=result.capacity, upper=result.upper,
+            attainment=at_capacity.attainment if at_capacity else None,
+            interval=at_capacity.interval if at_capacity and at_capacity.interval else None,
+            status=result.status, reason=result.reason, points=len(rows), requests=requests,
+            target=settings.target, confidence=settings.confidence, interval_method=settings.method,
+            tolerance=settings.tolerance, min_rate=settings.min_rate, max_rate=settings.max_rate,
+            floor_rate=settings.floor_rate, max_points=settings.max_points,
+            rate_basis=RATE_BASIS, client_rule=client_rule(absolute_lag_s),
+        ),
+        slo={k: v for k, v in spec.metrics.slo.to_dict().items() if v is not None},
+        ceiling=ceiling,
+        rates=tuple(_evidence(e) for e in result.evidence),
+        points=tuple(rows),
+        notes=tuple(result.notes),
+        server=server,
+        spec=spec.to_json(),
+        schema_version=SCHEMA_VERSION,
+    )

@@ -26,7 +26,20 @@ from loadgen.sweep.points import PointLength, PointPlan
 from loadgen.sweep.report import write_points_csv
 from loadgen.sweep.rows import point_row
 from metrics.results import SWEEP_CSV_FILE as SWEEP_CSV
-from metrics.results import SWEEP_FILE, check_label, check_labels, check_not_newer, load_sweep
+from metrics.results import (
+    SWEEP_FILE,
+    Ceiling,
+    PointRow,
+    ServerInfo,
+    SweepLength,
+    SweepMode,
+    SweepPoint,
+    SweepView,
+    check_label,
+    check_labels,
+    check_not_newer,
+    load_sweep,
+)
 from metrics.results import SWEEP_SCHEMA_VERSION as SCHEMA_VERSION
 from metrics.results import write_sweep as write_sweep_document
 
@@ -36,23 +49,23 @@ AUTO_PLANNED_LATER = "(rates planned after the ceiling point)"
 @dataclass(slots=True)
 class SweepState:
     spec: RunSpec  # what every point starts from (secrets excluded)
-    mode: dict[str, Any]
+    mode: SweepMode
     length: PointLength
     points: list[PointPlan]  # planned so far (an auto sweep adds its rates once the ceiling is known)
-    rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # by label, for points that ran
-    server: dict[str, Any] = field(default_factory=dict)
-    ceiling: dict[str, Any] | None = None
+    rows: dict[str, PointRow] = field(default_factory=dict)  # by label, for points that ran
+    server: ServerInfo | None = None
+    ceiling: Ceiling | None = None
     interrupted: bool = False
 
     @property
     def auto(self) -> bool:
-        return "auto" in self.mode
+        return self.mode.auto
 
-    def row(self, point: PointPlan) -> dict[str, Any]:
+    def row(self, point: PointPlan) -> PointRow:
         return self.rows.get(point.label) or point_row(point, status="pending", code=None, summary=None)
 
     def pending(self) -> list[PointPlan]:
-        return [p for p in self.points if self.row(p)["status"] != "done"]
+        return [p for p in self.points if self.row(p).status != "done"]
 
     def missing(self) -> list[str]:
         labels = [p.label for p in self.pending()]
@@ -64,16 +77,14 @@ class SweepState:
     def complete(self) -> bool:
         return not self.missing()
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": "sweep", "schema_version": SCHEMA_VERSION, "complete": self.complete,
-            "interrupted": self.interrupted, "mode": self.mode, "rate_basis": RATE_BASIS,
-            "length": {"duration_s": self.length.duration_s, "requests": self.length.requests,
-                       "warmup_s": self.length.warmup_s},
-            "server": self.server, "ceiling": self.ceiling, "spec": self.spec.to_json(),
-            "points": [{"plan": p.to_json(), "row": self.row(p)} for p in self.points],
-            "missing": self.missing(),
-        }
+    def view(self) -> SweepView:
+        """What sweep.json says of this state."""
+        return SweepView(
+            mode=self.mode, length=SweepLength(self.length.duration_s, self.length.requests, self.length.warmup_s),
+            points=tuple(SweepPoint(p, self.row(p)) for p in self.points), complete=self.complete,
+            interrupted=self.interrupted, rate_basis=RATE_BASIS, server=self.server, ceiling=self.ceiling,
+            spec=self.spec.to_json(), missing=tuple(self.missing()), schema_version=SCHEMA_VERSION,
+        )
 
     @classmethod
     def from_json(cls, data: Any) -> SweepState:
@@ -85,13 +96,12 @@ class SweepState:
             length = data["length"]
             points = [PointPlan.from_json(p["plan"]) for p in data["points"]]
             check_labels(p.label for p in points)  # names of directories under points/, never paths
-            rows = {check_label(p["row"]["label"]): dict(p["row"]) for p in data["points"]
+            rows = {check_label(p["row"]["label"]): PointRow.from_json(p["row"]) for p in data["points"]
                     if p["row"].get("status") == "done"}
-            mode = dict(data["mode"])
-            state = cls(spec=RunSpec.from_json(data["spec"]), mode=mode,
+            state = cls(spec=RunSpec.from_json(data["spec"]), mode=SweepMode.from_json(dict(data["mode"])),
                         length=PointLength(length["duration_s"], length["requests"], length["warmup_s"]),
-                        points=points, rows=rows, server=dict(data.get("server") or {}),
-                        ceiling=data.get("ceiling"))
+                        points=points, rows=rows, server=ServerInfo.from_json(data.get("server")),
+                        ceiling=Ceiling.from_json(data.get("ceiling")))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"sweep.json is malformed ({exc})") from None
         return state
@@ -99,7 +109,7 @@ class SweepState:
 
 def write_sweep(sweep_dir: Path, state: SweepState) -> None:
     """sweep.json and sweep.csv, each replaced atomically."""
-    write_sweep_document(sweep_dir, state.to_json())
+    write_sweep_document(sweep_dir, state.view())
     write_points_csv(sweep_dir / SWEEP_CSV, [state.row(p) for p in state.points])
 
 

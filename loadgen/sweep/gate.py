@@ -11,18 +11,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from loadgen.run import GatePlan, check_output_files, judge
 from metrics.gate.config import load_gate_config
 from metrics.gate.evaluate import RunView
 from metrics.gate.thresholds import Threshold, parse_threshold
-from metrics.results import read_capacity
+from metrics.results import CapacityView, read_capacity
 
 
 def capacity_view(directory: Path) -> RunView:
     """A capacity search as thresholds see it (ValueError when `directory` is not one)."""
-    return RunView(summary=read_capacity(directory))
+    return RunView(summary=dict(read_capacity(directory).to_json()))
 
 
 def check_capacity_thresholds(thresholds: Sequence[Threshold]) -> None:
@@ -51,10 +50,10 @@ def capacity_gate_plan(thresholds: Sequence[Threshold], *, baseline: Path | None
     return GatePlan(thresholds=list(thresholds), baseline=view, baseline_dir=baseline, junit=junit, markdown=markdown)
 
 
-def judge_capacity(plan: GatePlan, doc: dict[str, Any], *, label: str) -> int:
+def judge_capacity(plan: GatePlan, doc: CapacityView, *, label: str) -> int:
     """Print the verdicts (stdout), write JUnit / Markdown; 0 pass, 99 fail (ValueError / LookupError when
     a threshold cannot be judged at all)."""
-    return judge(plan, RunView(summary=doc), label=label)
+    return judge(plan, RunView(summary=dict(doc.to_json())), label=label)  # thresholds query the document's JSON
 
 
 def gate_capacity_dir(directory: Path, *, thresholds: Sequence[str], config: Path | None, baseline: Path | None,
@@ -72,7 +71,7 @@ def gate_capacity_dir(directory: Path, *, thresholds: Sequence[str], config: Pat
     plan = capacity_gate_plan(parsed, baseline=baseline or (cfg.baseline if cfg else None),
                               junit=junit or (cfg.junit if cfg else None),
                               markdown=markdown or (cfg.markdown if cfg else None))
-    if not doc.get("complete", True):
+    if doc.complete is False:
         print(f"warning: {directory} is an incomplete capacity search (interrupted); judging what it found",
               file=sys.stderr)
     return judge_capacity(plan, doc, label=str(directory))

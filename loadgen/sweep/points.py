@@ -18,15 +18,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
 
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.sections import GateSpec, OutputSpec, TargetSpec
 from loadgen.workload.arrivals import Arrival, parse_arrival
+from metrics.results import PointKind as PointKind
+from metrics.results import PointPlan as PointPlan
 
 DEFAULT_WARMUP_FRACTION = 0.1
 OPEN_LOOP_KINDS = ("constant", "poisson", "gamma")  # a sweep point keeps one of these; ramp becomes poisson
-PointKind = Literal["rate", "concurrency"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,40 +40,6 @@ class PointLength:
     def __post_init__(self) -> None:
         if self.duration_s is None and self.requests is None:
             raise ValueError("a point needs a duration or a request count")
-
-
-@dataclass(frozen=True, slots=True)
-class PointPlan:
-    """One planned point: enough to run it again identically (`goodput sweep --resume`)."""
-
-    label: str
-    kind: PointKind
-    value: float  # requests/s, or requests kept in flight
-    duration_s: float | None
-    requests: int | None
-    warmup_s: float
-    seed: int
-    role: str = "point"  # "point" (a sweep point), "ceiling" (the throughput ceiling), "probe" (the search)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "kind": self.kind, "value": self.value, "duration_s": self.duration_s,
-                "requests": self.requests, "warmup_s": self.warmup_s, "seed": self.seed, "role": self.role}
-
-    @classmethod
-    def from_json(cls, data: Any) -> PointPlan:
-        if not isinstance(data, dict):
-            raise ValueError("a planned point must be an object")
-        try:
-            return cls(label=str(data["label"]), kind=data["kind"], value=float(data["value"]),
-                       duration_s=None if data["duration_s"] is None else float(data["duration_s"]),
-                       requests=None if data["requests"] is None else int(data["requests"]),
-                       warmup_s=float(data["warmup_s"]), seed=int(data["seed"]), role=str(data.get("role", "point")))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"a planned point is malformed ({exc})") from None
-
-    @property
-    def open_loop(self) -> bool:
-        return self.kind == "rate"
 
 
 def format_number(value: float) -> str:

@@ -6,37 +6,32 @@ directory); nothing is recomputed here.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from loadgen.sweep.points import PointPlan
-
-LATENCY_COLUMNS = (("ttft", "ttft_s"), ("itl", "itl_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s"))
-PERCENTILES = ("p50", "p90", "p99")
-
-# The CSV's columns, in order (sweep.json's rows have the same keys).
-COLUMNS: tuple[str, ...] = (
-    "label", "kind", "value", "status", "exit_code", "complete", "measured", "good", "failed",
-    "offered_rps", "achieved_rps", "requests_per_s", "output_tokens_per_s",
-    *(f"{name}_{p}_s" for name, _ in LATENCY_COLUMNS for p in PERCENTILES),
-    "attainment", "goodput_rps", "error_rate", "client_saturated", "dispatch_lag_p99_s", "sent",
-)
+from metrics.results import COLUMNS as COLUMNS
+from metrics.results import PointPlan, PointRow
 
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
-
-def point_row(point: PointPlan, *, status: str, code: int | None, summary: dict[str, Any] | None) -> dict[str, Any]:
+def point_row(point: PointPlan, *, status: str, code: int | None, summary: dict[str, Any] | None) -> PointRow:
     """The row of one point. `status`: done | interrupted | failed | pending."""
-    row: dict[str, Any] = {k: None for k in COLUMNS}
-    row.update(label=point.label, kind=point.kind, value=point.value, status=status, exit_code=code)
+    row = PointRow(label=point.label, kind=point.kind, value=point.value, status=status, exit_code=code, role=point.role)
     if summary is None:
         return row
     run, requests = summary.get("run", {}), summary.get("requests", {})
     throughput, goodput, latency = summary.get("throughput", {}), summary.get("goodput", {}), summary.get("latency", {})
     measured = int(requests.get("in_window") or 0)
     failed = int(requests.get("in_window_failed") or 0)
-    row.update(
+
+    def percentile(metric: str, p: str) -> float | None:
+        block = latency.get(metric) or {}
+        return _number(block.get(p)) if block.get("count") else None
+
+    return replace(
+        row,
         complete=bool(run.get("complete", False)),
         measured=measured,
         good=goodput.get("good"),
@@ -51,9 +46,10 @@ def point_row(point: PointPlan, *, status: str, code: int | None, summary: dict[
         error_rate=failed / measured if measured else None,
         client_saturated=bool(run.get("client_saturated", False)),
         dispatch_lag_p99_s=_number((run.get("client_saturation") or {}).get("lag_p99_s")),
+        ttft_p50_s=percentile("ttft_s", "p50"), ttft_p90_s=percentile("ttft_s", "p90"),
+        ttft_p99_s=percentile("ttft_s", "p99"), itl_p50_s=percentile("itl_s", "p50"),
+        itl_p90_s=percentile("itl_s", "p90"), itl_p99_s=percentile("itl_s", "p99"),
+        tpot_p50_s=percentile("tpot_s", "p50"), tpot_p90_s=percentile("tpot_s", "p90"),
+        tpot_p99_s=percentile("tpot_s", "p99"), e2e_p50_s=percentile("e2e_s", "p50"),
+        e2e_p90_s=percentile("e2e_s", "p90"), e2e_p99_s=percentile("e2e_s", "p99"),
     )
-    for name, key in LATENCY_COLUMNS:
-        block = latency.get(key) or {}
-        for p in PERCENTILES:
-            row[f"{name}_{p}_s"] = _number(block.get(p)) if block.get("count") else None
-    return row

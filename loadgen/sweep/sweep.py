@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Any
 
 from loadgen.run import EmbeddedServerError, RunDir
 from loadgen.secrets import Secrets
@@ -33,7 +32,16 @@ from loadgen.sweep.report import point_line, points_table, progress
 from loadgen.sweep.rows import point_row
 from loadgen.sweep.target import SharedServer, shared_server
 from metrics.capacity_search.search import round_rate
-from metrics.results import POINTS_DIR, SWEEP_CSV_FILE, SWEEP_FILE, SWEEP_REPORT_FILE, point_path
+from metrics.results import (
+    POINTS_DIR,
+    SWEEP_CSV_FILE,
+    SWEEP_FILE,
+    SWEEP_REPORT_FILE,
+    Ceiling,
+    PointRow,
+    SweepMode,
+    point_path,
+)
 
 DEFAULT_AUTO_POINTS = 8
 DEFAULT_CEILING_CONCURRENCY = 256
@@ -65,32 +73,32 @@ def parse_list(text: str, flag: str, *, whole: bool) -> list[float]:
 
 
 def sweep_mode(*, rates: list[float] | None, concurrencies: list[float] | None, auto_points: int | None,
-               ceiling_concurrency: int) -> dict[str, Any]:
+               ceiling_concurrency: int) -> SweepMode:
     """sweep.json's `mode`: exactly one of the three."""
     given = [m for m, v in (("--rates", rates), ("--concurrencies", concurrencies), ("--auto", auto_points)) if v]
     if len(given) != 1:
         raise ValueError("give exactly one of --rates, --concurrencies and --auto"
                          + (f" (got {' and '.join(given)})" if given else ""))
     if rates:
-        return {"rates": rates}
+        return SweepMode(rates=tuple(rates))
     if concurrencies:
-        return {"concurrencies": [int(c) for c in concurrencies]}
+        return SweepMode(concurrencies=tuple(int(c) for c in concurrencies))
     assert auto_points is not None
     if auto_points < 2:
         raise ValueError(f"--points must be >= 2, got {auto_points}")
     if ceiling_concurrency < 1:
         raise ValueError(f"--concurrency must be >= 1, got {ceiling_concurrency}")
-    return {"auto": {"points": auto_points, "concurrency": ceiling_concurrency}}
+    return SweepMode(auto_points=auto_points, auto_concurrency=ceiling_concurrency)
 
 
-def plan_sweep(mode: dict[str, Any], length: PointLength, *, seed: int) -> list[PointPlan]:
+def plan_sweep(mode: SweepMode, length: PointLength, *, seed: int) -> list[PointPlan]:
     """The points known before anything runs: every rate or concurrency, or an auto sweep's ceiling."""
-    if "rates" in mode:
-        return [plan_point(i, "rate", float(r), length, seed=seed) for i, r in enumerate(mode["rates"], start=1)]
-    if "concurrencies" in mode:
+    if mode.rates is not None:
+        return [plan_point(i, "rate", float(r), length, seed=seed) for i, r in enumerate(mode.rates, start=1)]
+    if mode.concurrencies is not None:
         return [plan_point(i, "concurrency", float(c), length, seed=seed)
-                for i, c in enumerate(mode["concurrencies"], start=1)]
-    return [plan_point(0, "concurrency", float(mode["auto"]["concurrency"]), length, seed=seed, role="ceiling")]
+                for i, c in enumerate(mode.concurrencies, start=1)]
+    return [plan_point(0, "concurrency", float(mode.auto_concurrency or 0), length, seed=seed, role="ceiling")]
 
 
 def auto_rates(ceiling_rps: float, points: int) -> list[float]:
@@ -100,16 +108,15 @@ def auto_rates(ceiling_rps: float, points: int) -> list[float]:
     return [r for r in rates if r > 0]
 
 
-def _plan_auto_rates(state: SweepState, ceiling_row: dict[str, object]) -> str | None:
+def _plan_auto_rates(state: SweepState, ceiling_row: PointRow) -> str | None:
     """After the ceiling point: plan the rates (None), or say why they cannot be planned."""
-    rps = ceiling_row.get("requests_per_s")
+    rps = ceiling_row.requests_per_s
     if not isinstance(rps, float) or rps <= 0:
         return "the ceiling point completed no request, so there is no throughput to spread rates under"
-    auto = state.mode["auto"]
-    state.ceiling = {"concurrency": auto["concurrency"], "requests_per_s": rps, "label": ceiling_row["label"]}
+    state.ceiling = Ceiling(state.mode.auto_concurrency, rps, ceiling_row.label)
     start = len(state.points)
     state.points += [plan_point(start + i, "rate", r, state.length, seed=state.spec.load.seed)
-                     for i, r in enumerate(auto_rates(rps, int(auto["points"])))]
+                     for i, r in enumerate(auto_rates(rps, int(state.mode.auto_points or 0)))]
     return None
 
 
@@ -140,17 +147,17 @@ def run_sweep(state: SweepState, secrets: Secrets, run_dir: RunDir, *, quiet: bo
             while (pending := state.pending()) and stopped is None:
                 point = pending[0]
                 done = len(state.points) - len(pending)
-                spent = sum(int(r.get("sent") or 0) for r in state.rows.values())
+                spent = sum(int(r.sent or 0) for r in state.rows.values())
                 progress(f"point {done + 1}/{len(state.points)}{'+' if state.auto and state.ceiling is None else ''}: "
                          f"{point.label} ... ({spent:,} requests sent so far)", quiet=quiet)
                 code = _run_one(state, point, server, secrets, sweep_dir)
                 row = state.rows[point.label]
-                ran_any = ran_any or row["status"] != "failed"
+                ran_any = ran_any or row.status != "failed"
                 progress(point_line(row), quiet=quiet)
-                if row["status"] == "interrupted":
+                if row.status == "interrupted":
                     state.interrupted = True
                     break
-                if row["status"] == "failed":
+                if row.status == "failed":
                     stopped = f"point {point.label} could not run (exit {code}); the sweep stops here"
                     break
                 codes.append(code)

@@ -10,17 +10,17 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from loadgen.run import embedded_server
 from loadgen.secrets import Secrets
 from loadgen.spec.run_spec import RunSpec
+from metrics.results import ServerInfo
 
 
 @dataclass(frozen=True, slots=True)
 class SharedServer:
     url: str | None  # the embedded server's URL, which every point's spec gets; None: the spec's own --url
-    info: dict[str, Any]  # what sweep.json / capacity.json say about it
+    info: ServerInfo  # what sweep.json / capacity.json say about it
 
 
 @contextlib.contextmanager
@@ -29,8 +29,8 @@ def shared_server(spec: RunSpec, secrets: Secrets) -> Iterator[SharedServer]:
     it afterwards, also on failure or interrupt."""
     target = spec.target
     if target.url is not None:
-        yield SharedServer(None, {"url": target.url, "embedded": False})
+        yield SharedServer(None, ServerInfo(target.url, embedded=False))
         return
     with embedded_server([*target.server_args, *secrets.server_args]) as url:
-        yield SharedServer(url, {"url": url, "embedded": True, "server_args": list(target.server_args),
-                                 "started": "once, for every point"})
+        yield SharedServer(url, ServerInfo(url, embedded=True, server_args=tuple(target.server_args),
+                                           started="once, for every point"))

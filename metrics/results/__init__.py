@@ -4,6 +4,9 @@ result document, below both the load generator (which writes them) and the expor
 - `layout`: every file name of a run, sweep or capacity directory;
 - `versions`: each document's schema version and the check of a version read back;
 - `documents`: the readers and writers of run.json, summary.json, sweep.json and capacity.json;
+- `sweep_view`, `capacity_view`, `row_view`, `shared_view`: typed, frozen views of sweep.json and
+  capacity.json (`from_json` parses once, `to_json` writes goodput's JSON back), read with `read_sweep`
+  and `read_capacity`, written with `write_sweep` and `write_capacity`;
 - `points`: where a sweep's or capacity search's point lives (DIR/points/<label>/), labels checked;
 - `atomic`: the atomic write (temporary file, then rename) every result file goes through;
 - `summary_view`: the typed, frozen view of summary.json (its sections in `summary_*.py`), imported on
@@ -25,9 +28,11 @@ from metrics.results.documents import (
     load_sweep,
     point_labels,
     read_capacity,
+    read_capacity_points,
     read_document,
     read_run,
     read_summary,
+    read_sweep,
     run_or_none,
     summary_or_none,
     write_capacity,
@@ -58,7 +63,25 @@ from metrics.results.layout import (
 )
 from metrics.results.points import check_label, check_labels, point_path
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the views load on first use (__getattr__ below): a run imports this package early
+    from metrics.results.capacity_view import CapacityFigure, CapacityView, ProbedRate
+    from metrics.results.predict_compare_view import (
+        CapacityComparison,
+        MeasuredCapacity,
+        MeasuredComparison,
+        MeasuredFigures,
+        PointComparison,
+        PredictedBand,
+    )
+    from metrics.results.predict_view import (
+        ParamFit,
+        PredictedCapacity,
+        PredictedPoint,
+        PredictView,
+        ServerModelInfo,
+    )
+    from metrics.results.row_view import COLUMNS, LATENCY_COLUMNS, PERCENTILES, PointRow
+    from metrics.results.shared_view import Ceiling, ServerInfo
     from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls
     from metrics.results.summary_gpu import Gpu, GpuFigures, GpuRow, GpuSource, GpuTotal, MeanMax
     from metrics.results.summary_requests import FailureMessage, Requests, Throughput
@@ -67,6 +90,7 @@ if TYPE_CHECKING:
     from metrics.results.summary_stats import STAT_KEYS, Stats
     from metrics.results.summary_tokens import Tokens
     from metrics.results.summary_view import Bucket, Roofline, RooflineRow, SummaryView, read_summary_view
+    from metrics.results.sweep_view import PointKind, PointPlan, SweepLength, SweepMode, SweepPoint, SweepView
 from metrics.results.versions import (
     CAPACITY_SCHEMA_VERSION,
     RUN_SCHEMA_VERSION,
@@ -86,7 +110,7 @@ __all__ = [
     "write_capacity", "write_json", "write_run", "write_summary", "write_sweep",
 ]
 
-# The summary's view (metrics.results.summary_view), loaded when one of its names is first asked for.
+# The views' names, each module loaded when one of its names is first asked for.
 _VIEWS = {
     **dict.fromkeys(("BurstDelivered", "Goodput", "Reasoning", "ToolCalls"), "summary_goodput"),
     **dict.fromkeys(("Gpu", "GpuFigures", "GpuRow", "GpuSource", "GpuTotal", "MeanMax"), "summary_gpu"),
@@ -96,6 +120,32 @@ _VIEWS = {
     **dict.fromkeys(("STAT_KEYS", "Stats"), "summary_stats"),
     **dict.fromkeys(("Tokens",), "summary_tokens"),
     **dict.fromkeys(("Bucket", "Roofline", "RooflineRow", "SummaryView", "read_summary_view"), "summary_view"),
+    "CapacityFigure": "capacity_view",
+    "CapacityView": "capacity_view",
+    "ProbedRate": "capacity_view",
+    "CapacityComparison": "predict_compare_view",
+    "MeasuredCapacity": "predict_compare_view",
+    "MeasuredComparison": "predict_compare_view",
+    "MeasuredFigures": "predict_compare_view",
+    "PointComparison": "predict_compare_view",
+    "PredictedBand": "predict_compare_view",
+    "ParamFit": "predict_view",
+    "PredictedCapacity": "predict_view",
+    "PredictedPoint": "predict_view",
+    "PredictView": "predict_view",
+    "ServerModelInfo": "predict_view",
+    "COLUMNS": "row_view",
+    "LATENCY_COLUMNS": "row_view",
+    "PERCENTILES": "row_view",
+    "PointRow": "row_view",
+    "Ceiling": "shared_view",
+    "ServerInfo": "shared_view",
+    "PointKind": "sweep_view",
+    "PointPlan": "sweep_view",
+    "SweepLength": "sweep_view",
+    "SweepMode": "sweep_view",
+    "SweepPoint": "sweep_view",
+    "SweepView": "sweep_view",
 }
 __all__ += [
     "STAT_KEYS",
@@ -130,9 +180,42 @@ __all__ += [
 
 
 def __getattr__(name: str) -> object:
+    """A view's name, its module imported on first use."""
     module = _VIEWS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"metrics.results.{module}"), name)
     globals()[name] = value
     return value
+
+
+__all__ += [
+    "COLUMNS",
+    "LATENCY_COLUMNS",
+    "PERCENTILES",
+    "CapacityComparison",
+    "CapacityFigure",
+    "CapacityView",
+    "Ceiling",
+    "MeasuredCapacity",
+    "MeasuredComparison",
+    "MeasuredFigures",
+    "ParamFit",
+    "PointComparison",
+    "PointKind",
+    "PointPlan",
+    "PointRow",
+    "PredictView",
+    "PredictedBand",
+    "PredictedCapacity",
+    "PredictedPoint",
+    "ProbedRate",
+    "ServerInfo",
+    "ServerModelInfo",
+    "SweepLength",
+    "SweepMode",
+    "SweepPoint",
+    "SweepView",
+    "read_capacity_points",
+    "read_sweep",
+]

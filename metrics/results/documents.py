@@ -9,7 +9,8 @@ or damaged file, the document has one variant per answer, all parsing through `_
 - summary.json: `load_summary` (the parsed JSON; OSError/ValueError as they come), `read_summary`
   (ValueError, one line, when absent or not an object), `summary_or_none`;
 - sweep.json / capacity.json: `load_sweep` (raw, for `--resume`), `read_document` (checked: kind,
-  points, point labels), `read_capacity` (checked: kind, capacity, point labels).
+  points, point labels), `read_sweep` (read_document's sweep.json as a SweepView), `read_capacity`
+  (checked: kind, capacity, point labels; a CapacityView).
 
 Writers replace the file atomically (metrics.results.atomic). Schema versions: metrics.results.versions.
 """
@@ -17,12 +18,18 @@ Writers replace the file atomically (metrics.results.atomic). Schema versions: m
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metrics.results.atomic import write_json
 from metrics.results.layout import CAPACITY_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE
 from metrics.results.points import check_label
+
+if TYPE_CHECKING:  # imported where they are read: a run imports this module before its first request
+    from metrics.results.capacity_view import CapacityView
+    from metrics.results.row_view import PointRow
+    from metrics.results.sweep_view import SweepView
 
 
 def _load(path: Path) -> Any:
@@ -90,12 +97,12 @@ def summary_or_none(directory: Path) -> dict[str, Any] | None:
 # sweep.json and capacity.json
 
 
-def write_sweep(directory: Path, doc: dict[str, Any]) -> None:
-    write_json(directory / SWEEP_FILE, doc)
+def write_sweep(directory: Path, doc: SweepView) -> None:
+    write_json(directory / SWEEP_FILE, doc.to_json())
 
 
-def write_capacity(directory: Path, doc: dict[str, Any]) -> None:
-    write_json(directory / CAPACITY_FILE, doc)
+def write_capacity(directory: Path, doc: CapacityView) -> None:
+    write_json(directory / CAPACITY_FILE, doc.to_json())
 
 
 def load_sweep(directory: Path) -> Any:
@@ -118,24 +125,21 @@ def read_document(directory: Path, name: str, kind: str) -> dict[str, Any]:
         for p in data["points"]:
             if isinstance(p, dict) and isinstance(p.get("plan"), dict) and "label" in p["plan"]:
                 check_label(p["plan"]["label"])
-        for label in point_labels(data):
-            check_label(label)
+        for p in data["points"]:  # sweep.json nests each row under `row`; capacity.json lists the rows
+            row = p.get("row") if isinstance(p, dict) and isinstance(p.get("row"), dict) else p
+            if isinstance(row, dict) and row.get("label"):
+                check_label(str(row["label"]))
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
     return data
 
 
-def point_labels(doc: dict[str, Any], *, finished: bool = False) -> list[str]:
-    """The points' labels (sweep.json nests each row under `row`; capacity.json lists the rows)."""
-    out = []
-    for p in doc.get("points") or []:
-        row = p.get("row") if isinstance(p, dict) and isinstance(p.get("row"), dict) else p
-        if isinstance(row, dict) and row.get("label") and (row.get("status") == "done" or not finished):
-            out.append(str(row["label"]))
-    return out
+def point_labels(rows: Iterable[PointRow], *, finished: bool = False) -> list[str]:
+    """The labels of these rows (those of points that finished, with `finished`)."""
+    return [r.label for r in rows if r.label and (r.status == "done" or not finished)]
 
 
-def read_capacity(directory: Path) -> dict[str, Any]:
+def _capacity_json(directory: Path) -> Any:
     """A capacity search's capacity.json (ValueError, one line, when it is missing or not one)."""
     path = directory / CAPACITY_FILE
     try:
@@ -157,3 +161,32 @@ def read_capacity(directory: Path) -> dict[str, Any]:
 
 def is_capacity_dir(directory: Path) -> bool:
     return (directory / CAPACITY_FILE).is_file()
+
+
+# the typed views of sweep.json and capacity.json
+
+
+def read_sweep(directory: Path, *, every_row: bool = False) -> SweepView:
+    """sweep.json, checked as `read_document` checks it (ValueError, one line), as a typed view (a point
+    without its row left out; with `every_row`, such a point is a ValueError)."""
+    from metrics.results.sweep_view import SweepView
+
+    data = read_document(directory, SWEEP_FILE, "sweep")
+    if every_row and not all(isinstance(p, dict) and isinstance(p.get("row"), dict) for p in data["points"]):
+        raise ValueError(f"{directory / SWEEP_FILE} is malformed (a point without its row)")
+    return SweepView.from_json(data)
+
+
+def read_capacity(directory: Path) -> CapacityView:
+    """A capacity search's capacity.json (ValueError, one line, when it is missing or not one)."""
+    from metrics.results.capacity_view import CapacityView
+
+    return CapacityView.from_json(_capacity_json(directory))
+
+
+def read_capacity_points(directory: Path) -> CapacityView:
+    """capacity.json checked as `read_document` checks it (kind, points, point labels), as a typed view: the
+    reader of the capacity page and of `goodput predict --measured`, which need its rows."""
+    from metrics.results.capacity_view import CapacityView
+
+    return CapacityView.from_json(read_document(directory, CAPACITY_FILE, "capacity"))

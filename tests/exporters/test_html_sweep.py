@@ -15,7 +15,8 @@ from exporters.html.sweep_page import sweep_page
 from exporters.html.sweep_write import write_sweep_report
 from loadgen.sweep.points import plan_point
 from metrics.capacity_search.proportion import wilson_interval
-from tests.exporters._sweep_docs import LENGTH, rate_point, summary, sweep_doc
+from metrics.results import SweepView
+from tests.exporters._sweep_docs import LENGTH, rate_point, summary, sweep_doc, with_spec
 
 # (rate, good, measured), planned out of order: the charts sort by load
 POINTS = [(6.0, 150, 200), (2.0, 200, 200), (8.0, 100, 200), (4.0, 195, 200)]
@@ -34,28 +35,28 @@ def approx(values: list[float], scale: float = 1.0) -> Any:
 
 
 @pytest.fixture
-def doc() -> dict[str, Any]:
+def doc() -> SweepView:
     return sweep_doc([(rate_point(i, r), summary(g, n, rps=r, failed=n - g if r == 8.0 else 0))
                       for i, (r, g, n) in enumerate(POINTS, start=1)])
 
 
-def test_latency_against_throughput_plots_sweep_jsons_percentiles(doc: dict[str, Any]) -> None:
-    rows = sorted((p["row"] for p in doc["points"]), key=lambda r: r["value"])
+def test_latency_against_throughput_plots_sweep_jsons_percentiles(doc: SweepView) -> None:
+    rows = sorted((p.row for p in doc.points), key=lambda r: r.value)
     figures = charts(sweep_page(doc, "s"))
     for metric, name, _ in LATENCY_METRICS:
         figure = figures[f"{name} p50 and p99 against throughput"]
         for p in ("p50", "p99"):
             line = trace(figure, f"{name} {p}")
-            assert line["x"] == approx([r["requests_per_s"] for r in rows])
-            assert line["y"] == approx([r[f"{metric}_{p}_s"] for r in rows], 1e3)  # ms
+            assert line["x"] == approx([r.requests_per_s for r in rows])
+            assert line["y"] == approx([r.percentile(metric, p) for r in rows], 1e3)  # ms
             assert line["text"] == ["02-rate-2", "04-rate-4", "01-rate-6", "03-rate-8"]
-    assert latency_series(load_points(sweep_rows(doc)), "tpot", "p99").y == [r["tpot_p99_s"] for r in rows]
+    assert latency_series(load_points(sweep_rows(doc)), "tpot", "p99").y == [r.tpot_p99_s for r in rows]
     ttft = figures["TTFT p50 and p99 against throughput"]
     assert trace(ttft, "SLO TTFT ≤ 200 ms")["y"] == [200.0, 200.0]
     assert trace(ttft, "SLO TTFT").get("visible", True) is True  # within reach of the points: drawn
 
 
-def test_attainment_intervals_and_the_capacity_by_the_searchs_rule(doc: dict[str, Any]) -> None:
+def test_attainment_intervals_and_the_capacity_by_the_searchs_rule(doc: SweepView) -> None:
     capacity = sweep_capacity(load_points(sweep_rows(doc)))
     assert capacity is not None and (capacity.capacity, capacity.upper) == (4.0, 6.0)
     figure = charts(sweep_page(doc, "s"))["SLO attainment against the load, target 90 %"]
@@ -73,8 +74,8 @@ def test_attainment_intervals_and_the_capacity_by_the_searchs_rule(doc: dict[str
     band = figure["layout"]["shapes"][0]
     assert (band["x0"], band["x1"]) == (4.0, 6.0)
     goodput = charts(sweep_page(doc, "s"))["Goodput and throughput against the load"]
-    rows = sorted((p["row"] for p in doc["points"]), key=lambda r: r["value"])
-    assert trace(goodput, "goodput")["y"] == approx([r["goodput_rps"] for r in rows])
+    rows = sorted((p.row for p in doc.points), key=lambda r: r.value)
+    assert trace(goodput, "goodput")["y"] == approx([r.goodput_rps for r in rows])
 
 
 def test_a_pass_above_a_failure_and_a_saturated_client_are_not_claimed() -> None:
@@ -114,7 +115,7 @@ def test_an_auto_sweeps_ceiling_is_drawn_apart() -> None:
                      (rate_point(2, 6.0), summary(200, 200, rps=6))],
                     mode={"auto": {"points": 2, "concurrency": 8}},
                     ceiling={"concurrency": 8, "requests_per_s": 9.8, "label": "00-ceiling-c8"})
-    assert [r["label"] for r in load_points(sweep_rows(doc))] == ["01-rate-3", "02-rate-6"]
+    assert [r.label for r in load_points(sweep_rows(doc))] == ["01-rate-3", "02-rate-6"]
     figures = charts(sweep_page(doc, "s"))
     ttft = figures["TTFT p50 and p99 against throughput"]
     assert trace(ttft, "TTFT p99")["text"] == ["01-rate-3", "02-rate-6"]
@@ -145,7 +146,7 @@ def test_a_limit_far_above_every_point_is_drawn_on_demand() -> None:
     assert rule["y"] == [200.0, 200.0]  # still in the table view
     lag = charts(sweep_page(doc, "s"))["Client dispatch lag p99 per point"]  # 5 ms against the default 10 ms
     assert trace(lag, "saturation threshold 10 ms").get("visible", True) is True
-    doc["spec"]["metrics"]["lag_threshold_s"] = 0.2
+    doc = with_spec(doc, lag_threshold_s=0.2)
     lag = charts(sweep_page(doc, "s"))["Client dispatch lag p99 per point"]
     assert trace(lag, "saturation threshold 200 ms")["visible"] == "legendonly"
 
@@ -156,7 +157,7 @@ def test_written_page_links_each_points_report(doc: dict[str, Any], tmp_path: Pa
     (sweep_dir / "points" / "02-rate-2" / "report.html").write_text("<html></html>")
     (sweep_dir / "points" / "02-rate-2" / "run.json").write_text(json.dumps(
         {"model": "tiny-model", "workload": {"kind": "synthetic", "prompt_tokens": "32"}}))
-    (sweep_dir / "sweep.json").write_text(json.dumps(doc))
+    (sweep_dir / "sweep.json").write_text(json.dumps(doc.to_json()))
     out = write_sweep_report(sweep_dir)
     html = out.read_text()
     assert out == sweep_dir / "sweep.html"

@@ -17,7 +17,7 @@ def sweep_dir(tmp_path: Path) -> Path:
     directory = tmp_path / "sweep"
     directory.mkdir()
     doc = sweep_doc([(rate_point(1, 2.0), summary(200, 200, rps=2)), (rate_point(2, 4.0), summary(150, 200, rps=4))])
-    (directory / "sweep.json").write_text(json.dumps(doc))
+    (directory / "sweep.json").write_text(json.dumps(doc.to_json()))
     return directory
 
 
@@ -26,7 +26,7 @@ def capacity_dir(tmp_path: Path) -> Path:
     directory = tmp_path / "cap"
     directory.mkdir()
     doc = capacity_doc([(8.0, 200, 200), (16.0, 100, 200), (12.0, 198, 200)])
-    (directory / "capacity.json").write_text(json.dumps(doc))
+    (directory / "capacity.json").write_text(json.dumps(doc.to_json()))
     return directory
 
 

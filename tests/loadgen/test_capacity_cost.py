@@ -13,28 +13,34 @@ from exporters.html.page import Table
 from loadgen.cli import run_cli
 from loadgen.sweep.capacity_cost import cost_console_lines, mean_output_tokens_at, with_cost
 from metrics.model.cost import CostOptions
+from metrics.results import CapacityView
 
 SIM = ["--server-arg=--engine=sim", "--server-arg=--sim-gpu=L4", "--prompt-tokens", "32", "--output-tokens", "4",
        "--server-metrics", "none", "--lag-threshold", "200ms", "--slo", "ttft=1s"]
 
 
-def _doc(rate: float | None) -> dict[str, object]:
-    rows = [{"rate": 4.0, "requests_per_s": 4.0, "output_tokens_per_s": 400.0},
-            {"rate": 4.0, "requests_per_s": 2.0, "output_tokens_per_s": 320.0},
-            {"rate": 8.0, "requests_per_s": 7.0, "output_tokens_per_s": 9999.0}]
-    return {"capacity": {"rate": rate}, "points": rows}
+ROWS = [{"rate": 4.0, "requests_per_s": 4.0, "output_tokens_per_s": 400.0},
+        {"rate": 4.0, "requests_per_s": 2.0, "output_tokens_per_s": 320.0},
+        {"rate": 8.0, "requests_per_s": 7.0, "output_tokens_per_s": 9999.0}]
+
+
+def _doc(rate: float | None, **more: object) -> CapacityView:
+    """capacity.json with these runs and this capacity (`more`: other entries of `capacity`, or `complete`)."""
+    complete = more.pop("complete", None)
+    return CapacityView.from_json({"capacity": {"rate": rate, **more}, "points": ROWS,
+                                   **({"complete": complete} if complete is not None else {})})
 
 
 def test_mean_output_tokens_over_the_runs_at_the_capacity() -> None:
     # (400 + 320) tokens/s over (4 + 2) req/s: 120 tokens a request; the 8 req/s run is not at the capacity.
-    assert mean_output_tokens_at(_doc(4.0)["points"], 4.0) == pytest.approx(120.0)  # type: ignore[arg-type]
+    assert mean_output_tokens_at(_doc(4.0).points, 4.0) == pytest.approx(120.0)
     assert mean_output_tokens_at([], 4.0) is None
 
 
 def test_cost_at_the_capacity() -> None:
-    doc = with_cost({**_doc(4.0), "capacity": {"rate": 4.0, "upper": 5.0}},
-                    CostOptions(gpu_hour_cost=3.0, gpus_per_replica=2, target_rate=10.0))
-    cost = doc["cost"]
+    doc = with_cost(_doc(4.0, upper=5.0), CostOptions(gpu_hour_cost=3.0, gpus_per_replica=2, target_rate=10.0))
+    cost = doc.cost
+    assert cost is not None
     # $6/hour at 4 req/s = 14,400 req/h: $416.67 per million requests; / 120 tokens: $3.47 per million tokens.
     assert cost["per_million_requests"] == pytest.approx(416.666667)
     assert cost["per_million_output_tokens"] == pytest.approx(3.4722222)
@@ -50,13 +56,13 @@ def test_cost_at_the_capacity() -> None:
 
 def test_no_capacity_no_cost() -> None:
     doc = with_cost(_doc(None), CostOptions(gpu_hour_cost=3.0, gpus_per_replica=1, target_rate=10.0))
-    assert doc["cost"]["per_million_requests"] is None and doc["cost"]["target"]["replicas"] is None
+    assert doc.cost is not None
+    assert doc.cost["per_million_requests"] is None and doc.cost["target"]["replicas"] is None
     assert "unknown (no capacity: no rate was shown to meet the SLO)" in "\n".join(cost_console_lines(doc))
 
 
 def test_capacity_page_shows_the_cost() -> None:
-    doc = with_cost({"capacity": {"rate": 4.0, "status": "bracketed"}, "points": _doc(4.0)["points"],
-                     "complete": True}, CostOptions(gpu_hour_cost=3.0, gpus_per_replica=2))
+    doc = with_cost(_doc(4.0, status="bracketed", complete=True), CostOptions(gpu_hour_cost=3.0, gpus_per_replica=2))
     page = capacity_page(doc, "cap", "capacity 4 req/s")
     tables = [b for s in page.sections for b in s.items if isinstance(b, Table) and b.caption.startswith("Cost")]
     assert tables, [s.title for s in page.sections]
@@ -102,8 +108,7 @@ def test_capacity_with_cost(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 def test_a_capacity_known_only_from_below_gives_costs_at_most() -> None:
     # Nothing above 4 req/s failed: the capacity is at least 4, so the costs and replicas are at most these.
-    doc = with_cost({"capacity": {"rate": 4.0, "upper": None}, "points": _doc(4.0)["points"]},
-                    CostOptions(gpu_hour_cost=3.0, gpus_per_replica=2, target_rate=10.0))
+    doc = with_cost(_doc(4.0, upper=None), CostOptions(gpu_hour_cost=3.0, gpus_per_replica=2, target_rate=10.0))
     lines = cost_console_lines(doc)
     assert lines[1] == ("  at the SLO capacity 4 req/s: at most $416.67 per million requests, "
                         "at most $3.47 per million output tokens")

@@ -61,10 +61,11 @@ def test_a_too_short_rate_is_drawn_as_such_not_as_undecided() -> None:
 
 def test_the_client_hint_names_the_lowest_rate_the_client_could_not_offer() -> None:
     from loadgen.sweep.capacity import _client_hint
+    from metrics.results import PointRow
 
-    rows = [{"rate": 12.0, "client_saturated": True, "dispatch_lag_p99_s": 0.2},
-            {"rate": 8.0, "client_saturated": True, "dispatch_lag_p99_s": 0.15},
-            {"rate": 4.0, "client_saturated": False, "dispatch_lag_p99_s": 0.01}]
+    rows = [PointRow.from_json(r) for r in ({"rate": 12.0, "client_saturated": True, "dispatch_lag_p99_s": 0.2},
+                                            {"rate": 8.0, "client_saturated": True, "dispatch_lag_p99_s": 0.15},
+                                            {"rate": 4.0, "client_saturated": False, "dispatch_lag_p99_s": 0.01})]
     line = _client_hint(rows)
     assert line.startswith("hint: the load generator could not offer 8 req/s (dispatch lag p99 150 ms")
     assert "--workers N" in line

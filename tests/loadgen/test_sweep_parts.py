@@ -25,6 +25,7 @@ from loadgen.sweep.points import (
 from loadgen.sweep.report import capacity_line
 from loadgen.sweep.rows import point_row
 from loadgen.sweep.sweep import auto_rates, plan_sweep, sweep_mode
+from metrics.results import CapacityView, SweepMode
 
 
 def _spec(**values: Any) -> RunSpec:
@@ -123,17 +124,17 @@ def test_modes_and_auto_rates() -> None:
 def test_capacity_lines() -> None:
     cap: dict[str, Any] = {"rate": 6.3, "upper": 7.1, "target": 0.9, "confidence": 0.95, "points": 7,
                            "requests": 2940, "status": "bracketed", "max_rate": None}
-    assert capacity_line({"capacity": cap}) == \
+    assert capacity_line(CapacityView.from_json({"capacity": cap})) == \
         "capacity 6.3 req/s at 90 % attainment (95 % conf.; bracket 6.3–7.1 req/s; 7 points, 2,940 requests)"
     at_least = {**cap, "upper": None, "status": "at_least", "max_rate": 6.5}
-    assert capacity_line({"capacity": at_least}).startswith(
+    assert capacity_line(CapacityView.from_json({"capacity": at_least})).startswith(
         "capacity at least 6.3 req/s at 90 % attainment (95 % conf.; nothing failed up to --max-rate 6.5 req/s")
     max_points = {**cap, "upper": None, "status": "max_points"}
-    assert "--max-points reached before a rate failed" in capacity_line({"capacity": max_points})
+    assert "--max-points reached before a rate failed" in capacity_line(CapacityView.from_json({"capacity": max_points}))
     none = {**cap, "rate": None, "upper": 2.0, "status": "below_min"}
-    assert capacity_line({"capacity": none}) == ("capacity: no rate shown to meet 90 % attainment (95 % conf.; "
-                                                 "not even --min-rate passed; lowest rate not shown to pass 2 req/s; "
-                                                 "7 points, 2,940 requests)")
+    assert capacity_line(CapacityView.from_json({"capacity": none})) == (
+        "capacity: no rate shown to meet 90 % attainment (95 % conf.; not even --min-rate passed; lowest rate not "
+        "shown to pass 2 req/s; 7 points, 2,940 requests)")
 
 
 def test_sweep_directory_rules(tmp_path: Path) -> None:
@@ -164,7 +165,7 @@ def test_sweep_json_round_trip(tmp_path: Path) -> None:
     spec = _spec(slo=["ttft=1s"])
     length = PointLength(3.0, None)
     points = [plan_point(1, "rate", 2.0, length, seed=0), plan_point(2, "rate", 4.0, length, seed=0)]
-    state = SweepState(spec=spec, mode={"rates": [2.0, 4.0]}, length=length, points=points)
+    state = SweepState(spec=spec, mode=SweepMode(rates=(2.0, 4.0)), length=length, points=points)
     state.rows[points[0].label] = point_row(points[0], status="done", code=0, summary={
         "run": {"complete": True}, "requests": {"in_window": 5, "sent": 6}, "goodput": {"good": 5, "attainment": 1.0}})
     state.interrupted = True
@@ -172,7 +173,7 @@ def test_sweep_json_round_trip(tmp_path: Path) -> None:
     back = read_sweep(tmp_path)
     assert back.spec == spec and back.points == points and back.length == length
     assert [p.label for p in back.pending()] == ["02-rate-4"] and back.missing() == ["02-rate-4"]
-    assert back.rows["01-rate-2"]["measured"] == 5
+    assert back.rows["01-rate-2"].measured == 5
     assert (tmp_path / "sweep.csv").read_text().count("\n") == 3
     assert PointPlan.from_json(points[1].to_json()) == points[1]
 

@@ -15,6 +15,12 @@ from metrics.results import (
     SUMMARY_FILE,
     SWEEP_FILE,
     SWEEP_SCHEMA_VERSION,
+    CapacityView,
+    PointRow,
+    SweepLength,
+    SweepMode,
+    SweepPoint,
+    SweepView,
     check_not_newer,
     load_summary,
     load_sweep,
@@ -22,6 +28,7 @@ from metrics.results import (
     read_document,
     read_run,
     read_summary,
+    read_sweep,
     run_or_none,
     summary_or_none,
     write_capacity,
@@ -69,10 +76,10 @@ def test_sweep_and_capacity_documents_are_checked(tmp_path: Path) -> None:
         read_document(tmp_path, SWEEP_FILE, "sweep")
     with pytest.raises(ValueError):
         load_sweep(tmp_path)
-    write_sweep(tmp_path, {"kind": "capacity", "points": []})
+    (tmp_path / SWEEP_FILE).write_text(json.dumps({"kind": "capacity", "points": []}))
     with pytest.raises(ValueError, match=re.escape("is not a sweep.json written by goodput sweep")):
         read_document(tmp_path, SWEEP_FILE, "sweep")
-    write_capacity(tmp_path, {"kind": "capacity", "points": []})
+    (tmp_path / CAPACITY_FILE).write_text(json.dumps({"kind": "capacity", "points": []}))
     with pytest.raises(ValueError, match=re.escape("is not a capacity.json written by goodput capacity")):
         read_capacity(tmp_path)
 
@@ -89,8 +96,13 @@ def test_each_writer_writes_what_its_reader_reads(tmp_path: Path) -> None:
     run, summary = {"schema_version": 2, "model": "m", "complete": True}, {"schema_version": 2, "requests": {}}
     write_run(tmp_path, run)
     write_summary(tmp_path, summary)
-    write_capacity(tmp_path, {"kind": "capacity", "capacity": {}, "points": [{"label": "01-rate-1"}]})
+    capacity = CapacityView.from_json({"capacity": {}, "points": [{"label": "01-rate-1"}]})
+    write_capacity(tmp_path, capacity)
+    sweep = SweepView(SweepMode(rates=(1.0,)), SweepLength(10.0, None, None),
+                      (SweepPoint(None, PointRow("01-rate-1", "rate", 1.0, "pending")),))
+    write_sweep(tmp_path, sweep)
     assert read_run(tmp_path) == run and read_summary(tmp_path) == summary
-    assert read_capacity(tmp_path)["points"] == [{"label": "01-rate-1"}]
+    assert read_capacity(tmp_path) == capacity and [r.label for r in capacity.points] == ["01-rate-1"]
+    assert read_sweep(tmp_path) == sweep
     assert (tmp_path / RUN_FILE).read_text() == json.dumps(run, indent=2) + "\n"
     assert (tmp_path / CAPACITY_FILE).is_file() and not list(tmp_path.glob(".*.tmp"))

@@ -60,15 +60,15 @@ def test_the_band_searches_from_the_estimates_start() -> None:
     source, slo, start = _source()
     model = StepModel(fixed_s=0.1, limits=LIMITS, std_err={"fixed_s": 1e-15})
     band = capacity_band(model, _requests_at(source), slo, 0.9, start=start)
-    assert band["low"] == band["rate"] == band["high"] > 0
+    assert band.low == band.rate == band.high > 0
 
 
 def test_the_band_holds_the_estimate() -> None:
     source, slo, start = _source()
     model = StepModel(fixed_s=0.1, limits=LIMITS, std_err={"fixed_s": 0.03})
     band = capacity_band(model, _requests_at(source), slo, 0.9, start=start)
-    assert band["low"] <= band["rate"] <= band["high"]
-    assert band["low"] < band["high"]
+    assert band.low <= band.rate <= band.high
+    assert band.low < band.high
 
 
 @pytest.mark.parametrize(("start", "max_probes"), [(64.0, 4), (64.0, 40), (4.0, 3), (0.5, 5), (1.0, 40)])

@@ -25,6 +25,7 @@ from loadgen.predict.step_model import StepModel
 from loadgen.spec.build import build_spec
 from loadgen.sweep.document import SweepState
 from loadgen.sweep.points import PointLength, plan_point
+from metrics.results import PredictedBand, PredictedPoint, PredictView, SweepMode
 from tests.exporters._browser import browser_page, chromium_path, open_report
 from tests.exporters._sweep_docs import capacity_doc
 
@@ -60,14 +61,14 @@ def write_sweep(path: Path, spec: dict[str, Any]) -> Path:
     from loadgen.spec.run_spec import RunSpec
 
     plans = [plan_point(i, "rate", rate, LENGTH, seed=0) for i, rate in enumerate(MEASURED, start=1)]
-    state = SweepState(spec=RunSpec.from_json(spec), mode={"rates": list(MEASURED)}, length=LENGTH, points=plans)
+    state = SweepState(spec=RunSpec.from_json(spec), mode=SweepMode(rates=tuple(MEASURED)), length=LENGTH, points=plans)
     from loadgen.sweep.rows import point_row
 
     for plan in plans:
         state.rows[plan.label] = point_row(plan, status="done", code=0, summary=MEASURED[plan.value])
         (path / "points" / plan.label).mkdir(parents=True)
         (path / "points" / plan.label / "run.json").write_text(json.dumps({"spec": spec, "resolved": {"ignore_eos": True}}))
-    (path / "sweep.json").write_text(json.dumps(state.to_json()))
+    (path / "sweep.json").write_text(json.dumps(state.view().to_json()))
     return path
 
 
@@ -136,21 +137,22 @@ def test_errors_per_rate_are_the_hand_derived_ones(tmp_path: Path, model: Path) 
 def test_the_capacity_error_against_a_capacity_search(tmp_path: Path) -> None:
     """capacity.json's capacity is 12 req/s (bracket 12-14 at 90 %); a predicted 13.2 is +10 %."""
     measured = read_measured(write_capacity(tmp_path / "cap"))
-    assert sorted({r["rate"] for r in measured.rows}) == [8.0, 12.0, 14.0, 16.0]
-    predicted = {r["rate"]: {"latency_s": {m: {p: 0.1 for p in ("p50", "p90", "p99")} for m in ("ttft", "tpot", "e2e")},
-                             "attainment": 0.95, "output_tokens_per_s": 100.0} for r in measured.rows}
-    band = {"rate": 13.2, "low": 12.5, "high": 13.9}
-    entry = compare(measured, predicted, spec=spec_json(), slo={"ttft_s": 0.15}, target=0.9, band=band)
+    assert sorted({r.rate for r in measured.rows}) == [8.0, 12.0, 14.0, 16.0]
+    predicted = {r.rate: PredictedPoint.from_json({
+        "latency_s": {m: {p: 0.1 for p in ("p50", "p90", "p99")} for m in ("ttft", "tpot", "e2e")},
+        "attainment": 0.95, "output_tokens_per_s": 100.0}) for r in measured.rows}
+    band = PredictedBand.from_json({"rate": 13.2, "low": 12.5, "high": 13.9})
+    entry = compare(measured, predicted, spec=spec_json(), slo={"ttft_s": 0.15}, target=0.9, band=band).to_json()
     assert entry["capacity"]["measured"]["rate"] == 12.0 and entry["capacity"]["measured"]["upper"] == 14.0
     assert entry["capacity"]["error_pct"] == pytest.approx(10.0)
     # Another SLO: attainment and capacity are not compared, and the page's notes say why.
-    other = compare(measured, predicted, spec=spec_json(), slo={"ttft_s": 0.3}, target=0.9, band=band)
+    other = compare(measured, predicted, spec=spec_json(), slo={"ttft_s": 0.3}, target=0.9, band=band).to_json()
     assert other["capacity"]["error_pct"] is None
     assert all(p["attainment_error_pp"] is None for p in other["points"])
     assert any("another SLO" in n for n in other["notes"])
     # Another attainment target: the capacities are not compared.
     assert compare(measured, predicted, spec=spec_json(), slo={"ttft_s": 0.15}, target=0.99,
-                   band=band)["capacity"]["error_pct"] is None
+                   band=band).to_json()["capacity"]["error_pct"] is None
 
 
 def test_a_measured_run_of_another_workload_is_said(tmp_path: Path, model: Path,
@@ -198,7 +200,7 @@ def test_no_html_writes_only_the_json(tmp_path: Path, model: Path) -> None:
 
 def write_capacity(path: Path) -> Path:
     """A capacity directory whose search found 12 req/s (bracket 12-14) at 90 % of TTFT <= 150 ms."""
-    doc = capacity_doc([(8.0, 200, 200), (16.0, 100, 200), (12.0, 185, 200), (12.0, 198, 200), (14.0, 150, 200)])
+    doc = capacity_doc([(8.0, 200, 200), (16.0, 100, 200), (12.0, 185, 200), (12.0, 198, 200), (14.0, 150, 200)]).to_json()
     doc["slo"] = {"ttft_s": 0.15}
     doc["spec"] = spec_json()
     path.mkdir()
@@ -273,7 +275,8 @@ def test_the_predicted_cost_table_names_predict_json(tmp_path: Path) -> None:
            "cost": {"rate": 4.0, "gpu_hour_cost": 2.0, "gpus_per_replica": 1, "cost_per_hour_per_replica": 2.0,
                     "mean_output_tokens": 32.0, "per_million_requests": 2.0 * 1e6 / (3600 * 4.0),
                     "per_million_output_tokens": 2.0 * 1e6 / (3600 * 4.0 * 32)}}
-    tables = {i.caption: i for s in predict_page(doc).sections for i in s.items if isinstance(i, Table)}
+    tables = {i.caption: i for s in predict_page(PredictView.from_json(doc)).sections for i in s.items
+              if isinstance(i, Table)}
     cost = tables["Cost at the capacity (predict.json 'cost')"]
     assert ["per million requests", "$138.89"] in cost.rows
     assert "known only from below" not in cost.note  # a predicted capacity is not a search's lower bound
@@ -287,7 +290,7 @@ def test_a_searchs_workload_is_its_probes_not_its_ceilings(tmp_path: Path) -> No
     closed = spec_json()
     closed["load"]["arrival"].update(kind="concurrency", concurrency=8)
     for probe_arrival, expected in (("constant", []), ("poisson", ["arrivals: measured poisson, predicted constant"])):
-        doc = capacity_doc([(8.0, 200, 200), (12.0, 190, 200)], ceiling_rps=20.0)
+        doc = capacity_doc([(8.0, 200, 200), (12.0, 190, 200)], ceiling_rps=20.0).to_json()
         doc.update(slo={"ttft_s": 0.15}, spec=closed)
         path = tmp_path / probe_arrival
         for row in doc["points"]:
@@ -298,9 +301,10 @@ def test_a_searchs_workload_is_its_probes_not_its_ceilings(tmp_path: Path) -> No
             (path / "points" / row["label"] / "run.json").write_text(json.dumps(run))
         (path / "capacity.json").write_text(json.dumps(doc))
         measured = read_measured(path)
-        assert [r["rate"] for r in measured.rows] == [8.0, 12.0]
-        predicted = {r["rate"]: {"latency_s": {m: {p: 0.1 for p in ("p50", "p90", "p99")} for m in ("ttft", "tpot", "e2e")},
-                                 "attainment": 1.0} for r in measured.rows}
-        entry = compare(measured, predicted, spec=spec_json(), slo={"ttft_s": 0.15}, target=0.9, band=None)
+        assert [r.rate for r in measured.rows] == [8.0, 12.0]
+        predicted = {r.rate: PredictedPoint.from_json({
+            "latency_s": {m: {p: 0.1 for p in ("p50", "p90", "p99")} for m in ("ttft", "tpot", "e2e")},
+            "attainment": 1.0}) for r in measured.rows}
+        entry = compare(measured, predicted, spec=spec_json(), slo={"ttft_s": 0.15}, target=0.9, band=None).to_json()
         assert entry["workload_differences"] == expected
 
