@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from metrics.capacity_search.proportion import METHODS, Method, proportion_interval
+from metrics.capacity_search import METHODS, Method, proportion_interval
 
 
 def _number(value: Any) -> float | None:

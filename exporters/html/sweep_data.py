@@ -12,8 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from metrics.capacity_search.proportion import Method, proportion_interval
-from metrics.capacity_search.search import Observation, SearchResult, SearchSettings, Stop, conclude
+from metrics.capacity_search import (
+    Method,
+    Observation,
+    SearchResult,
+    SearchSettings,
+    Stop,
+    conclude,
+    proportion_interval,
+)
 
 # goodput capacity's defaults (--attainment, --confidence, --interval): the rule the sweep's points are read with
 SWEEP_TARGET = 0.9

@@ -30,7 +30,7 @@ from exporters.html.sweep_data import (
     sweep_capacity,
     sweep_rows,
 )
-from metrics.capacity_search.search import SearchResult
+from metrics.capacity_search import SearchResult
 
 
 def _dict(value: Any) -> dict[str, Any]:

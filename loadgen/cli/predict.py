@@ -73,15 +73,24 @@ def _rates(text: str) -> list[float]:
 def predict(ctx: typer.Context, **options: Any) -> int:
     from loadgen.cli.capacity import _fraction
     from loadgen.cli.cost_options import parse_cost_options
-    from loadgen.predict.compare import compare, measured_rates
-    from loadgen.predict.measured import read_measured, slo_given
-    from loadgen.predict.predict import Fleet, capacity_band, format_table, monotone_note, point
-    from loadgen.predict.report import measured_lines, prediction_context
-    from loadgen.predict.requests import RequestSource
-    from loadgen.predict.step_model import load_model
-    from loadgen.spec.build import build_spec
-    from metrics.model.cost import cost_lines
-    from metrics.slo import SLO
+    from loadgen.predict import (
+        Fleet,
+        RequestSource,
+        capacity_band,
+        compare_measured,
+        format_table,
+        load_model,
+        measured_lines,
+        measured_rates,
+        monotone_note,
+        point,
+        prediction_context,
+        read_measured,
+        slo_given,
+    )
+    from loadgen.spec import build_spec
+    from metrics import SLO
+    from metrics.model import cost_lines
 
     try:
         refuse_unused(ctx, RUN_NAMES)
@@ -149,7 +158,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
     if measured:
         by_rate = {p.rate: p.to_dict() for p in points}
         given = slo_given(slo.to_dict()) if slo is not None else None
-        result["measured"] = [compare(m, by_rate, spec=result["spec"], slo=given, target=target, band=band)
+        result["measured"] = [compare_measured(m, by_rate, spec=result["spec"], slo=given, target=target, band=band)
                               for m in measured]
         for line in measured_lines(result["measured"]):
             typer.echo(line)
@@ -165,7 +174,7 @@ def band_text(band: dict[str, Any], model: Any) -> str:
 def write_prediction(result: dict[str, Any], json_path: Path, *, html: bool) -> int:
     """predict.json, and its page beside it (same name, .html) unless --no-html; exit 1 when one cannot be
     written."""
-    from exporters.html.predict_page import write_predict_report
+    from exporters.html import write_predict_report
     from metrics.results import write_json
 
     try:
@@ -188,7 +197,7 @@ def predicted_cost(rate: float, replicas: int, max_tokens: list[int], costs: Any
     """The cost block at a predicted capacity of `rate` req/s over `replicas`: priced per replica (rate /
     replicas, the fleet's cost per request being one replica's at its share); each request's output is its
     max tokens, as the virtual engine runs every request to its max tokens."""
-    from metrics.model.cost import cost_block
+    from metrics.model import cost_block
 
     mean_output = sum(max_tokens) / len(max_tokens) if max_tokens else None
     return cost_block(rate / replicas, mean_output, gpu_hour_cost=costs.gpu_hour_cost,

@@ -9,13 +9,13 @@ from typing import Annotated, Any
 
 import typer
 
-from exporters.console import format_summary
+from exporters import format_summary
 from loadgen.run.gpu_scrape import add_gpu_section
 from loadgen.run.outputs import RECORDS_FILE, build_outputs, read_run
 from loadgen.run.prometheus import add_server_section, load_server_section, rebuild_textfile
-from metrics.records.record_check import InputReport
+from metrics import parse_slo
+from metrics.records import InputReport
 from metrics.results import CAPACITY_FILE, POINTS_DIR, SWEEP_FILE, TEXTFILE, read_capacity, read_document
-from metrics.slo import parse_slo
 
 SHOWN_ON_CONSOLE = 3
 
@@ -134,8 +134,7 @@ def report_results(directory: Path, kind: str, *, html: bool, html_path: Path | 
     if run_only:
         raise typer.BadParameter(f"{', '.join(run_only)}: only for a run directory; {directory} is a {kind} "
                                  f"(give one of its points: {directory / POINTS_DIR / '<point>'})")
-    from loadgen.sweep.html_pages import write_capacity_html, write_sweep_html
-    from loadgen.sweep.report import capacity_line, points_table
+    from loadgen.sweep import capacity_line, points_table, write_capacity_html, write_sweep_html
 
     try:
         doc = read_results(directory, kind)

@@ -23,8 +23,8 @@ import orjson
 from loadgen.http.chunk_tokens import infer_chunk_tokens
 from loadgen.http.errors import InvalidJSON, InvalidUTF8, MidStreamError, bounded
 from loadgen.http.output_kinds import fill_output_kinds
-from loadgen.workload.text import TokenCounter
-from metrics.records.record import RequestRecord
+from loadgen.workload import TokenCounter
+from metrics.records import RequestRecord
 
 _DONE = b"[DONE]"
 _GOODPUT_PER_CHUNK = frozenset({"t", "n"})

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 # Per-chunk token counts the server itself gave for every chunk (running usage, its own per-chunk count):
 # their sum over the reasoning chunks is what it spent reasoning, whatever its final detail says.

@@ -9,7 +9,7 @@ from typing import Any
 
 from loadgen.predict.measured import WORKLOAD_KEYS, setting_text
 from loadgen.predict.step_model import PARAMS, StepModel
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 
 
 def workload_text(workload: dict[str, Any]) -> str:

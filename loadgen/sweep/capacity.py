@@ -31,7 +31,7 @@ from loadgen.run.directory import RunDir
 from loadgen.run.embedded import EmbeddedServerError
 from loadgen.run.gate import GatePlan
 from loadgen.secrets import Secrets
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from loadgen.sweep.capacity_cost import cost_console_lines, with_cost
 from loadgen.sweep.capacity_doc import capacity_document
 from loadgen.sweep.ceiling import completed_rate
@@ -49,12 +49,13 @@ from loadgen.sweep.points import (
 from loadgen.sweep.report import capacity_line, overall_progress, point_line, points_table, progress
 from loadgen.sweep.rows import point_row
 from loadgen.sweep.target import SharedServer, shared_server
-from metrics.capacity_search.saturation import client_hint, client_limited
-from metrics.capacity_search.search import (
+from metrics.capacity_search import (
     Observation,
     Probe,
     SearchSettings,
     Stop,
+    client_hint,
+    client_limited,
     conclude,
     from_ceiling,
     next_step,
@@ -62,7 +63,7 @@ from metrics.capacity_search.search import (
     requests_per_point,
     round_rate,
 )
-from metrics.model.cost import CostOptions
+from metrics.model import CostOptions
 from metrics.results import CAPACITY_FILE, POINTS_DIR, point_path, write_capacity
 from metrics.results import CAPACITY_REPORT_FILE as CAPACITY_PAGE
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from metrics.model.cost import cost_block, cost_lines
+from metrics.model import cost_block, cost_lines
 
 if TYPE_CHECKING:
-    from metrics.model.cost import CostOptions
+    from metrics.model import CostOptions
 
 BASIS = ("measured: one replica at the SLO capacity (capacity.rate); output tokens per request from the runs "
          "at that rate")

@@ -12,11 +12,10 @@ from loadgen.run.directory import prepare_run_dir
 from loadgen.run.session import execute
 from loadgen.run.setup import plan_run, schedule_end_s
 from loadgen.secrets import Secrets
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from loadgen.sweep.exact_rate import exact_rate_offsets
 from loadgen.sweep.points import PointPlan
-from loadgen.workload.build import is_sessions
-from loadgen.workload.schedule import Schedule
+from loadgen.workload import Schedule, is_sessions
 from metrics.results import summary_or_none
 
 EXIT_INTERRUPTED = 130

@@ -15,9 +15,7 @@ from typing import Any
 
 from loadgen.run.gate import GatePlan, judge
 from loadgen.run.output_files import check_output_files
-from metrics.gate.config import load_gate_config
-from metrics.gate.evaluate import RunView
-from metrics.gate.thresholds import Threshold, parse_threshold
+from metrics.gate import RunView, Threshold, load_gate_config, parse_threshold
 from metrics.results import read_capacity
 
 

@@ -20,9 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.sections import GateSpec, OutputSpec, TargetSpec
-from loadgen.workload.arrivals import Arrival, parse_arrival
+from loadgen.spec import GateSpec, OutputSpec, RunSpec, TargetSpec
+from loadgen.workload import Arrival, parse_arrival
 
 DEFAULT_WARMUP_FRACTION = 0.1
 OPEN_LOOP_KINDS = ("constant", "poisson", "gamma")  # a sweep point keeps one of these; ramp becomes poisson

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from exporters.console import render_table
+from exporters import render_table
 from loadgen.sweep.rows import COLUMNS
 from metrics.results import write_atomic
 

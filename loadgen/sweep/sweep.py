@@ -24,7 +24,7 @@ from typing import Any
 from loadgen.run.directory import RunDir
 from loadgen.run.embedded import EmbeddedServerError
 from loadgen.secrets import Secrets
-from loadgen.spec.sections import GateSpec
+from loadgen.spec import GateSpec
 from loadgen.sweep.directory import discard
 from loadgen.sweep.document import SweepState, write_sweep
 from loadgen.sweep.execute import run_point
@@ -33,7 +33,7 @@ from loadgen.sweep.points import PointLength, PointPlan, plan_point, point_gate,
 from loadgen.sweep.report import point_line, points_table, progress
 from loadgen.sweep.rows import point_row
 from loadgen.sweep.target import SharedServer, shared_server
-from metrics.capacity_search.search import round_rate
+from metrics.capacity_search import round_rate
 from metrics.results import POINTS_DIR, SWEEP_CSV_FILE, SWEEP_FILE, SWEEP_REPORT_FILE, point_path
 
 DEFAULT_AUTO_POINTS = 8

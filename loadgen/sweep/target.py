@@ -14,7 +14,7 @@ from typing import Any
 
 from loadgen.run.embedded import embedded_server
 from loadgen.secrets import Secrets
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 from loadgen.quoting import printable, quoted
 from loadgen.workload.bounds import MAX_TOKENS
-from loadgen.workload.images.dataset import row_references
+from loadgen.workload.images import row_references
 from loadgen.workload.models import row_model
 from loadgen.workload.sessions import Session, Turn
 from loadgen.workload.sources import (

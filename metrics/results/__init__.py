@@ -12,7 +12,7 @@ Light: the standard library only, so a run can import it before its first reques
 
 from __future__ import annotations
 
-from metrics.results.atomic import write_atomic, write_json
+from metrics.results.atomic import create_temp, named_error, write_atomic, write_json
 from metrics.results.documents import (
     is_capacity_dir,
     load_summary,
@@ -65,7 +65,8 @@ __all__ = [
     "RUN_FILE", "RUN_FILES", "RUN_SCHEMA_VERSION", "SERVER_SECTION_FILE", "SERVER_SERIES_FILE",
     "SUMMARY_CSV_FILE", "SUMMARY_FILE", "SUMMARY_SCHEMA_VERSION", "SWEEP_CSV_FILE", "SWEEP_FILE",
     "SWEEP_REPORT_FILE", "SWEEP_SCHEMA_VERSION", "TEXTFILE", "check_label", "check_labels", "check_not_newer",
-    "is_capacity_dir", "load_summary", "load_sweep", "point_labels", "point_path", "read_capacity",
+    "create_temp", "is_capacity_dir", "load_summary", "load_sweep", "named_error", "point_labels", "point_path",
+    "read_capacity",
     "read_document", "read_run", "read_summary", "run_or_none", "summary_or_none", "write_atomic",
     "write_capacity", "write_json", "write_run", "write_summary", "write_sweep",
 ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from refserver.api.errors import bad_request
 from refserver.api.protocol import GenerationRequest, read_bool, read_int, read_sampling, read_stop_list
 from refserver.api.tools import parse_tool_choice, parse_tools
-from refserver.text.chat_template import Message
+from refserver.text import Message
 
 _SKIPPED_BLOCKS = frozenset({"thinking", "redacted_thinking", "tool_use"})
 

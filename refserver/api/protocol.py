@@ -12,7 +12,7 @@ from typing import Any, Literal
 from refserver.api.behaviour import Tool, ToolChoice
 from refserver.api.errors import bad_request
 from refserver.api.tools import parse_tool_choice, parse_tools
-from refserver.text.chat_template import Message
+from refserver.text import Message
 
 Kind = Literal["chat", "completion", "responses", "messages"]
 _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})

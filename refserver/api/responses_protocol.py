@@ -17,7 +17,7 @@ from typing import Any
 from refserver.api.errors import bad_request
 from refserver.api.protocol import GenerationRequest, content_text, read_bool, read_int, read_sampling
 from refserver.api.tools import parse_tool_choice, parse_tools
-from refserver.text.chat_template import Message
+from refserver.text import Message
 
 _ROLES = frozenset({"user", "system", "developer", "assistant"})
 

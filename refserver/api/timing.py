@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from refserver.engine.types import TokenEvent
+from refserver.engine import TokenEvent
 
 
 @dataclass(slots=True)
