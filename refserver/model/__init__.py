@@ -1,8 +1,7 @@
 """The torch model of the reference server: a Llama-family decoder over a paged KV cache.
 
-`ModelConfig` and `RopeScaling` are `metrics.model`'s (one description of a model's shape for both sides).
-
-The names below are imported on first use (metrics.lazy_face).
+`ModelConfig` and `RopeScaling` are `metrics.model`'s (re-exported here for callers of this package); the
+other names are imported on first use (metrics.lazy_face).
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from metrics import lazy_names
+from metrics.model import ModelConfig, RopeScaling
 
 if TYPE_CHECKING:
     from refserver.model.attention import PagedAttentionMetadata
@@ -24,8 +24,17 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "LlamaForCausalLM", "PagedAttentionMetadata", "config_from_hf",
-    "load_model", "max_positions", "read_model_config", "resolve_device", "resolve_dtype", "tiny_config",
+    "LlamaForCausalLM",
+    "ModelConfig",
+    "PagedAttentionMetadata",
+    "RopeScaling",
+    "config_from_hf",
+    "load_model",
+    "max_positions",
+    "read_model_config",
+    "resolve_device",
+    "resolve_dtype",
+    "tiny_config",
     "tiny_model",
 ]
 
