@@ -12,6 +12,7 @@ resolves, through the face, to the object its module defines, also once every mo
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import subprocess
 import sys
@@ -52,6 +53,11 @@ def sources(root: Path = ROOT) -> dict[str, str]:
     return {module_name(p, root): p.read_text() for pkg in PACKAGES for p in sorted((root / pkg).rglob("*.py"))}
 
 
+@functools.cache
+def parse(source: str) -> ast.Module:
+    return ast.parse(source)
+
+
 def packages_of(modules: dict[str, str], root: Path = ROOT) -> set[str]:
     return {name for name in modules if (root.joinpath(*name.split(".")) / "__init__.py").is_file()}
 
@@ -64,7 +70,7 @@ def _is_type_checking(node: ast.If) -> bool:
 
 def read_face(source: str, package: str, modules: set[str]) -> Face:
     face = Face()
-    tree = ast.parse(source)
+    tree = parse(source)
 
     def bind(node: ast.ImportFrom, under_type_checking: bool) -> None:
         if node.level or node.module is None or node.module.split(".")[0] in {"__future__", "typing"}:
@@ -115,7 +121,7 @@ def deep_imports(modules: dict[str, str], packages: set[str]) -> list[str]:
     found: list[str] = []
     for name, source in modules.items():
         folder = name if name in packages else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(source)):
+        for node in ast.walk(parse(source)):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -139,7 +145,7 @@ def unknown_names(modules: dict[str, str], packages: set[str]) -> list[str]:
     listed = faces(modules, packages)
     found: list[str] = []
     for name, source in modules.items():
-        for node in ast.walk(ast.parse(source)):
+        for node in ast.walk(parse(source)):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in listed \
                     and not _inside(name, node.module):
                 face = listed[node.module]
@@ -165,7 +171,7 @@ def test_every_package_used_from_outside_has_a_face() -> None:
     modules = sources()
     packages = packages_of(modules)
     listed = faces(modules, packages)
-    used = {node.module for name, source in modules.items() for node in ast.walk(ast.parse(source))
+    used = {node.module for name, source in modules.items() for node in ast.walk(parse(source))
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in packages
             and not _inside(name, node.module) and not _exempt(node.module) and not _exempt(name)}
     assert sorted(used - set(listed)) == []
