@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from metrics.records.record import RequestRecord, read_records
-from metrics.results.atomic import create_temp as _create_temp
-from metrics.results.atomic import named_error as _failed
-from metrics.results.atomic import write_atomic
+from metrics.records import RequestRecord, read_records
+from metrics.results import create_temp as _create_temp
+from metrics.results import named_error as _failed
+from metrics.results import write_atomic
 
 if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
     from metrics.results import Stats
@@ -58,7 +58,7 @@ def _drop_empty_structs(table: Any) -> Any:
 def _table_from_records(records: list[RequestRecord]) -> Any:
     import pyarrow as pa
 
-    from metrics.records.frame_arrow import record_schema  # pyarrow: kept off the start of a run
+    from metrics.records import record_schema  # pyarrow: kept off the start of a run
 
     schema = record_schema()
     cols: dict[str, Any] = {f.name: pa.array([getattr(r, f.name) for r in records], type=f.type) for f in schema}

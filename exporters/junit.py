@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from metrics.gate.evaluate import Verdict
+from metrics.gate import Verdict
 from metrics.results import write_atomic
 
 SUITE = "goodput thresholds"

@@ -6,14 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from metrics.gate.compare import Row
-from metrics.gate.compare_rule import (
+from metrics.gate import (
     DEFAULT_MIN_CHANGE,
     DEFAULT_MIN_CHANGE_ABS_S,
     INCLUDES_ZERO,
     WITHIN_RUN_SPREAD,
+    Row,
+    Verdict,
+    format_value,
 )
-from metrics.gate.evaluate import Verdict, format_value
 from metrics.results import write_atomic
 
 

@@ -17,7 +17,7 @@ _BEHAVIOUR = "Reasoning and tool calls"
 
 
 def _seconds(text: str, flag: str) -> float:
-    from metrics.units import parse_duration
+    from metrics import parse_duration
 
     try:
         return parse_duration(text)
@@ -155,13 +155,17 @@ def serve(
       goodput serve --engine sim --reasoning-tokens uniform:32:256 \\
           --tool-call-rate 0.3
     """
-    from refserver.api import AppConfig
-    from refserver.api.behaviour import Behaviour, parse_token_dist
-    from refserver.api.connection_guard import ConnectionLimits
-    from refserver.api.faults import FaultConfig
-    from refserver.api.serve import build_server_app, exposure_warning, run_server
-    from refserver.engine.config import EngineConfig
-    from refserver.engine.sim_runner import sim_options_from_flags
+    from refserver.api import (
+        AppConfig,
+        Behaviour,
+        ConnectionLimits,
+        FaultConfig,
+        build_server_app,
+        exposure_warning,
+        parse_token_dist,
+        run_server,
+    )
+    from refserver.engine import EngineConfig, sim_options_from_flags
 
     if engine not in ("torch", "sim"):
         raise typer.BadParameter(f"must be 'torch' or 'sim', got {engine!r}", param_hint="--engine")

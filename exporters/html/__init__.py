@@ -19,14 +19,30 @@ Layout: `page` (page model and HTML), `figures` (Plotly figure JSON), one module
 
 from __future__ import annotations
 
+from exporters.html.capacity_data import capacity_verdict
+from exporters.html.header import slo_text
 from exporters.html.predict_page import write_predict_report
+from exporters.html.run_data import read_server_series, run_data
+from exporters.html.sweep_data import done, sweep_capacity, sweep_rows
 from exporters.html.sweep_write import (
     CAPACITY_REPORT_FILE,
     SWEEP_REPORT_FILE,
     write_capacity_report,
     write_sweep_report,
 )
-from exporters.html.write import REPORT_FILE, load_run_data, write_compare_report, write_report
+from exporters.html.write import (
+    REPORT_FILE,
+    load_run_data,
+    run_gate_baseline,
+    run_label,
+    summary_run,
+    write_compare_report,
+    write_report,
+)
 
-__all__ = ["CAPACITY_REPORT_FILE", "REPORT_FILE", "SWEEP_REPORT_FILE", "load_run_data", "write_capacity_report",
-           "write_compare_report", "write_predict_report", "write_report", "write_sweep_report"]
+__all__ = [
+    "CAPACITY_REPORT_FILE", "REPORT_FILE", "SWEEP_REPORT_FILE", "capacity_verdict", "done", "load_run_data",
+    "read_server_series", "run_data", "run_gate_baseline", "run_label", "slo_text", "summary_run",
+    "sweep_capacity", "sweep_rows", "write_capacity_report", "write_compare_report", "write_predict_report",
+    "write_report", "write_sweep_report",
+]

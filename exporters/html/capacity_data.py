@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from metrics.capacity_search.proportion import METHODS, Method, proportion_interval
+from metrics.capacity_search import METHODS, Method, proportion_interval
 from metrics.results import CapacityView, PointRow, ProbedRate
 
 

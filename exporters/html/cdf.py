@@ -16,9 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from exporters.html.downsample import BUCKET_CDF_POINTS, CDF_POINTS, MARKED_PERCENTILES, cdf_levels
-from metrics.latency.aggregate import selection_stats, stats_by_dimension
-from metrics.latency.samples import Samples
-from metrics.summary.buckets import Dimension
+from metrics.latency import Samples, selection_stats, stats_by_dimension
+from metrics.summary import Dimension
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]

@@ -20,9 +20,9 @@ from exporters.html.page import Cell, Chart, Flag, Item, Page, Section, Table, T
 from exporters.html.run_data import RunData
 from exporters.html.time_charts import T_AXIS
 from exporters.markdown import change_cells
-from metrics.gate.compare import Row
-from metrics.latency.aggregate import selection_stats
-from metrics.records.frame import ERROR
+from metrics.gate import Row
+from metrics.latency import selection_stats
+from metrics.records import ERROR
 from metrics.results import Run
 
 

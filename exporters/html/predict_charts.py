@@ -11,7 +11,7 @@ from exporters.html import figures as fig
 from exporters.html import fmt
 from exporters.html import load_charts as lc
 from exporters.html.page import Chart, Text
-from metrics.capacity_search.proportion import proportion_interval
+from metrics.capacity_search import proportion_interval
 from metrics.results import MeasuredComparison, PredictedPoint, PredictView
 
 PERCENTILES = ("p50", "p90", "p99")

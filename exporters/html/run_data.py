@@ -16,16 +16,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.latency import answer, derive
-from metrics.latency.fluidity import fluidity_index
-from metrics.latency.samples import Samples
-from metrics.records.frame import OK, RequestFrame
+from metrics import good_requests
+from metrics.latency import Samples, answer, derive, fluidity_index
+from metrics.records import OK, RequestFrame
 from metrics.results import SERVER_SERIES_FILE, SummaryView
-from metrics.slo import good_requests
-from metrics.summary.answers import shown
-from metrics.summary.buckets import Dimension
-from metrics.summary.build import SummaryConfig, bucket_dimensions
-from metrics.summary.window import Window, measurement_window
+from metrics.summary import Dimension, SummaryConfig, Window, bucket_dimensions, measurement_window, shown
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]

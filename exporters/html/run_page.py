@@ -14,7 +14,7 @@ from exporters.html.page import Page, Section
 from exporters.html.run_data import RunData
 from exporters.html.server_charts import roofline_section, server_section
 from exporters.html.time_charts import over_time_section
-from metrics.gate.evaluate import Verdict
+from metrics.gate import Verdict
 
 
 def run_page(data: RunData, verdicts: Sequence[Verdict] = (), unjudged: Sequence[tuple[str, str]] = ()) -> Page:

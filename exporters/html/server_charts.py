@@ -13,7 +13,7 @@ from exporters.html.page import Cell, Chart, Item, Section, Table, Text
 from exporters.html.run_data import RunData
 from exporters.html.server_data import client_minus_server_ttft, gauge_series
 from exporters.html.time_charts import T_AXIS
-from metrics.latency.samples import Samples
+from metrics.latency import Samples
 from metrics.results import Quantile, Roofline, Server
 
 PHASES = (("queue_s", "queue"), ("prefill_s", "prefill"), ("decode_s", "decode"))

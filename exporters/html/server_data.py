@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.records.frame import RequestFrame
-from metrics.summary.server_side import server_ttft_s
+from metrics.records import RequestFrame
+from metrics.summary import server_ttft_s
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]

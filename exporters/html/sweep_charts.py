@@ -19,7 +19,7 @@ from exporters.html.sweep_data import (
     column_series,
     latency_series,
 )
-from metrics.capacity_search.search import SearchResult
+from metrics.capacity_search import SearchResult
 from metrics.results import PointRow
 
 THROUGHPUT_AXIS = "completed requests/s (req/s)"

@@ -11,8 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from metrics.capacity_search.proportion import Method, proportion_interval
-from metrics.capacity_search.search import Observation, SearchResult, SearchSettings, Stop, conclude
+from metrics.capacity_search import (
+    Method,
+    Observation,
+    SearchResult,
+    SearchSettings,
+    Stop,
+    conclude,
+    proportion_interval,
+)
 from metrics.results import PointRow, SweepView
 
 # goodput capacity's defaults (--attainment, --confidence, --interval): the rule the sweep's points are read with

@@ -29,7 +29,7 @@ from exporters.html.sweep_data import (
     sweep_capacity,
     sweep_rows,
 )
-from metrics.capacity_search.search import SearchResult
+from metrics.capacity_search import SearchResult
 from metrics.results import PointRow, ServerInfo, SweepView
 
 

@@ -12,10 +12,10 @@ import numpy as np
 from exporters.html import fmt
 from exporters.html.page import Cell, Table
 from exporters.html.run_data import RunData
-from metrics.gate.evaluate import Verdict, format_value
-from metrics.records.frame import OK
+from metrics import SLO, good_requests
+from metrics.gate import Verdict, format_value
+from metrics.records import OK
 from metrics.results import Goodput, Stats, SummaryView
-from metrics.slo import SLO, good_requests
 
 LATENCY_ROWS: tuple[tuple[str, str], ...] = (
     ("ttft_s", "TTFT"), ("ttft_from_schedule_s", "TTFT from schedule"), ("itl_s", "ITL per chunk"),

@@ -17,7 +17,7 @@ from exporters.html import timeline as tl
 from exporters.html.downsample import SCATTER_POINTS, thin_scatter
 from exporters.html.page import Chart, Item, Section, Text
 from exporters.html.run_data import RunData
-from metrics.records.frame import OK
+from metrics.records import OK
 
 T_AXIS = "time since the run's start (s)"
 

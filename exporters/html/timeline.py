@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from metrics.records.frame import OK, RequestFrame
-from metrics.summary.window import completion_ns
-from metrics.units import NS_PER_S
+from metrics import NS_PER_S
+from metrics.records import OK, RequestFrame
+from metrics.summary import completion_ns
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -16,14 +16,12 @@ from exporters.html.compare_page import compare_page
 from exporters.html.page import render_page
 from exporters.html.run_data import RunData, read_server_series, run_data
 from exporters.html.run_page import run_page
-from metrics.gate.compare import Row
-from metrics.gate.evaluate import RunView, Verdict, evaluate_one
-from metrics.gate.thresholds import parse_threshold
-from metrics.latency.samples import Samples
-from metrics.records.frame import RequestFrame
+from metrics.gate import Row, RunView, Verdict, evaluate_one, parse_threshold
+from metrics.latency import Samples
+from metrics.records import RequestFrame
 from metrics.results import RECORDS_FILE, read_summary, write_atomic
 from metrics.results import REPORT_FILE as REPORT_FILE
-from metrics.summary.build import SummaryConfig
+from metrics.summary import SummaryConfig
 
 
 def read_frame(run_dir: Path) -> RequestFrame:
@@ -31,8 +29,7 @@ def read_frame(run_dir: Path) -> RequestFrame:
     lines that are not records are skipped, as in the summary)."""
     import pyarrow as pa
 
-    from metrics.records.frame_arrow import frame_from_table, read_records_checked
-    from metrics.records.jsonl import read_jsonl_frame
+    from metrics.records import frame_from_table, read_jsonl_frame, read_records_checked
 
     path = run_dir / RECORDS_FILE
     if not path.is_file():
@@ -64,7 +61,7 @@ def judge_thresholds(data: RunData, baseline: RunView | None = None) -> tuple[li
     """The run's thresholds judged on its summary (and its records where the summary lacks the number), as its
     gate judged them; one relative to a baseline run is listed as not judged when no `baseline` is given."""
     def records() -> Any:
-        from metrics.gate.run_samples import RunSamples
+        from metrics.gate import RunSamples
 
         return RunSamples(data.frame, data.config)
 

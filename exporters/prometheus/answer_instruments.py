@@ -22,7 +22,7 @@ from prometheus_client.core import Metric
 from exporters.prometheus.histogram_buckets import CALLS_LADDER, TOKEN_LADDER
 from exporters.prometheus.instruments import BatchCounter, BatchHistogram, LabelValues
 from metrics.latency import answer
-from metrics.records.frame import RequestFrame
+from metrics.records import RequestFrame
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]

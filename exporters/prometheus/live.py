@@ -38,21 +38,18 @@ from prometheus_client.registry import Collector
 from exporters.prometheus.answer_instruments import AnswerInstruments
 from exporters.prometheus.histogram_buckets import lag_buckets, latency_buckets
 from exporters.prometheus.instruments import BatchCounter, BatchHistogram, LabelValues
-from metrics.latency import answer, derive
-from metrics.latency.fluidity import fluidity_index
-from metrics.latency.samples import Samples
-from metrics.records.frame import OK, RequestFrame, frame_from_records
-from metrics.records.record import RequestRecord
-from metrics.slo import SLO, good_requests
-from metrics.summary.buckets import (
+from metrics import SLO, good_requests
+from metrics.latency import Samples, answer, derive, fluidity_index
+from metrics.records import OK, RequestFrame, RequestRecord, frame_from_records
+from metrics.summary import (
     CACHE_CLASSES,
     DEFAULT_PROMPT_EDGES,
     cache_classes,
+    excluded_from_goodput,
+    measurement_window,
     range_codes,
     range_labels,
 )
-from metrics.summary.cancels import excluded_from_goodput
-from metrics.summary.window import measurement_window
 
 TAG_LABELS: tuple[str, ...] = ("scenario", "tenant")
 # `model`: the model each request named, on every run (empty when a record names none), so a family's label

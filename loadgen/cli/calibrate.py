@@ -46,7 +46,7 @@ def _run_dirs(paths: list[Path]) -> list[Path]:
 
 
 def _fixed(items: list[str]) -> dict[str, float]:
-    from loadgen.predict.step_model import PARAMS
+    from loadgen.predict import PARAMS
 
     out: dict[str, float] = {}
     for item in items:
@@ -76,16 +76,27 @@ def calibrate(
 ) -> int:
     from dataclasses import replace
 
-    from loadgen.predict.bounds import roofline_bounds
-    from loadgen.predict.calibrate import IdentifyError, build_model, fit_best, prefill_unidentified
-    from loadgen.predict.expand import split_chunks
-    from loadgen.predict.prefill import replay
-    from loadgen.predict.robust import trimmed_fit
-    from loadgen.predict.server_check import check_line, prefill_aggregate, server_check
-    from loadgen.predict.server_run import read_server_run, resolve_limits, server_limits
-    from loadgen.predict.step_model import PARAMS
-    from loadgen.predict.steps import Step, no_steps_message, reconstruct
-    from metrics.records.record import read_records
+    from loadgen.predict import (
+        PARAMS,
+        IdentifyError,
+        Step,
+        build_model,
+        check_against_server,
+        check_line,
+        fit_best,
+        no_steps_message,
+        prefill_aggregate,
+        prefill_unidentified,
+        read_server_run,
+        reconstruct,
+        replay,
+        resolve_limits,
+        roofline_bounds,
+        server_limits,
+        split_chunks,
+        trimmed_fit,
+    )
+    from metrics.records import read_records
 
     try:
         pinned = _fixed(fix or [])
@@ -127,7 +138,7 @@ def calibrate(
         raise typer.BadParameter(str(exc)) from None
     server = build_model(fit, limits, by_run, [str(d) for d in dirs], forms)
     exact = bool(need) and len(rows) == len(need)  # as many rows as unknowns: each mean is met exactly
-    checks = {k: server_check(server, by_run[k], prefills[k].per_request, records[k], s, fitted=exact and k in rows)
+    checks = {k: check_against_server(server, by_run[k], prefills[k].per_request, records[k], s, fitted=exact and k in rows)
               for k, s in servers.items() if s is not None and s.has_figures}
     run_fit = {k: {**v, **({"server": checks[k]} if k in checks else {})} for k, v in server.fit["runs"].items()}
     server_rows = {"parameters": need, "runs": sorted(rows), "weight": "sqrt(distinct prefill steps)",

@@ -10,11 +10,11 @@ import typer
 
 from loadgen.cli.cost_options import COST, GPU_HOUR_COST_HELP, GPUS_PER_REPLICA_HELP, TARGET_RATE_HELP
 from loadgen.cli.run_params import run_spec_values, with_run_options
-from loadgen.spec.options import OUTPUTS
+from loadgen.spec import OUTPUTS
 
 if TYPE_CHECKING:
     from loadgen.run import RunDir
-    from loadgen.sweep.capacity import CapacityJob
+    from loadgen.sweep import CapacityJob
 
 SEARCH = "Capacity search"
 
@@ -78,7 +78,7 @@ def _capacity_options(
 
 
 def capacity(ctx: typer.Context, **options: Any) -> int:
-    from loadgen.sweep.capacity import run_capacity
+    from loadgen.sweep import run_capacity
 
     try:
         job, run_dir = _job(ctx, options)
@@ -95,21 +95,22 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
 
     from loadgen.cli.cost_options import parse_cost_options
     from loadgen.run import plan_run
-    from loadgen.spec.build import build_spec
-    from loadgen.spec.sections import GateSpec
-    from loadgen.sweep.capacity import (
+    from loadgen.spec import GateSpec, build_spec
+    from loadgen.sweep import (
         DEFAULT_CEILING_CONCURRENCY,
         DEFAULT_POINT_DURATION_S,
         CapacityJob,
+        capacity_gate_plan,
+        plan_point,
+        point_length,
+        point_spec,
+        prepare_sweep_dir,
         with_floor,
     )
-    from loadgen.sweep.directory import prepare_sweep_dir
-    from loadgen.sweep.gate import capacity_gate_plan
-    from loadgen.sweep.points import plan_point, point_length, point_spec
-    from loadgen.workload.durations import parse_duration_flag
-    from metrics.capacity_search.search import SearchSettings
+    from loadgen.workload import parse_duration_flag
+    from metrics import SLO
+    from metrics.capacity_search import SearchSettings
     from metrics.results import POINTS_DIR
-    from metrics.slo import SLO
 
     costs = parse_cost_options(options["gpu_hour_cost"], options["gpus_per_replica"], options["target_rate"])
     values, explicit = run_spec_values(ctx, options["config"])

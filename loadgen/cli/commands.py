@@ -108,7 +108,7 @@ def _trace(app: typer.Typer) -> None:
 def _serve(app: typer.Typer) -> None:
     """Optional: absent in a partial install, it stays out of the way of the others."""
     try:
-        from refserver.cli import serve
+        from refserver import serve
     except ImportError:
         return
     app.command("serve")(serve)

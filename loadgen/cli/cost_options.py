@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from metrics.model.cost import CostOptions
+from metrics.model import CostOptions
 
 COST = "Cost"
 GPU_HOUR_COST_HELP = "Dollars per GPU-hour: adds the cost per million output tokens and per million requests."

@@ -31,8 +31,8 @@ def export(
 
     Example: goodput dashboards export ./goodput-dashboards --objective 0.995
     """
-    from exporters.grafana.export import export as write_bundle
-    from exporters.prometheus.rules import check_objective
+    from exporters.grafana import export as write_bundle
+    from exporters.prometheus import check_objective
 
     try:
         check_objective(objective)

@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from loadgen.run import run_summary_config
+from metrics import SLO, parse_slo
 from metrics.results import RECORDS_FILE, read_run, summary_or_none
-from metrics.slo import SLO, parse_slo
 
 if TYPE_CHECKING:  # imported by the commands themselves: `goodput --help` stays light
-    from metrics.gate.compare import Row
-    from metrics.gate.run_samples import RunSamples
-    from metrics.summary.build import SummaryConfig
+    from metrics.gate import Row, RunSamples
+    from metrics.summary import SummaryConfig
 
 GATE_HELP = """Check a finished run against thresholds; exit 99 when any fails (k6's code), 2 when a threshold is invalid.
 
@@ -77,7 +76,7 @@ def gate(
     from metrics.results import is_capacity_dir
 
     if is_capacity_dir(run_dir):  # a `goodput capacity` directory: capacity:* thresholds on its capacity.json
-        from loadgen.sweep.gate import gate_capacity_dir
+        from loadgen.sweep import gate_capacity_dir
 
         try:
             code = gate_capacity_dir(run_dir, thresholds=threshold or [], config=config, baseline=baseline,
@@ -90,7 +89,7 @@ def gate(
             raise typer.Exit(code)
         return 0
     from loadgen.run import build_gate_plan, judge, load_run_view  # here: `goodput --help` stays light
-    from metrics.gate.config import load_gate_config
+    from metrics.gate import load_gate_config
 
     try:
         own = run_summary_config(read_run(run_dir) if run_dir.is_dir() else {})  # the run's edges and SLOs
@@ -154,13 +153,11 @@ def compare(
     fail_on_regression: Annotated[bool, typer.Option(help="Exit 99 when a regression is flagged.")] = False,
     html: Annotated[Path | None, typer.Option("--html", metavar="PATH", help="Also write an HTML page overlaying the runs (CDFs, over time) with this table.")] = None,
 ) -> int:
-    from exporters.console import render_table
-    from exporters.markdown import change_cells, compare_markdown, compare_rule_text, write_markdown
+    from exporters import change_cells, compare_markdown, compare_rule_text, render_table, write_markdown
     from loadgen.run import EXIT_THRESHOLDS_FAILED, check_output_file
-    from metrics.gate.compare import DEFAULT_STATS, compare_runs, parse_stat
-    from metrics.gate.run_samples import RunSamples
-    from metrics.records.frame import frame_from_jsonl
-    from metrics.units import parse_duration
+    from metrics import parse_duration
+    from metrics.gate import DEFAULT_STATS, RunSamples, compare_runs, parse_stat
+    from metrics.records import frame_from_jsonl
 
     try:  # both written at the end: checked before the runs are read
         if output is not None or cand_dir.is_dir():  # a missing candidate is reported as such below
@@ -225,8 +222,7 @@ def compare(
 def write_compare_html(path: Path, run_dirs: list[Path], runs: list[tuple[SummaryConfig, RunSamples]],
                        rows: list[Row], rule: str) -> Path:
     """The comparison page, from the samples the table was computed from (the last run is the candidate)."""
-    from exporters.html.run_data import read_server_series, run_data
-    from exporters.html.write import run_label, write_compare_report
+    from exporters.html import read_server_series, run_data, run_label, write_compare_report
 
     loaded = []
     for d, (config, samples) in zip(run_dirs, runs, strict=True):

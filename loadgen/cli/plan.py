@@ -18,11 +18,19 @@ from loadgen.cli.cost_options import (
     TARGET_RATE_HELP,
     parse_cost_options,
 )
-from metrics.model.capacity import (
+from metrics.model import (
     DEFAULT_BATCHED_TOKENS,
     DEFAULT_MAX_NUM_SEQS,
     GIB,
+    GPU_PRESETS,
+    MODEL_PRESETS,
+    CostOptions,
+    UnsupportedModelError,
     blocks_for_window,
+    cost_lines,
+    decode_step_cost,
+    dtype_bytes,
+    floors,
     kv_bytes_for_sequence,
     kv_bytes_per_token,
     max_sequences_in_pool,
@@ -30,15 +38,10 @@ from metrics.model.capacity import (
     paged_usage,
     param_breakdown,
     plan_memory,
-)
-from metrics.model.config import UnsupportedModelError
-from metrics.model.cost import CostOptions, cost_lines
-from metrics.model.presets import GPU_PRESETS, MODEL_PRESETS, dtype_bytes, resolve_gpu, resolve_model
-from metrics.model.roofline import (
-    decode_step_cost,
-    floors,
     prefill_cost,
     request_throughput_bound,
+    resolve_gpu,
+    resolve_model,
     time_bound,
 )
 
@@ -240,7 +243,7 @@ def plan(
 
 def plan_cost(result: dict[str, Any], costs: CostOptions) -> dict[str, Any]:
     """The cost at the plan's requests/s bound: a floor on what serving requests of this shape costs."""
-    from metrics.model.cost import cost_block
+    from metrics.model import cost_block
 
     block = cost_block(result["throughput_bound"]["requests_per_s"], result["settings"]["output_tokens"],
                        gpu_hour_cost=costs.gpu_hour_cost, gpus_per_replica=costs.gpus_per_replica,

@@ -74,15 +74,24 @@ def _rates(text: str) -> list[float]:
 def predict(ctx: typer.Context, **options: Any) -> int:
     from loadgen.cli.capacity import _fraction
     from loadgen.cli.cost_options import parse_cost_options
-    from loadgen.predict.compare import compare, measured_rates
-    from loadgen.predict.measured import read_measured, slo_given
-    from loadgen.predict.predict import Fleet, capacity_band, format_table, monotone_note, point
-    from loadgen.predict.report import measured_lines, prediction_context
-    from loadgen.predict.requests import RequestSource
-    from loadgen.predict.step_model import load_model
-    from loadgen.spec.build import build_spec
-    from metrics.model.cost import cost_lines
-    from metrics.slo import SLO
+    from loadgen.predict import (
+        Fleet,
+        RequestSource,
+        capacity_band,
+        compare_measured,
+        format_table,
+        load_model,
+        measured_lines,
+        measured_rates,
+        monotone_note,
+        point,
+        prediction_context,
+        read_measured,
+        slo_given,
+    )
+    from loadgen.spec import build_spec
+    from metrics import SLO
+    from metrics.model import cost_lines
 
     try:
         refuse_unused(ctx, RUN_NAMES)
@@ -150,8 +159,9 @@ def predict(ctx: typer.Context, **options: Any) -> int:
     if measured:
         by_rate = {p.rate: p for p in predicted}
         given = slo_given(slo.to_dict()) if slo is not None else None
-        comparisons = tuple(compare(m, by_rate, spec=spec_json, slo=given, target=target,
-                                    band=capacity.band if capacity is not None else None) for m in measured)
+        comparisons = tuple(compare_measured(m, by_rate, spec=spec_json, slo=given, target=target,
+                                             band=capacity.band if capacity is not None else None)
+                            for m in measured)
         for line in measured_lines(comparisons):
             typer.echo(line)
     result = PredictView(server_model=str(options["server_model"]), slo=slo.to_dict() if slo else None,
@@ -169,7 +179,7 @@ def band_text(band: PredictedBand, model: Any) -> str:
 def write_prediction(result: PredictView, json_path: Path, *, html: bool) -> int:
     """predict.json, and its page beside it (same name, .html) unless --no-html; exit 1 when one cannot be
     written."""
-    from exporters.html.predict_page import write_predict_report
+    from exporters.html import write_predict_report
     from metrics.results import write_json
 
     try:
@@ -192,7 +202,7 @@ def predicted_cost(rate: float, replicas: int, max_tokens: list[int], costs: Any
     """The cost block at a predicted capacity of `rate` req/s over `replicas`: priced per replica (rate /
     replicas, the fleet's cost per request being one replica's at its share); each request's output is its
     max tokens, as the virtual engine runs every request to its max tokens."""
-    from metrics.model.cost import cost_block
+    from metrics.model import cost_block
 
     mean_output = sum(max_tokens) / len(max_tokens) if max_tokens else None
     return cost_block(rate / replicas, mean_output, gpu_hour_cost=costs.gpu_hour_cost,

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from exporters.console import format_summary
+from exporters import format_summary
 from loadgen.run import (
     add_gpu_section,
     add_server_section,
@@ -17,7 +17,8 @@ from loadgen.run import (
     load_server_section,
     rebuild_textfile,
 )
-from metrics.records.record_check import InputReport
+from metrics import parse_slo
+from metrics.records import InputReport
 from metrics.results import (
     CAPACITY_FILE,
     POINTS_DIR,
@@ -30,7 +31,6 @@ from metrics.results import (
     read_run,
     read_sweep,
 )
-from metrics.slo import parse_slo
 
 SHOWN_ON_CONSOLE = 3
 
@@ -149,8 +149,7 @@ def report_results(directory: Path, kind: str, *, html: bool, html_path: Path | 
     if run_only:
         raise typer.BadParameter(f"{', '.join(run_only)}: only for a run directory; {directory} is a {kind} "
                                  f"(give one of its points: {directory / POINTS_DIR / '<point>'})")
-    from loadgen.sweep.html_pages import write_capacity_html, write_sweep_html
-    from loadgen.sweep.report import capacity_line, points_table
+    from loadgen.sweep import capacity_line, points_table, write_capacity_html, write_sweep_html
 
     try:
         doc = read_results(directory, kind)

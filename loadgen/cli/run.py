@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from loadgen.spec.options import PARAMETERS, Option
+from loadgen.spec import PARAMETERS, Option
 
 RUN_HELP = """Run a load test against an OpenAI-compatible streaming server and write its results.
 
@@ -54,14 +54,13 @@ def run(ctx: typer.Context, **values: Any) -> int:
     config, print_config = values["config"], values["print_config"]
     # Imported here, not with the module: `goodput --help` stays light.
     from loadgen.run import execute, plan_run, prepare_run_dir
-    from loadgen.spec.build import build_spec
-    from loadgen.spec.config_file import merge_values, read_config_file
+    from loadgen.spec import build_spec, merge_values, read_config_file
 
     try:
         file_values = read_config_file(config) if config is not None else {}
         spec, secrets = build_spec(merge_values(run_defaults(), file_values, given_values(ctx)))
         if print_config:
-            from loadgen.spec.render import render_config
+            from loadgen.spec import render_config
 
             typer.echo(render_config(spec), nl=False)
             return 0
@@ -97,14 +96,14 @@ run.__signature__ = run_signature()  # type: ignore[attr-defined]
 
 def run_defaults() -> dict[str, Any]:
     """Every run option at its default, as `goodput run` with no flags would have it."""
-    from loadgen.spec.options import OPTIONS
+    from loadgen.spec import OPTIONS
 
     return {o.param: o.default for o in OPTIONS}
 
 
 def given_values(ctx: typer.Context) -> dict[str, Any]:
     """The options the user set on the command line or through their environment variable."""
-    from loadgen.spec.options import BY_PARAM
+    from loadgen.spec import BY_PARAM
 
     given = {}
     for name, value in ctx.params.items():

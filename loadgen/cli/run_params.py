@@ -45,7 +45,7 @@ def run_spec_values(ctx: typer.Context, config: Path | None) -> tuple[dict[str, 
     """The run option values as `goodput run` merges them (defaults, the config file, then the command
     line and environment), and the names of those the user set explicitly (file, flag or environment)."""
     from loadgen.cli.run import given_values, run_defaults
-    from loadgen.spec.config_file import merge_values, read_config_file
+    from loadgen.spec import merge_values, read_config_file
 
     file_values = read_config_file(config) if config is not None else {}
     given = given_values(ctx)

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from loadgen.cli.run_params import run_spec_values, with_run_options
-from loadgen.spec.options import OUTPUTS
+from loadgen.spec import OUTPUTS
 
 if TYPE_CHECKING:
     from loadgen.run import RunDir
     from loadgen.secrets import Secrets
-    from loadgen.sweep.document import SweepState
+    from loadgen.sweep import SweepState
 
 SWEEP = "Sweep"
 
@@ -62,7 +62,7 @@ def _sweep_options(
 
 
 def sweep(ctx: typer.Context, **options: Any) -> int:
-    from loadgen.sweep.sweep import run_sweep
+    from loadgen.sweep import run_sweep
 
     try:
         if options["resume"] is not None:
@@ -78,12 +78,17 @@ def sweep(ctx: typer.Context, **options: Any) -> int:
 
 
 def _new(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Secrets, RunDir]:
-    from loadgen.spec.build import build_spec
-    from loadgen.sweep.directory import prepare_sweep_dir
-    from loadgen.sweep.document import SweepState
-    from loadgen.sweep.points import point_length
-    from loadgen.sweep.sweep import DEFAULT_CEILING_CONCURRENCY, parse_list, plan_sweep, sweep_mode
-    from loadgen.workload.durations import parse_duration_flag
+    from loadgen.spec import build_spec
+    from loadgen.sweep import (
+        DEFAULT_CEILING_CONCURRENCY,
+        SweepState,
+        parse_list,
+        plan_sweep,
+        point_length,
+        prepare_sweep_dir,
+        sweep_mode,
+    )
+    from loadgen.workload import parse_duration_flag
 
     values, explicit = run_spec_values(ctx, options["config"])
     spec, secrets = build_spec(values)
@@ -106,7 +111,7 @@ def check_points(state: SweepState, secrets: Secrets) -> None:
     """Everything a point needs that can be wrong (dataset, tokenizer, thresholds, baseline, schedule) is
     checked on the first planned point and on a rate point before anything is sent (ValueError)."""
     from loadgen.run import plan_run
-    from loadgen.sweep.points import plan_point, point_gate, point_spec
+    from loadgen.sweep import plan_point, point_gate, point_spec
     from metrics.results import POINTS_DIR
 
     probe_dir = Path(POINTS_DIR) / "check"
@@ -134,8 +139,8 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     planned."""
     from loadgen.cli.run import given_values
     from loadgen.run import RunDir
-    from loadgen.spec.build import build_spec, spec_values
-    from loadgen.sweep.document import read_sweep
+    from loadgen.spec import build_spec, spec_values
+    from loadgen.sweep import read_sweep
 
     directory: Path = options["resume"]
     given = given_values(ctx)
@@ -158,7 +163,7 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     state.spec = replace(state.spec, outputs=replace(state.spec.outputs, quiet=spec.outputs.quiet, html=spec.outputs.html))
     if not state.missing():
         raise ValueError(f"--resume {directory}: the sweep is complete; nothing to run")
-    from loadgen.sweep.points import point_gate
+    from loadgen.sweep import point_gate
     from metrics.results import point_path
 
     for point in state.pending():  # every directory it would write, checked before anything is sent

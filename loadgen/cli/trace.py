@@ -42,9 +42,7 @@ def inspect(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout, for scripts.")] = False,
 ) -> None:
     from loadgen.run import metrics_url_for, resolve_block_size
-    from loadgen.workload.prefix_cache import predict_hits
-    from loadgen.workload.trace_shape import trace_shape
-    from loadgen.workload.traces import load_trace
+    from loadgen.workload import describe_trace, load_trace, predict_hits
 
     if url is not None and not url.startswith(("http://", "https://")):
         raise typer.BadParameter(f"--url must be an http(s) URL, got {url!r}")
@@ -57,7 +55,7 @@ def inspect(
                                   **size.to_json(), "blocks": size.describe()}
     if cache_blocks is not None:
         prediction["lru"] = predict_hits(trace, block_size=size.tokens, cache_blocks=cache_blocks).to_json()
-    out = {**trace_shape(trace), "prefix_cache": prediction}
+    out = {**describe_trace(trace), "prefix_cache": prediction}
     typer.echo(json.dumps(out, indent=2) if as_json else render(out))
 
 

@@ -13,14 +13,14 @@ this folder; it imports neither.
 - `Progress` (`progress`): the progress line.
 - `client_config_of` (`client_config`): the streaming client's configuration from the spec and secrets.
 
-The names below are imported on first use (loadgen.lazy_face).
+The names below are imported on first use (metrics.lazy_face).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loadgen.lazy_face import lazy_names
+from metrics import lazy_names
 
 if TYPE_CHECKING:
     from loadgen.dispatch.alarm import make_alarm

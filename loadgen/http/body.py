@@ -16,7 +16,7 @@ from loadgen.http import errors
 from loadgen.http.chunks import ChunkAccumulator
 from loadgen.http.deadlines import Watchdog
 from loadgen.http.sse import SSEError, SSEEventTooLarge, SSEParser
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 
 class StreamBody:

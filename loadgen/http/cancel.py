@@ -27,7 +27,7 @@ from loadgen.http.chunks import ChunkAccumulator
 from loadgen.http.deadlines import Watchdog
 from loadgen.http.errors import PlannedCancel
 from loadgen.types import Timeouts, WorkItem
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 EventFeed = Callable[[bytes, int], bool]
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from loadgen.workload.text import TokenCounter
-from metrics.records.record import TokenSource
+from loadgen.workload import TokenCounter
+from metrics.records import TokenSource
 
 REPLACEMENT = "\ufffd"
 # The tokenizer's count is "far above" the event count beyond both of these: the text then re-tokenizes

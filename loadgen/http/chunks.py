@@ -25,8 +25,8 @@ from loadgen.http.errors import InvalidJSON, InvalidUTF8, MidStreamError, bounde
 from loadgen.http.output_kinds import fill_output_kinds
 from loadgen.http.usage import ServerStamp, Timings, Usage
 from loadgen.types import ToolCall
-from loadgen.workload.text import TokenCounter
-from metrics.records.record import RequestRecord
+from loadgen.workload import TokenCounter
+from metrics.records import RequestRecord
 
 _DONE = b"[DONE]"
 _GOODPUT_PER_CHUNK = frozenset({"t", "n"})

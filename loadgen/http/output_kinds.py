@@ -24,7 +24,7 @@ reasoning (`reasoning_at`) and which were tool-call deltas (`tool_at`). From tho
 from __future__ import annotations
 
 from loadgen.http.usage import Usage
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 # Per-chunk token counts the server itself gave for every chunk (running usage, its own per-chunk count):
 # their sum over the reasoning chunks is what it spent reasoning, whatever its final detail says.

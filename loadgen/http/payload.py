@@ -18,7 +18,7 @@ import orjson
 
 from loadgen.tools import ChatNamedChoice, chat_tool_choice, tools_for
 from loadgen.types import ClientConfig, Message, Tool, WorkItem
-from loadgen.workload.bounds import MAX_BODY_BYTES
+from loadgen.workload import MAX_BODY_BYTES
 
 
 class StreamedBody(TypedDict):

@@ -5,8 +5,7 @@ the runs cannot identify a parameter, holds it at its bound instead of refusing.
 
 from __future__ import annotations
 
-from metrics.model.capacity import kv_bytes_per_token, param_breakdown
-from metrics.model.presets import dtype_bytes, resolve_gpu, resolve_model
+from metrics.model import dtype_bytes, kv_bytes_per_token, param_breakdown, resolve_gpu, resolve_model
 
 
 def matmul_params(total: int, embedding: int) -> int:

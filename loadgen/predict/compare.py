@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from exporters.html.header import slo_text
+from exporters.html import slo_text
 from loadgen.predict.measured import Measured, measured_capacity, workload_differences
 from metrics.results import (
     CapacityComparison,

@@ -16,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 
 def _spread(times: np.ndarray, tokens: np.ndarray, first_gap: float) -> np.ndarray:

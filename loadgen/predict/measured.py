@@ -18,10 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from exporters.html.capacity_data import capacity_verdict
-from exporters.html.sweep_data import done, sweep_capacity, sweep_rows
-from loadgen.sweep.points import PointPlan
-from loadgen.sweep.rows import point_row
+from exporters.html import capacity_verdict, done, sweep_capacity, sweep_rows
+from loadgen.sweep import PointPlan, point_row
 from metrics.results import (
     CAPACITY_FILE,
     SUMMARY_FILE,
@@ -206,7 +204,7 @@ def measured_capacity(m: Measured, target: float) -> MeasuredCapacity | None:
 def setting_text(value: Any) -> str:
     """A workload setting as the command line writes it (a length distribution as `uniform:64:512`)."""
     if isinstance(value, dict) and {"kind", "a"} <= set(value):
-        from loadgen.workload.lengths import LengthDist
+        from loadgen.workload import LengthDist
 
         return str(LengthDist(str(value["kind"]), float(value["a"]), float(value.get("b") or 0.0)))
     if value is None:

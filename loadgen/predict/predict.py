@@ -19,8 +19,8 @@ import numpy as np
 
 from loadgen.predict.step_model import StepModel
 from loadgen.predict.virtual import Outcome, Routing, simulate
+from metrics import SLO, good_requests
 from metrics.results import PredictedBand, PredictedPoint
-from metrics.slo import SLO, good_requests
 
 PERCENTILES = (50, 90, 99)
 METRICS = ("ttft", "tpot", "e2e")

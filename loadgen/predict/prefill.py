@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from loadgen.predict.step_model import StepFeatures
 from loadgen.predict.steps import Clusters, clusters
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 
 @dataclass(slots=True)

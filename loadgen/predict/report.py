@@ -10,7 +10,7 @@ from typing import Any
 
 from loadgen.predict.measured import WORKLOAD_KEYS, setting_text
 from loadgen.predict.step_model import PARAMS, StepModel
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from metrics.results import MeasuredComparison, ParamFit, ServerModelInfo
 
 

@@ -13,11 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loadgen.spec.run_spec import RunSpec
-from loadgen.workload.build import build_workload, is_sessions
-from loadgen.workload.schedule import run_schedule, trace_window
-from loadgen.workload.text import Messages
-from loadgen.workload.traces import load_trace
+from loadgen.spec import RunSpec
+from loadgen.workload import Messages, build_workload, is_sessions, load_trace, run_schedule, trace_window
 
 DEFAULT_OUTPUT_TOKENS = 128  # a dataset row without max_tokens: what the predictor assumes it generates
 

@@ -31,7 +31,7 @@ from loadgen.predict.prefill import Prefills
 from loadgen.predict.server_run import ServerRun
 from loadgen.predict.step_model import StepFeatures, StepModel
 from loadgen.predict.steps import Step, batch_at, chunk_times_s
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 
 def prefill_aggregate(prefills: Prefills, server: ServerRun | None) -> Aggregate | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadgen.predict.step_model import StepFeatures
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 # token_source values that measured each chunk's tokens (or split a final count the chunks can be held to)
 MEASURED_SPLITS = ("usage_delta", "server", "final_split_by_tokenizer", "final_split_by_text_length")

@@ -17,12 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from loadgen.predict.step_model import StepFeatures, StepModel
-from metrics.model.config import ModelConfig
-from refserver.engine.config import EngineConfig
-from refserver.engine.llm_engine import LLMEngine
-from refserver.engine.runner_base import ScheduledBatch
-from refserver.engine.types import SamplingParams
-from refserver.model.config import tiny_config
+from metrics.model import ModelConfig
+from refserver.engine import EngineConfig, LLMEngine, SamplingParams, ScheduledBatch
+from refserver.model import tiny_config
 
 FloatArray = npt.NDArray[np.float64]
 VOCAB = 1 << 24  # token ids of the predictor's prompts (loadgen.predict.requests) stay below this

@@ -9,7 +9,7 @@ dispatch core (loadgen.dispatch) and the workers (loadgen.workers), which it wir
   `scrape`, `gpu_scrape`), the gate during and after the run (`gate`), the CI report files
   (`output_files`).
 
-The names below are imported on first use (loadgen.lazy_face): `goodput run` imports each part when it
+The names below are imported on first use (metrics.lazy_face): `goodput run` imports each part when it
 gets there, and the result files' machinery only after the last request.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loadgen.lazy_face import lazy_names
+from metrics import lazy_names
 
 if TYPE_CHECKING:
     from loadgen.run.cache_prediction import resolve_block_size
@@ -79,15 +79,18 @@ __all__ = [
 
 __getattr__ = lazy_names(__name__, {
     "resolve_block_size": "cache_prediction",
-    **dict.fromkeys(("DEFAULT_ROOT", "MAX_SUFFIX", "OutputDirError", "RunDir", "check_writable", "make_dirs",
-                     "prepare_run_dir", "refuse_current_dir", "remove_created_dirs", "run_files"), "directory"),
+    "DEFAULT_ROOT": "directory", "MAX_SUFFIX": "directory", "OutputDirError": "directory",
+    "RunDir": "directory", "check_writable": "directory", "make_dirs": "directory",
+    "prepare_run_dir": "directory", "refuse_current_dir": "directory", "remove_created_dirs": "directory",
+    "run_files": "directory",
     "EmbeddedServerError": "embedded", "embedded_server": "embedded",
-    **dict.fromkeys(("EXIT_THRESHOLDS_FAILED", "GatePlan", "build_gate_plan", "judge", "load_run_view"), "gate"),
+    "EXIT_THRESHOLDS_FAILED": "gate", "GatePlan": "gate", "build_gate_plan": "gate", "judge": "gate",
+    "load_run_view": "gate",
     "add_gpu_section": "gpu_scrape",
     "write_run_report": "html_report",
     "check_output_file": "output_files", "check_output_files": "output_files",
     "build_outputs": "outputs", "run_summary_config": "outputs",
-    **dict.fromkeys(("add_server_section", "load_server_section", "rebuild_textfile"), "prometheus"),
+    "add_server_section": "prometheus", "load_server_section": "prometheus", "rebuild_textfile": "prometheus",
     "metrics_url_for": "scrape",
     "execute": "session",
     "plan_run": "setup",

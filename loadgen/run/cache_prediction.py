@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from loadgen.http.payload import needs_tls, public_url
+from loadgen.http import needs_tls, public_url
 from loadgen.run.scrape import parse_exposition
 
 DEFAULT_BLOCK_SIZE = 16  # vLLM's GPU build and the reference server
@@ -70,8 +70,7 @@ def resolve_block_size(option: int | None, metrics_url: str | None) -> BlockSize
 def run_prediction(workload: Any, metrics_url: str | None) -> dict[str, Any] | None:
     """The predicted hit rate of a run's trace replay (None for any other workload, a trace without block
     ids, or a `--cache-bust` run, where nothing can hit)."""
-    from loadgen.workload.prefix_cache import predict_hits
-    from loadgen.workload.trace_workload import TraceWorkload
+    from loadgen.workload import TraceWorkload, predict_hits
 
     workload = getattr(workload, "uncancelled", workload)  # a cancellation plan changes no prompt
     if not isinstance(workload, TraceWorkload) or workload.trace.hash_ids is None:

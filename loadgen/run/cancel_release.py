@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from metrics.records.frame import RequestFrame
+from metrics.records import RequestFrame
 from metrics.results import SERVER_SECTION_FILE as SECTION_FILE
 from metrics.results import SERVER_SERIES_FILE as SERIES_FILE
 from metrics.results import write_json
-from metrics.server.release import GaugePoint, release_report, release_warning
-from metrics.summary.cancels import planned
+from metrics.server import GaugePoint, release_report, release_warning
+from metrics.summary import planned
 
 
 def gauge_points(path: Path, start_unix_s: float) -> list[GaugePoint]:

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from loadgen.run.scrape import ServerScraper, scrape_failure
-from loadgen.spec.scrape_targets import ScrapeTarget
+from loadgen.spec import ScrapeTarget
 from metrics.results import GPU_FILE as GPU_FILE
 
 # sample key → DCGM exporter family, and its unit as the exporter gives it.
@@ -73,7 +73,7 @@ class GpuScraper(ServerScraper):
         return found
 
     def source(self) -> dict[str, Any]:
-        from loadgen.http.payload import public_url, scrub_userinfo
+        from loadgen.http import public_url, scrub_userinfo
 
         out: dict[str, Any] = {"name": self.name, "url": public_url(self.url), "interval_s": self.interval_s,
                                "scrapes": self.scrapes, "failed_scrapes": len(self.failures)}
@@ -130,7 +130,7 @@ def add_gpu_section(out: Path, summary: dict[str, Any]) -> None:
     import json
 
     from metrics.results import write_summary
-    from metrics.server.gpu import gpu_section
+    from metrics.server import gpu_section
 
     path = out / GPU_FILE
     if not path.is_file():

@@ -10,14 +10,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from exporters.html.write import run_gate_baseline, summary_run, write_report
+from exporters.html import run_gate_baseline, summary_run, write_report
 from loadgen.run.gate import load_run_view
 from loadgen.run.outputs import run_summary_config
-from metrics.gate.evaluate import RunView
-from metrics.latency.samples import Samples
-from metrics.records.frame import RequestFrame
+from metrics import SLO
+from metrics.gate import RunView
+from metrics.latency import Samples
+from metrics.records import RequestFrame
 from metrics.results import read_summary
-from metrics.slo import SLO
 
 
 def gate_baseline(run_dir: Path, *, quiet: bool = False) -> RunView | None:

@@ -6,13 +6,12 @@ records into result files (loadgen.run.outputs, pyarrow among it) is imported on
 
 from __future__ import annotations
 
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
+from metrics import SLO
 from metrics.results import RECORDS_FILE as RECORDS_FILE
 from metrics.results import RUN_FILE as RUN_FILE
 from metrics.results import RUN_SCHEMA_VERSION as RUN_SCHEMA_VERSION
-from metrics.slo import SLO
-from metrics.summary.buckets import DEFAULT_OUTPUT_EDGES, DEFAULT_PROMPT_EDGES
-from metrics.summary.build import SummaryConfig
+from metrics.summary import DEFAULT_OUTPUT_EDGES, DEFAULT_PROMPT_EDGES, SummaryConfig
 
 
 def summary_config_of(spec: RunSpec, schedule_end: float | None, *, slo: SLO | None = None) -> SummaryConfig:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from loadgen.workload.lengths import LengthDist, highest_length, shown_length
+from loadgen.workload import LengthDist, highest_length, shown_length
 
 if TYPE_CHECKING:
     from loadgen.run.setup import RunSetup

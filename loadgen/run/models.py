@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 
-from loadgen.http.api.url import endpoint_url
-from loadgen.http.payload import merge_body, needs_tls, public_url
-from loadgen.http.send.probe import server_message
+from loadgen.http import merge_body, needs_tls, public_url
+from loadgen.http.api import endpoint_url
+from loadgen.http.send import server_message
 from loadgen.run.startup import announced, http_status_line, unreachable_line
 from loadgen.types import ClientConfig
 

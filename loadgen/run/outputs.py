@@ -18,21 +18,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from exporters.files import write_records_parquet, write_summary_csv
+from exporters import write_records_parquet, write_summary_csv
 from loadgen.run.layout import RECORDS_FILE as RECORDS_FILE
 from loadgen.run.layout import RUN_FILE as RUN_FILE
 from loadgen.run.layout import summary_config_of
 from loadgen.run.roofline import roofline_section
-from loadgen.spec.run_spec import RunSpec
-from metrics.latency.samples import Samples
-from metrics.records.frame import RequestFrame
-from metrics.records.frame_arrow import frame_from_table, read_records_checked
-from metrics.records.jsonl import copy_records, read_jsonl_frame
-from metrics.records.record_check import InputReport
+from loadgen.spec import RunSpec
+from metrics import SLO, parse_slo
+from metrics.latency import Samples
+from metrics.records import (
+    InputReport,
+    RequestFrame,
+    copy_records,
+    frame_from_table,
+    read_jsonl_frame,
+    read_records_checked,
+)
 from metrics.results import RECORDS_PARQUET_FILE, SUMMARY_CSV_FILE, write_summary
 from metrics.results import read_run as read_run
-from metrics.slo import SLO, parse_slo
-from metrics.summary.build import SummaryConfig, summarize_frame
+from metrics.summary import SummaryConfig, summarize_frame
 
 
 def summary_config(settings: dict[str, Any], slo: SLO) -> SummaryConfig:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics.model.roofline import floors
+from metrics.model import floors
 
 
 def spec_from_models_entry(entry: dict[str, Any]) -> dict[str, Any] | None:

@@ -21,10 +21,10 @@ from typing import Any
 
 import httpx
 
-from loadgen.http.payload import needs_tls, public_url, scrub_userinfo
+from loadgen.http import needs_tls, public_url, scrub_userinfo
 from loadgen.run.startup import first_line
 from metrics.results import SERVER_SERIES_FILE as SERIES_FILE
-from metrics.server.histograms import (
+from metrics.server import (
     INTERPOLATION,
     CumulativeHistogram,
     add_histograms,

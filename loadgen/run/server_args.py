@@ -21,7 +21,7 @@ def check_server_args(args: Sequence[str]) -> None:
     import typer
     from typer.main import get_command
 
-    from refserver.cli import serve
+    from refserver import serve
 
     try:  # recent Typer vendors its own copy of Click; its exceptions are not click's
         from typer._click.exceptions import ClickException, NoSuchOption

@@ -22,9 +22,9 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from loadgen.http import public_url
 from loadgen.http.api import api_for
-from loadgen.http.payload import public_url
-from loadgen.http.send.probe import (
+from loadgen.http.send import (
     ProbeFailed,
     ProbesRefused,
     ServerSilent,
@@ -35,8 +35,7 @@ from loadgen.http.send.probe import (
 )
 from loadgen.run.setup import RunSetup
 from loadgen.types import ClientConfig
-from loadgen.workload.sizing import RatioCounter, TableCounter
-from loadgen.workload.text import TokenCounter
+from loadgen.workload import RatioCounter, TableCounter, TokenCounter
 
 T = TypeVar("T")
 

@@ -9,8 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from loadgen.spec.sections import SpecError
-from loadgen.workload.lengths import parse_length
-from loadgen.workload.think import parse_think_time
+from loadgen.workload import parse_length, parse_think_time
 
 
 def agent_values(v: Mapping[str, Any]) -> dict[str, Any]:

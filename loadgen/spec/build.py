@@ -32,13 +32,18 @@ from loadgen.spec.sections import (
     WorkloadSpec,
 )
 from loadgen.types import Timeouts
-from loadgen.workload.arrivals import parse_arrival
-from loadgen.workload.durations import format_duration, parse_duration_flag
-from loadgen.workload.images.spec import ImageSpec
-from loadgen.workload.lengths import LengthDist, parse_length, plain_number
-from loadgen.workload.think import parse_think_time
-from metrics.gate.thresholds import Threshold, parse_threshold
-from metrics.slo import SLO, parse_slo
+from loadgen.workload import (
+    LengthDist,
+    format_duration,
+    parse_arrival,
+    parse_duration_flag,
+    parse_length,
+    parse_think_time,
+    plain_number,
+)
+from loadgen.workload.images import ImageSpec
+from metrics import SLO, parse_slo
+from metrics.gate import Threshold, parse_threshold
 
 # A threshold given in a config file may carry its own abort_on_fail; from a flag it is just text.
 ThresholdEntry = str | tuple[str, bool]
@@ -108,7 +113,7 @@ def _pushgateway(v: Mapping[str, Any]) -> tuple[str | None, str | None, str | No
     """The Pushgateway URL without credentials, its user and its password (a secret)."""
     if v["pushgateway"] is None:
         return None, v["pushgateway_user"], v["pushgateway_password"]
-    from exporters.prometheus.pushgateway import PushTarget, credentials_out_of_url
+    from exporters.prometheus import PushTarget, credentials_out_of_url
 
     url, user, password = credentials_out_of_url(v["pushgateway"], v["pushgateway_user"], v["pushgateway_password"])
     PushTarget(url=url, job=v["pushgateway_job"], username=user, password=password)  # ValueError: a usage error
@@ -135,8 +140,8 @@ def _url(url: str | None, endpoint: str) -> tuple[str | None, str | None]:
     """(the URL as it may be stored, the URL as given when that differs: it carries credentials or a query)."""
     if url is None:
         return None, None
-    from loadgen.http.api.url import endpoint_url
-    from loadgen.http.payload import public_url
+    from loadgen.http import public_url
+    from loadgen.http.api import endpoint_url
 
     endpoint_url(url, endpoint if endpoint in ENDPOINTS else "chat")  # ValueError: a usage error
     shown = public_url(url)

@@ -33,9 +33,8 @@ from typing import Any
 from loadgen.quoting import quoted
 from loadgen.spec.options import BY_FILE_KEY, BY_PARAM, Option
 from loadgen.spec.sections import SpecError
-from metrics.gate.config import GateConfigError, read_config_data, threshold_entries
-from metrics.gate.thresholds import parse_threshold
-from metrics.slo import slo_field
+from metrics import slo_field
+from metrics.gate import GateConfigError, parse_threshold, read_config_data, threshold_entries
 
 _SECRET_ENV = {"api_key": "OPENAI_API_KEY", "pushgateway_password": "GOODPUT_PUSHGATEWAY_PASSWORD"}
 

@@ -8,7 +8,7 @@ larger than any server takes or this client can build.
 from __future__ import annotations
 
 from loadgen.spec.sections import LoadSpec, MetricsSpec, RequestSpec, ScaleSpec, WorkloadSpec
-from loadgen.workload.bounds import (
+from loadgen.workload import (
     MAX_CONCURRENCY,
     MAX_CONNECTIONS,
     MAX_HORIZON_S,
@@ -19,8 +19,10 @@ from loadgen.workload.bounds import (
     MAX_TURNS,
     MAX_WORKERS,
     check_count,
+    check_length,
+    highest_length,
+    shown_length,
 )
-from loadgen.workload.lengths import check_length, highest_length, shown_length
 
 MAX_SEED = 2**63 - 1  # run.json and records are JSON with 64-bit integers
 MAX_TP = 1024

@@ -30,12 +30,9 @@ from loadgen.spec.sections import (
     WorkloadSpec,
 )
 from loadgen.types import Timeouts
-from loadgen.workload.arrivals import Arrival, parse_arrival
-from loadgen.workload.lengths import LengthDist, parse_length
-from loadgen.workload.think import ThinkTime, parse_think_time
-from metrics.gate.thresholds import Threshold, parse_threshold
-from metrics.lengths import LENGTH_KINDS
-from metrics.slo import SLO
+from loadgen.workload import Arrival, LengthDist, ThinkTime, parse_arrival, parse_length, parse_think_time
+from metrics import LENGTH_KINDS, SLO
+from metrics.gate import Threshold, parse_threshold
 
 SPEC_VERSION = 1
 

@@ -13,14 +13,10 @@ import math
 from dataclasses import dataclass, field
 
 from loadgen.spec.fail_limit import DEFAULT_MAX_FAILED, parse_fail_limit
-from loadgen.workload.arrivals import Arrival
-from loadgen.workload.cancel import check_cancel_spec
-from loadgen.workload.images.spec import ImageSpec
-from loadgen.workload.lengths import LengthDist, plain_number
-from loadgen.workload.models import parse_models
-from loadgen.workload.think import ThinkTime
-from metrics.gate.thresholds import Threshold
-from metrics.slo import SLO
+from loadgen.workload import Arrival, LengthDist, ThinkTime, check_cancel_spec, parse_models, plain_number
+from loadgen.workload.images import ImageSpec
+from metrics import SLO
+from metrics.gate import Threshold
 
 ENDPOINTS = ("chat", "completions", "responses", "messages")  # the APIs of loadgen.http.api
 DATASET_FORMATS = ("auto", "jsonl", "sharegpt")
@@ -264,7 +260,7 @@ class RooflineSpec:
     weight_dtype: str = "bf16"
 
     def __post_init__(self) -> None:
-        from metrics.model.presets import dtype_bytes, resolve_gpu, resolve_model
+        from metrics.model import dtype_bytes, resolve_gpu, resolve_model
 
         _require(self.tp >= 1, f"--tp must be >= 1, got {self.tp}")
         try:

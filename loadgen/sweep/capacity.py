@@ -29,7 +29,7 @@ from typing import Any
 
 from loadgen.run import EmbeddedServerError, GatePlan, RunDir
 from loadgen.secrets import Secrets
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from loadgen.sweep.capacity_cost import cost_console_lines, with_cost
 from loadgen.sweep.capacity_doc import capacity_document
 from loadgen.sweep.ceiling import completed_rate
@@ -47,12 +47,13 @@ from loadgen.sweep.points import (
 from loadgen.sweep.report import capacity_line, overall_progress, point_line, points_table, progress
 from loadgen.sweep.rows import point_row
 from loadgen.sweep.target import SharedServer, shared_server
-from metrics.capacity_search.saturation import client_hint, client_limited
-from metrics.capacity_search.search import (
+from metrics.capacity_search import (
     Observation,
     Probe,
     SearchSettings,
     Stop,
+    client_hint,
+    client_limited,
     conclude,
     from_ceiling,
     next_step,
@@ -60,7 +61,7 @@ from metrics.capacity_search.search import (
     requests_per_point,
     round_rate,
 )
-from metrics.model.cost import CostOptions
+from metrics.model import CostOptions
 from metrics.results import (
     CAPACITY_FILE,
     POINTS_DIR,

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from metrics.model.cost import cost_block, cost_lines
+from metrics.model import cost_block, cost_lines
 from metrics.results import CapacityView, PointRow
 
 if TYPE_CHECKING:
-    from metrics.model.cost import CostOptions
+    from metrics.model import CostOptions
 
 BASIS = ("measured: one replica at the SLO capacity (capacity.rate); output tokens per request from the runs "
          "at that rate")

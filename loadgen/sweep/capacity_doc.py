@@ -28,10 +28,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from loadgen.sweep.exact_rate import RATE_BASIS
-from metrics.capacity_search.saturation import LAG_SHARE_OF_GAP, MIN_LAG_LIMIT_S, RATE_SHORTFALL
-from metrics.capacity_search.search import RateEvidence, SearchResult, SearchSettings
+from metrics.capacity_search import (
+    LAG_SHARE_OF_GAP,
+    MIN_LAG_LIMIT_S,
+    RATE_SHORTFALL,
+    RateEvidence,
+    SearchResult,
+    SearchSettings,
+)
 from metrics.results import CAPACITY_SCHEMA_VERSION as SCHEMA_VERSION
 from metrics.results import CapacityFigure, CapacityView, Ceiling, PointRow, ProbedRate, ServerInfo
 from metrics.results import is_capacity_dir as is_capacity_dir

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metrics.records.frame import OK, frame_from_jsonl
+from metrics import NS_PER_S
+from metrics.records import OK, frame_from_jsonl
 from metrics.results import RECORDS_FILE
-from metrics.summary.window import completion_ns
-from metrics.units import NS_PER_S
+from metrics.summary import completion_ns
 
 
 def completed_rate(point_dir: Path) -> float | None:

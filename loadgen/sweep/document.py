@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from loadgen.sweep.exact_rate import RATE_BASIS
 from loadgen.sweep.points import PointLength, PointPlan
 from loadgen.sweep.report import write_points_csv

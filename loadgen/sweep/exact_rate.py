@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from loadgen.sweep.points import PointPlan
-from loadgen.workload.arrivals import Arrival, gamma_gaps
+from loadgen.workload import Arrival, gamma_gaps
 
 # What sweep.json and capacity.json say about the rate each open-loop point is judged and plotted at.
 RATE_BASIS = ("realised: each open-loop point's schedule is drawn so that its measurement window offers "

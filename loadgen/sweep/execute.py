@@ -10,7 +10,7 @@ from typing import Any
 
 from loadgen.run import execute, plan_run, prepare_run_dir
 from loadgen.secrets import Secrets
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from loadgen.sweep.exact_rate import exact_rate_offsets
 from loadgen.sweep.points import PointPlan
 from metrics.results import summary_or_none

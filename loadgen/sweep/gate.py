@@ -13,9 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from loadgen.run import GatePlan, check_output_files, judge
-from metrics.gate.config import load_gate_config
-from metrics.gate.evaluate import RunView
-from metrics.gate.thresholds import Threshold, parse_threshold
+from metrics.gate import RunView, Threshold, load_gate_config, parse_threshold
 from metrics.results import CapacityView, read_capacity
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from exporters.html.sweep_write import write_capacity_report, write_sweep_report
+from exporters.html import write_capacity_report, write_sweep_report
 from loadgen.sweep.report import capacity_line
 from metrics.results import CAPACITY_REPORT_FILE, SWEEP_REPORT_FILE, read_capacity
 

@@ -19,9 +19,8 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.sections import GateSpec, OutputSpec, TargetSpec
-from loadgen.workload.arrivals import Arrival, parse_arrival
+from loadgen.spec import GateSpec, OutputSpec, RunSpec, TargetSpec
+from loadgen.workload import Arrival, parse_arrival
 from metrics.results import PointKind as PointKind
 from metrics.results import PointPlan as PointPlan
 

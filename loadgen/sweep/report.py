@@ -9,8 +9,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from exporters.console import render_table
-from metrics.results import COLUMNS, CapacityView, PointRow, write_atomic
+from exporters import render_table
+from loadgen.sweep.rows import COLUMNS
+from metrics.results import CapacityView, PointRow, write_atomic
 
 
 def _ms(value: float | None) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from loadgen.run import EmbeddedServerError, RunDir
 from loadgen.secrets import Secrets
-from loadgen.spec.sections import GateSpec
+from loadgen.spec import GateSpec
 from loadgen.sweep.directory import discard
 from loadgen.sweep.document import SweepState, write_sweep
 from loadgen.sweep.execute import run_point
@@ -31,7 +31,7 @@ from loadgen.sweep.points import PointLength, PointPlan, plan_point, point_gate,
 from loadgen.sweep.report import point_line, points_table, progress
 from loadgen.sweep.rows import point_row
 from loadgen.sweep.target import SharedServer, shared_server
-from metrics.capacity_search.search import round_rate
+from metrics.capacity_search import round_rate
 from metrics.results import (
     POINTS_DIR,
     SWEEP_CSV_FILE,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from loadgen.run import embedded_server
 from loadgen.secrets import Secrets
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from metrics.results import ServerInfo
 
 

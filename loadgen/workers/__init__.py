@@ -11,14 +11,14 @@ and the gate around them):
   record hooks; `WorkerMetrics` (`metrics`): the per-worker live metrics; `Pool` (`events`): what a pool
   of local processes or Ray actors answers to.
 
-The names below are imported on first use (loadgen.lazy_face): a worker process imports only what it runs.
+The names below are imported on first use (metrics.lazy_face): a worker process imports only what it runs.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loadgen.lazy_face import lazy_names
+from metrics import lazy_names
 
 if TYPE_CHECKING:
     from loadgen.workers.coordinator import Coordinator

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from loadgen.http.errors import WorkerLost
+from loadgen.http import WorkerLost
 from loadgen.workers.share import Share
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 WORKER_LOST = WorkerLost.kind
 

@@ -24,7 +24,7 @@ from typing import Any
 from loadgen.workers.clock import ClockOffset, Sample, estimate_offset
 from loadgen.workers.core import Finished, WorkerTask
 from loadgen.workers.events import Event, Lost
-from loadgen.workload.arrivals import Arrival
+from loadgen.workload import Arrival
 
 START_TIMEOUT_S = 120.0
 POLL_S = 0.05

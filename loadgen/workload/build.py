@@ -12,9 +12,7 @@ from loadgen.workload.bust import BustedWorkload, CacheBuster
 from loadgen.workload.cancel import with_cancellations
 from loadgen.workload.conversations import load_jsonl_conversations, load_sharegpt_conversations
 from loadgen.workload.counters import make_counter
-from loadgen.workload.images.attach import ImageWorkload
-from loadgen.workload.images.spec import ImageSpec
-from loadgen.workload.images.synth import ImageMaker
+from loadgen.workload.images import ImageMaker, ImageSpec, ImageWorkload
 from loadgen.workload.lengths import LengthDist
 from loadgen.workload.models import MixedSessions, MixedWorkload, ModelMix
 from loadgen.workload.sessions import DatasetSessions, SessionWorkload, SyntheticSessions

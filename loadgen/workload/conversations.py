@@ -19,7 +19,7 @@ from typing import Any
 from loadgen.quoting import printable, quoted
 from loadgen.types import Message
 from loadgen.workload.bounds import MAX_TOKENS
-from loadgen.workload.images.dataset import row_references
+from loadgen.workload.images import row_references
 from loadgen.workload.models import row_model
 from loadgen.workload.rows import DatasetRow, checked_messages, row_images
 from loadgen.workload.sessions import Session, Turn

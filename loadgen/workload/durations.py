@@ -8,7 +8,7 @@ parsing it gives back exactly the same float: `--print-config` output can be fed
 from __future__ import annotations
 
 from loadgen.workload.bounds import MAX_HORIZON_S
-from metrics.units import parse_duration
+from metrics import parse_duration
 
 
 def parse_duration_flag(text: str, flag: str) -> float:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadgen.workload.bounds import MAX_TOKENS
-from metrics.lengths import parse_length_spec
+from metrics import parse_length_spec
 
 # A normal or lognormal length draws beyond this many standard deviations (of the underlying normal) about
 # once in a million: such a distribution is judged by the length it reaches there, and the rarer draws

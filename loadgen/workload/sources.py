@@ -32,8 +32,13 @@ from loadgen.quoting import printable
 from loadgen.seeds import item_rng
 from loadgen.types import ContentPart, Message, WorkItem, WorkloadDescription
 from loadgen.workload.bounds import MAX_BODY_BYTES, MAX_TOKENS, check_tokens
-from loadgen.workload.images.attach import add_pictures
-from loadgen.workload.images.dataset import ImageFiles, resolve_parts, row_references, strip_placeholders
+from loadgen.workload.images import (
+    ImageFiles,
+    add_pictures,
+    resolve_parts,
+    row_references,
+    strip_placeholders,
+)
 from loadgen.workload.lengths import LengthDist
 from loadgen.workload.models import row_model
 from loadgen.workload.rows import (

@@ -159,8 +159,7 @@ class ByteCounter(TokenCounter):
 
 def _byte_template_overhead(n_messages: int) -> int | None:
     try:
-        from refserver.text.chat_template import render_byte_chat
-        from refserver.text.tokenizer import ByteTokenizer
+        from refserver.text import ByteTokenizer, render_byte_chat
     except ImportError:  # pragma: no cover - the package ships with loadgen
         return None
     content = "x"

@@ -163,8 +163,7 @@ class TokenizerCounter(TokenCounter):
 def _load_template(model_dir: Path) -> Any:
     """The model directory's own Jinja chat template, rendered as the reference server renders it."""
     try:
-        from refserver.text.chat_template import load_chat_template
-        from refserver.text.tokenizer import HFTokenizer, read_tokenizer_config
+        from refserver.text import HFTokenizer, load_chat_template, read_tokenizer_config
     except ImportError:  # pragma: no cover - the package ships with loadgen
         return None
     try:

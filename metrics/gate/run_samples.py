@@ -16,11 +16,15 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.gate.thresholds import Query
-from metrics.latency.aggregate import Stats, selection_stats
-from metrics.latency.samples import Samples
-from metrics.records.frame import ERROR, OK, RequestFrame
-from metrics.summary.build import SummaryConfig, bucket_dimensions, derive_per_request
-from metrics.summary.window import measurement_window, throughput
+from metrics.latency import Samples, Stats, selection_stats
+from metrics.records import ERROR, OK, RequestFrame
+from metrics.summary import (
+    SummaryConfig,
+    bucket_dimensions,
+    derive_per_request,
+    measurement_window,
+    throughput,
+)
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from metrics.summary.buckets import CACHE_CLASSES, IMAGE_LABELS, TURN_LABELS, range_labels
+from metrics.summary import CACHE_CLASSES, IMAGE_LABELS, TURN_LABELS, range_labels
 from metrics.units import parse_duration
 
 Kind = Literal["duration", "fraction", "rate", "count"]

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.latency import derive
-from metrics.records.frame import RequestFrame
+from metrics.records import RequestFrame
 from metrics.units import NS_PER_S
 
 FloatArray = npt.NDArray[np.float64]

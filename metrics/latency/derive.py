@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from metrics.records.frame import RequestFrame
+from metrics.records import RequestFrame
 from metrics.units import NS_PER_S
 
 IntArray = npt.NDArray[np.int64]

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from metrics.records.frame import RequestFrame
+from metrics.records import RequestFrame
 from metrics.units import NS_PER_S
 
 FloatArray = npt.NDArray[np.float64]

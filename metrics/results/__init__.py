@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from metrics.results.atomic import write_atomic, write_json
+from metrics.results.atomic import create_temp, named_error, write_atomic, write_json
 from metrics.results.documents import (
     is_capacity_dir,
     load_summary,
@@ -100,14 +100,23 @@ from metrics.results.versions import (
 )
 
 __all__ = [
-    "CAPACITY_FILE", "CAPACITY_REPORT_FILE", "CAPACITY_SCHEMA_VERSION", "GPU_FILE", "POINTS_DIR",
-    "POINTS_RESULT_FILES", "RECORDS_FILE", "RECORDS_PARQUET_FILE", "RECORDS_STATUS_FILE", "REPORT_FILE",
-    "RUN_FILE", "RUN_FILES", "RUN_SCHEMA_VERSION", "SERVER_SECTION_FILE", "SERVER_SERIES_FILE",
-    "SUMMARY_CSV_FILE", "SUMMARY_FILE", "SUMMARY_SCHEMA_VERSION", "SWEEP_CSV_FILE", "SWEEP_FILE",
-    "SWEEP_REPORT_FILE", "SWEEP_SCHEMA_VERSION", "TEXTFILE", "check_label", "check_labels", "check_not_newer",
-    "is_capacity_dir", "load_summary", "load_sweep", "point_labels", "point_path", "read_capacity",
-    "read_document", "read_run", "read_summary", "run_or_none", "summary_or_none", "write_atomic",
-    "write_capacity", "write_json", "write_run", "write_summary", "write_sweep",
+    "CAPACITY_FILE", "CAPACITY_REPORT_FILE", "CAPACITY_SCHEMA_VERSION", "COLUMNS", "GPU_FILE",
+    "LATENCY_COLUMNS", "PERCENTILES", "POINTS_DIR", "POINTS_RESULT_FILES", "RECORDS_FILE",
+    "RECORDS_PARQUET_FILE", "RECORDS_STATUS_FILE", "REPORT_FILE", "RUN_FILE", "RUN_FILES",
+    "RUN_SCHEMA_VERSION", "SERVER_SECTION_FILE", "SERVER_SERIES_FILE", "STAT_KEYS", "SUMMARY_CSV_FILE",
+    "SUMMARY_FILE", "SUMMARY_SCHEMA_VERSION", "SWEEP_CSV_FILE", "SWEEP_FILE", "SWEEP_REPORT_FILE",
+    "SWEEP_SCHEMA_VERSION", "TEXTFILE", "Bucket", "BurstDelivered", "CapacityComparison", "CapacityFigure",
+    "CapacityView", "Ceiling", "FailureMessage", "Gauge", "Goodput", "Gpu", "GpuFigures", "GpuRow",
+    "GpuSource", "GpuTotal", "Histogram", "MeanMax", "MeasuredCapacity", "MeasuredComparison",
+    "MeasuredFigures", "ParamFit", "PointComparison", "PointKind", "PointPlan", "PointRow", "PredictView",
+    "PredictedBand", "PredictedCapacity", "PredictedPoint", "ProbedRate", "Quantile", "Reasoning", "Requests",
+    "Roofline", "RooflineRow", "Run", "Server", "ServerInfo", "ServerModelInfo", "ServerPrometheus", "Stats",
+    "SummaryView", "SweepLength", "SweepMode", "SweepPoint", "SweepView", "Throughput", "Tokens", "ToolCalls",
+    "Window", "check_label", "check_labels", "check_not_newer", "create_temp", "is_capacity_dir",
+    "load_summary", "load_sweep", "named_error", "point_labels", "point_path", "read_capacity",
+    "read_capacity_points", "read_document", "read_run", "read_summary", "read_summary_view", "read_sweep",
+    "run_or_none", "summary_or_none", "write_atomic", "write_capacity", "write_json", "write_run",
+    "write_summary", "write_sweep",
 ]
 
 # The views' names, each module loaded when one of its names is first asked for.
@@ -147,36 +156,6 @@ _VIEWS = {
     "SweepPoint": "sweep_view",
     "SweepView": "sweep_view",
 }
-__all__ += [
-    "STAT_KEYS",
-    "Bucket",
-    "BurstDelivered",
-    "FailureMessage",
-    "Gauge",
-    "Goodput",
-    "Gpu",
-    "GpuFigures",
-    "GpuRow",
-    "GpuSource",
-    "GpuTotal",
-    "Histogram",
-    "MeanMax",
-    "Quantile",
-    "Reasoning",
-    "Requests",
-    "Roofline",
-    "RooflineRow",
-    "Run",
-    "Server",
-    "ServerPrometheus",
-    "Stats",
-    "SummaryView",
-    "Throughput",
-    "Tokens",
-    "ToolCalls",
-    "Window",
-    "read_summary_view",
-]
 
 
 def __getattr__(name: str) -> object:
@@ -187,35 +166,3 @@ def __getattr__(name: str) -> object:
     value = getattr(importlib.import_module(f"metrics.results.{module}"), name)
     globals()[name] = value
     return value
-
-
-__all__ += [
-    "COLUMNS",
-    "LATENCY_COLUMNS",
-    "PERCENTILES",
-    "CapacityComparison",
-    "CapacityFigure",
-    "CapacityView",
-    "Ceiling",
-    "MeasuredCapacity",
-    "MeasuredComparison",
-    "MeasuredFigures",
-    "ParamFit",
-    "PointComparison",
-    "PointKind",
-    "PointPlan",
-    "PointRow",
-    "PredictView",
-    "PredictedBand",
-    "PredictedCapacity",
-    "PredictedPoint",
-    "ProbedRate",
-    "ServerInfo",
-    "ServerModelInfo",
-    "SweepLength",
-    "SweepMode",
-    "SweepPoint",
-    "SweepView",
-    "read_capacity_points",
-    "read_sweep",
-]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from metrics.model.cost import energy_joules, joules_per_output_token
+from metrics.model import energy_joules, joules_per_output_token
 from metrics.results import GPU_FILE
 
 COVERAGE_SLACK = 0.999  # power samples reaching this share of the window count as spanning it

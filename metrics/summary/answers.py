@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.latency import answer
-from metrics.records.frame import RequestFrame
+from metrics.records import RequestFrame
 from metrics.slo import SLO
 
 BoolArray = npt.NDArray[np.bool_]

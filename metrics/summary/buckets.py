@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from metrics.latency.answer import ended_in_tool_call
-from metrics.records.frame import RequestFrame
+from metrics.latency import ended_in_tool_call
+from metrics.records import RequestFrame
 from metrics.units import token_label
 
 IntArray = npt.NDArray[np.int64]

@@ -29,14 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.burst import burst_section
-from metrics.latency import derive
-from metrics.latency.aggregate import stats_by_dimension
-from metrics.latency.fluidity import fluidity_index
-from metrics.latency.samples import Samples
-from metrics.latency.stats import PERCENTILE_METHOD
-from metrics.records.frame import CANCELLED, ERROR, OK, RequestFrame, frame_from_records
-from metrics.records.record import RequestRecord
-from metrics.results.versions import SUMMARY_SCHEMA_VERSION
+from metrics.latency import PERCENTILE_METHOD, Samples, derive, fluidity_index, stats_by_dimension
+from metrics.records import CANCELLED, ERROR, OK, RequestFrame, RequestRecord, frame_from_records
+from metrics.results import SUMMARY_SCHEMA_VERSION
 from metrics.slo import SLO, good_requests, slo_summary
 from metrics.summary.answers import add_bucket_blocks, answer_sections, answer_values, shown, split_blocks
 from metrics.summary.buckets import (

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from metrics.records.frame import RequestFrame
+from metrics.records import RequestFrame
 
 PLANNED_CANCEL = "planned_cancel"
 SESSION_ENDED = "session_ended"

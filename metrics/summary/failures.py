@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.records.frame import ERROR, OK, RequestFrame
+from metrics.records import ERROR, OK, RequestFrame
 
 MESSAGES_SHOWN = 5
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from metrics.records.columns import RequestFrame
+from metrics.records import RequestFrame
 
 WORKER_LOST = "worker_lost"  # loadgen.http.errors.WorkerLost.kind
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.latency.stats import stats_block
-from metrics.records.frame import RequestFrame
+from metrics.latency import stats_block
+from metrics.records import RequestFrame
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]

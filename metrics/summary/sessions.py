@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.records.frame import OK, RequestFrame
+from metrics.records import OK, RequestFrame
 
 SESSION_ENDED = "session_ended"  # the error_kind of a turn never sent because an earlier one failed
 BoolArray = npt.NDArray[np.bool_]

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.latency.derive import last_chunk_ns
-from metrics.records.frame import OK, RequestFrame
+from metrics.latency import last_chunk_ns
+from metrics.records import OK, RequestFrame
 from metrics.units import NS_PER_S
 
 IntArray = npt.NDArray[np.int64]

@@ -40,10 +40,8 @@ from refserver.api.streaming import ChunkBuilder, SSEResponse, chat_finish_reaso
 from refserver.api.timing import final_goodput, llama_timings, usage
 from refserver.api.tokenize import tokenize
 from refserver.api.turn import Answer
-from refserver.engine.sim_runner import describe_engine
-from refserver.engine.types import AsyncEngine
-from refserver.text.chat_template import ChatTemplate, load_chat_template
-from refserver.text.tokenizer import Tokenizer
+from refserver.engine import AsyncEngine, describe_engine
+from refserver.text import ChatTemplate, Tokenizer, load_chat_template
 
 __all__ = ["AppConfig", "create_app"]  # AppConfig lives in state.py; importing it from here keeps working
 

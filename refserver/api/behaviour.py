@@ -17,7 +17,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from metrics.lengths import parse_length_spec
+from metrics import parse_length_spec
 
 _SEED_MIX = 0x9E3779B97F4A7C15  # keeps a request's own seed apart from the server's
 

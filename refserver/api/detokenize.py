@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from refserver.text.tokenizer import Tokenizer
+from refserver.text import Tokenizer
 
 _REPLACEMENT = "\ufffd"
 

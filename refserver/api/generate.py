@@ -18,8 +18,8 @@ from refserver.api.detokenize import OutputText
 from refserver.api.errors import bad_request, queue_full, server_error
 from refserver.api.server_metrics import ServerMetrics
 from refserver.api.timing import RequestTimes, decode_s, e2e_s, prefill_s, queue_s
-from refserver.engine.types import AsyncEngine, QueueFullError, SamplingParams, TokenEvent
-from refserver.text.tokenizer import Tokenizer
+from refserver.engine import AsyncEngine, QueueFullError, SamplingParams, TokenEvent
+from refserver.text import Tokenizer
 
 # Event-loop turns given to the engine to refuse a request (QueueFullError) before the response starts.
 _ADMISSION_TURNS = 3

@@ -17,7 +17,7 @@ from refserver.api.errors import bad_request
 from refserver.api.json_object import JSONObject
 from refserver.api.protocol import GenerationRequest, read_sampling
 from refserver.api.tools import parse_tool_choice, parse_tools
-from refserver.text.chat_template import Message
+from refserver.text import Message
 
 _SKIPPED_BLOCKS = frozenset({"thinking", "redacted_thinking", "tool_use"})
 

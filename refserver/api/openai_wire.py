@@ -12,7 +12,7 @@ from typing import Literal, NotRequired, TypedDict
 import typing_extensions
 
 from refserver.api.timing import FinalGoodput, LlamaTimings, Stamped, Usage
-from refserver.engine.sim_runner import SimDescription
+from refserver.engine import SimDescription
 
 
 class FunctionDelta(TypedDict, total=False):

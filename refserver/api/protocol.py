@@ -15,7 +15,7 @@ from refserver.api.behaviour import Tool, ToolChoice
 from refserver.api.errors import bad_request
 from refserver.api.json_object import JSONObject, is_int
 from refserver.api.tools import parse_tool_choice, parse_tools
-from refserver.text.chat_template import Message
+from refserver.text import Message
 
 Kind = Literal["chat", "completion", "responses", "messages"]
 _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})

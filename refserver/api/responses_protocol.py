@@ -16,7 +16,7 @@ from refserver.api.errors import bad_request
 from refserver.api.json_object import JSONObject
 from refserver.api.protocol import GenerationRequest, content_text, read_sampling
 from refserver.api.tools import parse_tool_choice, parse_tools
-from refserver.text.chat_template import Message
+from refserver.text import Message
 
 _ROLES = frozenset({"user", "system", "developer", "assistant"})
 

@@ -18,13 +18,12 @@ import uvicorn
 from refserver.api.app import create_app
 from refserver.api.connection_guard import ConnectionLimits, guarded_protocol
 from refserver.api.state import AppConfig
-from refserver.text.chat_template import load_chat_template
-from refserver.text.tokenizer import load_tokenizer
+from refserver.text import load_chat_template, load_tokenizer
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from refserver.engine.config import EngineConfig
+    from refserver.engine import EngineConfig
 
 GRACEFUL_SHUTDOWN_S = 5.0
 ANNOUNCEMENT = "goodput refserver listening on {url}"

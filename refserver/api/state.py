@@ -20,9 +20,8 @@ from refserver.api.faults import FaultConfig, FaultInjector
 from refserver.api.images import image_token_ids
 from refserver.api.protocol import GenerationRequest
 from refserver.api.server_metrics import ServerMetrics
-from refserver.engine.types import AsyncEngine, SamplingParams
-from refserver.text.chat_template import ChatTemplate
-from refserver.text.tokenizer import Tokenizer
+from refserver.engine import AsyncEngine, SamplingParams
+from refserver.text import ChatTemplate, Tokenizer
 
 
 @dataclass(slots=True)

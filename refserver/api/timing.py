@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NotRequired, TypedDict
 
-from refserver.engine.types import TokenEvent
+from refserver.engine import TokenEvent
 
 
 class ChunkGoodput(TypedDict):

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from metrics.model.capacity import blocks_for_tokens
+from metrics.model import blocks_for_tokens
 from refserver.engine.sequence import Sequence
 
 HashFn = Callable[[int | None, tuple[int, ...]], int]

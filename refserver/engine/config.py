@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from metrics.model.capacity import blocks_for_tokens, kv_bytes_per_block
-from metrics.model.config import ModelConfig
-from refserver.model.config import max_positions
+from metrics.model import ModelConfig, blocks_for_tokens, kv_bytes_per_block
+from refserver.model import max_positions
 
 DEFAULT_CPU_KV_BYTES = 1 << 30
 GPU_FREE_MEMORY_FRACTION = 0.8  # of the memory still free after the weights are loaded

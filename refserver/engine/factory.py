@@ -17,7 +17,7 @@ def build_torch_runner(config: EngineConfig) -> TorchModelRunner:
     import torch
 
     from refserver.engine.runner import TorchModelRunner
-    from refserver.model.loader import load_model, tiny_model
+    from refserver.model import load_model, tiny_model
 
     if config.model_dir is None:
         model = tiny_model(config.seed, dtype=config.dtype, device=config.device)

@@ -12,7 +12,7 @@ from refserver.engine.runner_base import ModelRunner
 from refserver.engine.scheduler import Scheduler, SchedulerConfig
 from refserver.engine.sequence import Sequence
 from refserver.engine.types import EngineStats, FinishReason, RequestEvent, SamplingParams, TokenEvent
-from refserver.model.config import max_positions
+from refserver.model import max_positions
 
 
 def validate_request(

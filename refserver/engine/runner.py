@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from metrics.model.config import ModelConfig
+from metrics.model import ModelConfig
 from refserver.engine.runner_base import ScheduledBatch
 from refserver.engine.sampling import banned_token_ids, sample
-from refserver.model.attention import PagedAttentionMetadata
+from refserver.model import PagedAttentionMetadata
 
 if TYPE_CHECKING:
     import torch
 
-    from refserver.model.llama import LlamaForCausalLM
+    from refserver.model import LlamaForCausalLM
 
 
 def slot_mapping(block_table: list[int], start_pos: int, num_tokens: int, block_size: int) -> list[int]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from metrics.model.config import ModelConfig
+    from metrics.model import ModelConfig
     from refserver.engine.sequence import Sequence
 
 

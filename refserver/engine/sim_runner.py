@@ -25,13 +25,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict
 
-from metrics.model.capacity import kv_bytes_per_block, plan_memory
-from metrics.model.config import ModelConfig, special_token_ids
-from metrics.model.presets import GpuSpec, dtype_bytes, resolve_gpu, resolve_model
-from metrics.model.roofline import SeqWork, step_cost, time_bound
+from metrics.model import (
+    GpuSpec,
+    ModelConfig,
+    SeqWork,
+    dtype_bytes,
+    kv_bytes_per_block,
+    plan_memory,
+    resolve_gpu,
+    resolve_model,
+    special_token_ids,
+    step_cost,
+    time_bound,
+)
 from refserver.engine.runner_base import ScheduledBatch
 from refserver.engine.sequence import Sequence
-from refserver.model.config import tiny_config
+from refserver.model import tiny_config
 
 if TYPE_CHECKING:
     from refserver.engine.config import EngineConfig

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from metrics.model.config import ModelConfig, model_from_hf_config
+from metrics.model import ModelConfig, model_from_hf_config
 
 TINY_VOCAB_BYTES = 256
 # The tiny model's specials follow the 256 byte tokens; the byte-level tokenizer uses the same ids.

@@ -17,7 +17,7 @@ from refserver.model.config import check_servable
 from refserver.model.rope import RotaryEmbedding, apply_rope
 
 if TYPE_CHECKING:
-    from metrics.model.config import ModelConfig
+    from metrics.model import ModelConfig
 
 KVCache = tuple[torch.Tensor, torch.Tensor]
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from metrics.model.config import ModelConfig
+from metrics.model import ModelConfig
 from refserver.model.config import config_from_hf, tiny_config
 
 if TYPE_CHECKING:

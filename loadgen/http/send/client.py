@@ -25,8 +25,7 @@ from typing import Any
 import httpx
 
 from loadgen.http import errors
-from loadgen.http.api import api_for
-from loadgen.http.api.url import endpoint_url
+from loadgen.http.api import api_for, endpoint_url
 from loadgen.http.body import StreamBody
 from loadgen.http.cancel import event_feed, make_watchdog, planned_close
 from loadgen.http.chunks import ChunkAccumulator
@@ -38,9 +37,8 @@ from loadgen.http.transport import RECEIVE_CLOCK, FastTransport, request_head_te
 from loadgen.redact import credential_parts, redact
 from loadgen.secrets import is_secret_header
 from loadgen.types import ClientConfig, ToolCall, WorkItem
-from loadgen.workload.counters import make_counter
-from loadgen.workload.text import TokenCounter
-from metrics.records.record import RequestRecord
+from loadgen.workload import TokenCounter, make_counter
+from metrics.records import RequestRecord
 
 DEFAULT_MAX_RESPONSE_BYTES = 1 << 30
 KEEPALIVE_EXPIRY_S = 4.0  # below uvicorn's 5 s idle close, so a reused connection is never half-closed

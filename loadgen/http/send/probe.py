@@ -19,12 +19,10 @@ from urllib.parse import urlsplit
 import httpx
 import numpy as np
 
-from loadgen.http.api import Api, ProbeAnswer, api_for
-from loadgen.http.api.url import endpoint_url
+from loadgen.http.api import Api, ProbeAnswer, api_for, endpoint_url
 from loadgen.http.payload import needs_tls
 from loadgen.types import Message
-from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
-from loadgen.workload.text import WORDS, random_words
+from loadgen.workload import WORDS, RatioCounter, TableCounter, TemplateCost, fit_line, random_words
 
 PROBE_TIMEOUT_S = httpx.Timeout(30.0, connect=10.0)
 TOKENIZE_CONCURRENCY = 16
