@@ -58,6 +58,8 @@ class Setup:
     calibration_point: str
     capacity_point: str
     predict_requests: int
+    calibration: Mix = CALIBRATION  # the workload of the calibration sweep
+    scrape_calibration: bool = False  # scrape the server's /metrics in the sweep (its own prefill timer)
 
 
 # What the fit is told: the scheduler's limits. What it is not told: the GPU, the efficiency, the overhead.
@@ -83,8 +85,10 @@ def goodput(*args: str) -> None:
 
 
 def calibrate(url: str, out: Path, setup: Setup, rates: str | None = None, point: str | None = None) -> Path:
+    common = [a for a in COMMON if a not in ("--server-metrics", "none")] if setup.scrape_calibration else COMMON
     goodput("sweep", "--url", url, "--rates", rates or setup.calibration_rates, "--point-duration",
-            point or setup.calibration_point, "--output", str(out / "calibration"), *CALIBRATION.args(), *COMMON)
+            point or setup.calibration_point, "--output", str(out / "calibration"), *setup.calibration.args(),
+            *common)
     model = out / "server-model.json"
     goodput("calibrate", str(out / "calibration"), *setup.limits, "--output", str(model))
     return model

@@ -3,7 +3,7 @@ the protocol of bench/predict_ground_truth.py (calibrate from a sweep of one wor
 measure the capacity of another prompt/output mix and of a trace with prefix reuse) against `goodput serve`
 without --sim: the tiny random model, one torch thread, float32.
 
-    nice -n -5 .venv/bin/python bench/predict_ground_truth_torch.py --out /tmp/pgt-torch
+    nice -n 10 .venv/bin/python bench/predict_ground_truth_torch.py --out /tmp/pgt-torch
 
 The machine's load average is printed before and after: the server's step times are the CPU's, so other
 processes on it lengthen them (and not evenly over the run).
@@ -19,13 +19,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.predict_ground_truth import Setup, Target, capacity_table, synthetic
-from bench.predict_workloads import trace_mix, write_prefix_trace
+from bench.predict_ground_truth import Setup, Target, capacity_table
+from bench.predict_workloads import synthetic, trace_mix, write_prefix_trace
 
 TORCH_LIMITS = ("--max-num-seqs", "32", "--max-num-batched-tokens", "512", "--num-blocks", "800")
+# The calibration mix reaches the targets' regime: prompts up to 1,536 tokens (prefill chunks at long
+# contexts, whose attention is most of a CPU step) and outputs long enough that several sequences decode
+# together; its top rates pass the server's capacity on a loaded machine, so prefill chunks share steps with
+# decodes (the steps the chunk times can time). The server's /metrics is scraped (its own prefill timer).
+TORCH_CALIBRATION = synthetic("uniform:128:1536", "uniform:16:128")
 TORCH = Setup(server=("--device", "cpu", "--dtype", "float32", "--cpu-threads", "1", *TORCH_LIMITS),
-              limits=TORCH_LIMITS, calibration_rates="0.5,1,2,3", calibration_point="20s", capacity_point="30s",
-              predict_requests=1000)
+              limits=TORCH_LIMITS, calibration_rates="1,2,3,4,5", calibration_point="20s", capacity_point="30s",
+              predict_requests=1000, calibration=TORCH_CALIBRATION, scrape_calibration=True)
 OTHER = synthetic("1024", "32")
 
 
@@ -43,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--slo", action="append", default=None)
     parser.add_argument("--attainment", type=float, default=0.9)
-    parser.add_argument("--max-rate", type=float, default=6.0)
+    parser.add_argument("--max-rate", type=float, default=8.0)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     print("before:", load(), flush=True)
