@@ -29,8 +29,9 @@ def coast(fast: FastDecode, until_s: float, events: list[RequestEvent]) -> None:
     batch = ScheduledBatch()
     execute = eng.runner.execute
     fast._events = events
-    t = len(ends)
-    while clock() < until_s:
+    t = start = len(ends)
+    now = clock()
+    while now < until_s:
         if fast._takes:
             fast._take()
         bucket = due.get(t)
@@ -79,7 +80,8 @@ def coast(fast: FastDecode, until_s: float, events: list[RequestEvent]) -> None:
                 blocks.cache_full_blocks(seq)
                 fast._planned(seq, q)
         t += 1
-        eng.num_steps += 1
-        fast._settle()
+        if fast._want:
+            fast._settle()
         if finishing and not (eng.scheduler.has_unfinished() and fast._can_coast()):
             break
+    eng.num_steps += t - start

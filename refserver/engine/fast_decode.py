@@ -156,10 +156,7 @@ class FastDecode:
         turn, where that is what the next step does: every running sequence is quiet and the budget holds them
         all (no other sequence takes a block before the admissions, which come after), and the pool holds a
         block for each (no preemption). Else each is planned for that step, as an event."""
-        want = self._want
-        if not want:
-            return
-        self._want = []
+        want, self._want = self._want, []
         sched = self.engine.scheduler
         decodes = len(self.quiet)
         if len(sched.running) == decodes and decodes <= sched.config.max_num_batched_tokens \
@@ -263,7 +260,8 @@ class FastDecode:
             seq = item.seq
             if item.sample and seq.status is SequenceStatus.RUNNING and seq.num_pending_tokens == 1:
                 self._go_quiet(seq, t + 1)
-        self._settle()
+        if self._want:
+            self._settle()
         eng.num_steps += 1
         eng.overhead_s += (t1 - t0_clock) + (eng.clock() - t2)
         return events
