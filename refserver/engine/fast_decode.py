@@ -62,7 +62,6 @@ class Engine(Protocol):
     def _append(self, seq: Sequence, token: int, now_s: float) -> TokenEvent: ...
 
 
-
 class FastDecode:
     def __init__(self, engine: Engine, token: int) -> None:
         self.engine = engine
