@@ -149,7 +149,7 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
     i = 0
     while True:
         busy = [e for e in range(replicas) if engines[e].has_unfinished()]
-        now = min((clocks[e].t for e in busy), default=math.inf)
+        now = min([clocks[e].t for e in busy]) if busy else math.inf
         if i < n and at[i] <= now:  # route every arrival up to the earliest step end first
             e = route(engines, i, routing)
             clock = clocks[e]

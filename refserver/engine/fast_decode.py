@@ -223,7 +223,7 @@ class FastDecode:
         if len(quiet) + (sum(s.num_pending_tokens for s in awake) if awake else 0) <= budget:
             # No running sequence is cut short by the budget: only those with something to do are visited.
             if due is not None:
-                awake.extend(dict.fromkeys(s for s in due if (q := quiet.get(s)) is not None and q[NXT] == t))
+                awake.extend(dict.fromkeys([s for s in due if (q := quiet.get(s)) is not None and q[NXT] == t]))
                 awake.sort(key=self.order.__getitem__)
             budget -= self._visit(awake, t, batch, post, budget) if awake else 0
         else:
