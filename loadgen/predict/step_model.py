@@ -89,9 +89,13 @@ class StepModel:
                                  for n, v in zip(PARAMS, self.params(), strict=True)])
 
     def step_s(self, f: StepFeatures) -> float:
+        return self.seconds(f.prefill_tokens, f.prefill_ctx, f.decode_seqs, f.kv_tokens)
+
+    def seconds(self, prefill_tokens: int, prefill_ctx: float, decode_seqs: int, kv_tokens: int) -> float:
+        """step_s of the features P, PC, D, K given one by one."""
         if self.overlap:
-            return overlapped_step_seconds(self, f.prefill_tokens, f.prefill_ctx, f.decode_seqs, f.kv_tokens)
-        return step_seconds(self, f.prefill_tokens, f.prefill_ctx, f.decode_seqs, f.kv_tokens)
+            return overlapped_step_seconds(self, prefill_tokens, prefill_ctx, decode_seqs, kv_tokens)
+        return step_seconds(self, prefill_tokens, prefill_ctx, decode_seqs, kv_tokens)
 
     def side(self, f: StepFeatures) -> str:
         """Which side of the overlapped form is the longer for this step."""

@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from loadgen.predict.step_model import StepFeatures, StepModel
+from loadgen.predict.step_model import StepModel
 from metrics.model import ModelConfig
 from refserver.engine import EngineConfig, LLMEngine, SamplingParams, ScheduledBatch
 from refserver.model import tiny_config
@@ -36,10 +36,11 @@ class VirtualClock:
         return self.t
 
 
-def batch_features(batch: ScheduledBatch) -> StepFeatures:
-    """P, PC, D and K of one scheduled batch (loadgen.predict.step_model)."""
+def batch_features(batch: ScheduledBatch) -> tuple[int, float, int, int, int]:
+    """P, PC, D and K of one scheduled batch (loadgen.predict.step_model), and the tokens it samples."""
     prefill, decode, kv = 0, batch.quiet_decodes, batch.quiet_kv
     prefill_ctx = 0.0
+    samples = 0
     for s in batch.seqs:
         n = len(s.token_ids)
         ctx = s.start_pos + n
@@ -49,7 +50,8 @@ def batch_features(batch: ScheduledBatch) -> StepFeatures:
         else:
             decode += 1
             kv += ctx
-    return StepFeatures(prefill, prefill_ctx, decode, kv)
+        samples += s.sample
+    return prefill, prefill_ctx, decode, kv, samples
 
 
 class ModelStepRunner:
@@ -74,11 +76,15 @@ class ModelStepRunner:
         return self.model.limits.num_blocks
 
     def execute(self, batch: ScheduledBatch) -> list[int]:
-        duration = self.model.step_s(batch_features(batch))
+        if batch.seqs:
+            prefill, prefill_ctx, decode, kv, samples = batch_features(batch)
+            duration = self.model.seconds(prefill, prefill_ctx, decode, kv)
+        else:  # quiet decodes only (refserver.engine.fast_decode)
+            duration, samples = self.model.seconds(0, 0.0, batch.quiet_decodes, batch.quiet_kv), 0
         self.clock.t += duration
         self.busy_s += duration
         self.steps += 1
-        return [OUTPUT_TOKEN] * batch.num_samples if batch.seqs else []
+        return [OUTPUT_TOKEN] * samples
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,20 +139,21 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
     pairs = [make_engine(model, max_positions=longest + 1, waiting=n, fast=fast) for _ in range(replicas)]
     engines, clocks = [e for e, _ in pairs], [r.clock for _, r in pairs]
     arrival = np.asarray(offsets, dtype=np.float64)
+    at = arrival.tolist()  # the same floats; a list's items cost less to read than numpy scalars
     nan = math.nan  # plain lists in the loop: numpy scalar access costs more than the bookkeeping itself
     first, done, last, max_itl = [nan] * n, [nan] * n, [nan] * n, [nan] * n
     out = [0] * n
     i = 0
     while True:
         busy = [e for e in range(replicas) if engines[e].has_unfinished()]
-        now = min((clocks[e].t for e in busy), default=math.inf)
-        if i < n and arrival[i] <= now:  # route every arrival up to the earliest step end first
+        now = min([clocks[e].t for e in busy]) if busy else math.inf
+        if i < n and at[i] <= now:  # route every arrival up to the earliest step end first
             e = route(engines, i, routing)
             clock = clocks[e]
             if not engines[e].has_unfinished():
-                clock.t = max(clock.t, float(arrival[i]))
+                clock.t = max(clock.t, at[i])
             params = SamplingParams(max_tokens=max_tokens[i], ignore_eos=True, temperature=0.0)
-            engines[e].add_request(str(i), prompts[i], params, arrival_s=float(arrival[i]))
+            engines[e].add_request(str(i), prompts[i], params, arrival_s=at[i])
             i += 1
             continue
         if not busy:
@@ -156,7 +163,7 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
         before = clock.t
         # Its steps up to the next arrival: no other replica's step changes this one's (routing reads each
         # replica's state once every step it began before the arrival is done, as stepping in turn would).
-        for rid, event in engines[e].run_until(float(arrival[i]) if i < n else math.inf):
+        for rid, event in engines[e].run_until(at[i] if i < n else math.inf):
             k, t = int(rid), event.now_s
             count = out[k] = out[k] + len(event.new_token_ids)
             gap = event.gap_max_s  # several tokens, one per step (fast decode): their longest gap
@@ -173,7 +180,7 @@ def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], 
         if clock.t == before:  # nothing could be scheduled: wait for the next arrival
             if i >= n:
                 raise RuntimeError("the engine holds requests it can never schedule")
-            clock.t = max(clock.t, float(arrival[i]))
+            clock.t = max(clock.t, at[i])
     tokens = np.array(out, dtype=np.int64)
     ttft, e2e = np.array(first) - arrival, np.array(done) - arrival
     with np.errstate(invalid="ignore", divide="ignore"):

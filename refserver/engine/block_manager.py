@@ -116,15 +116,29 @@ class BlockManager:
 
     def _extend(self, seq: Sequence, num_tokens: int) -> None:
         table = seq.block_table
-        for _ in range(-(-num_tokens // self.block_size) - len(table)):
+        need = -(-num_tokens // self.block_size) - len(table)
+        if need == 1:
             table.append(self._take_free())
+        elif need > 1:  # _take_free's steps, inline: the prefill of a long prompt takes many blocks
+            pop, blocks, cached = self._free.popitem, self.blocks, self._cached
+            for _ in range(need):
+                block_id = pop(last=False)[0]
+                block = blocks[block_id]
+                h = block.hash
+                if h is not None:  # evict its cached content
+                    if cached.get(h) == block_id:
+                        del cached[h]
+                    block.hash, block.token_ids = None, ()
+                block.ref_count = 1
+                table.append(block_id)
 
     def _take_free(self) -> int:
-        block_id, _ = self._free.popitem(last=False)
+        block_id = self._free.popitem(last=False)[0]
         block = self.blocks[block_id]
-        if block.hash is not None:  # evict its cached content
-            if self._cached.get(block.hash) == block_id:
-                del self._cached[block.hash]
+        h = block.hash
+        if h is not None:  # evict its cached content
+            if self._cached.get(h) == block_id:
+                del self._cached[h]
             block.hash, block.token_ids = None, ()
         block.ref_count = 1
         return block_id
@@ -154,12 +168,13 @@ class BlockManager:
         """Drop the sequence's references; blocks at zero become reusable, cached ones kept as long as possible."""
         # Tail first, so that a prompt's deeper blocks are evicted before its shared head.
         blocks, free = self.blocks, self._free
+        front = free.move_to_end
         for block_id in reversed(seq.block_table):
             block = blocks[block_id]
             block.ref_count -= 1
-            if block.ref_count == 0:
+            if not block.ref_count:
                 free[block_id] = None
                 if block.hash is None:
-                    free.move_to_end(block_id, last=False)
+                    front(block_id, last=False)
         seq.block_table = []
         seq.block_hashes = []

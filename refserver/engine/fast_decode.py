@@ -12,21 +12,28 @@ for a quiet sequence only counts its token and KV read, unless the step is one o
 - it finishes (max tokens or the context), or a budget short of it, or a preemption takes it: it is brought up
   to date and handled by the ordinary code from that step on.
 
+With prefix caching a quiet sequence needs a block in the step right after one fills. Where nothing else can
+take a block before it in that step (every running sequence quiet, the budget holding them all, a free block
+for each), it takes it first thing in that step, without an event of its own (`_settle`, `_take`). After a
+step that leaves every running sequence quiet and none waiting admissible, the next steps *coast*
+(refserver.engine.fast_coast): only the quiet sequences' events are visited, finishes included.
+
 Every other rule is the scheduler's own code (`admit`, `_make_room`, `_scheduled`) and the engine's own
 postprocessing, so a step's batch, block allocations, prefix cache, preemptions and the runner's step time are
 those of the step-by-step engine. The tokens of a quiet stretch are reported when it ends, as one event whose
 `gap_max_s` is the longest gap before or between them (each step's end is kept). tests/predict/test_fast_decode.py
-proves the outcomes equal to the step-by-step engine's.
+proves the outcomes equal to the step-by-step engine's, tests/predict/test_fast_decode_state.py its state
+between runs.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from operator import sub
 from typing import Protocol
 
 from refserver.engine.block_manager import BlockManager
+from refserver.engine.fast_coast import C0, END, NXT, R0, T0, coast
 from refserver.engine.runner_base import ModelRunner, ScheduledBatch, ScheduledSeq
 from refserver.engine.scheduler import Scheduler
 from refserver.engine.sequence import Sequence, SequenceStatus
@@ -54,10 +61,6 @@ class Engine(Protocol):
 
     def _append(self, seq: Sequence, token: int, now_s: float) -> TokenEvent: ...
 
-# A quiet sequence's record: [next event step, anchor step, computed tokens at the anchor, first unreported
-# step, finishing step].
-NXT, T0, C0, R0, END = range(5)
-
 
 class FastDecode:
     def __init__(self, engine: Engine, token: int) -> None:
@@ -65,6 +68,7 @@ class FastDecode:
         self.token = token
         self.quiet: dict[Sequence, list[int]] = {}
         self.ends: list[float] = []  # the engine clock at the end of each step
+        self.gaps: list[float] = []  # ends[t] - ends[t - 1] (0 for the first step)
         self._events: list[RequestEvent] = []
         self._t = 0
         self._bs, self._caching = engine.block_manager.block_size, engine.block_manager.enable_prefix_caching
@@ -73,6 +77,10 @@ class FastDecode:
         self.base_sum = 0  # Σ (computed tokens − step + 1) at the anchor of the quiet: their KV read is this + count × step
         self.order: dict[Sequence, int] = {}  # when each running sequence joined `running` (its place there)
         self._admitted = 0
+        # Quiet sequences whose table is full after this step (they need a block at the next): `_want` while
+        # the step is post-processed, then `_takes` when they take it first thing next step (`_settle`).
+        self._want: list[Sequence] = []
+        self._takes: list[Sequence] = []
         engine.scheduler.before_preempt = self._wake_victim
 
     def _advance(self, seq: Sequence, q: list[int], t: int) -> None:
@@ -90,9 +98,8 @@ class FastDecode:
         self._advance(seq, q, t)
         r0 = q[R0]
         if t > r0:
-            ends = self.ends
-            gap = max(map(sub, ends[r0:t], ends[r0 - 1 : t - 1]))
-            event = self.engine._event(seq, [self.token] * (t - r0), None, ends[t - 1])
+            event = self.engine._event(seq, [self.token] * (t - r0), None, self.ends[t - 1])
+            gap = max(self.gaps[r0:t])
             event.gap_max_s = gap
             self._events.append((seq.request_id, event))
 
@@ -103,6 +110,7 @@ class FastDecode:
     def flush(self) -> list[RequestEvent]:
         """Wake every quiet sequence (their state up to date); the events of their unreported tokens."""
         self._events = []
+        self._takes = []  # not taken yet: the state is the step-by-step engine's at the end of the last step
         for seq in list(self.quiet):
             self.wake(seq, len(self.ends))
         return self._events
@@ -131,11 +139,46 @@ class FastDecode:
         q = [0, t0, c0, t0, end]
         self.quiet[seq] = q
         self.base_sum += c0 - t0 + 1
-        self._plan(seq, q)
+        self._planned(seq, q)
+
+    def _planned(self, seq: Sequence, q: list[int]) -> None:
+        """After seq's state changed at the end of a step: `_want` if its table is full (prefix caching: then
+        its next step needs a block, and `_settle` decides how it gets it), else `_plan`."""
+        if self._caching and q[C0] == len(seq.block_table) * self._bs:
+            self._want.append(seq)
+        else:
+            self._plan(seq, q)
+
+    def _settle(self) -> None:
+        """At the end of a step: the quiet sequences that need a block at the next step (`_want`: with prefix
+        caching, every one that does) take it first thing then (`_take`), in running order, instead of at their
+        turn, where that is what the next step does: every running sequence is quiet and the budget holds them
+        all (no other sequence takes a block before the admissions, which come after), and the pool holds a
+        block for each (no preemption). Else each is planned for that step, as an event."""
+        want, self._want = self._want, []
+        sched = self.engine.scheduler
+        decodes = len(self.quiet)
+        if len(sched.running) == decodes and decodes <= sched.config.max_num_batched_tokens \
+                and len(want) <= self.engine.block_manager.num_free_blocks:
+            if len(want) > 1:
+                want.sort(key=self.order.__getitem__)
+            self._takes = want
+        else:
+            for seq in want:
+                self._plan(seq, self.quiet[seq])
+
+    def _take(self) -> None:
+        """The start of a step: the blocks `_settle` decided on, then each sequence's next event planned."""
+        takes, quiet, append = self._takes, self.quiet, self.engine.block_manager.append_block
+        self._takes = []
+        for seq in takes:
+            append(seq)
+            self._plan(seq, quiet[seq])
 
     def run_until(self, until_s: float) -> list[RequestEvent]:
         """LLMEngine.run_until. After a step that leaves every running sequence quiet and none admissible,
-        the next steps coast (`_coast`) until one of them finishes or the clock reaches `until_s`."""
+        the next steps coast (`_coast`) until one of them finishes and another could be admitted, or the clock
+        reaches `until_s`."""
         eng = self.engine
         events: list[RequestEvent] = []
         while True:
@@ -145,8 +188,8 @@ class FastDecode:
             if now == before or now >= until_s or not eng.scheduler.has_unfinished():
                 return events
             if self._can_coast():
-                self._coast(until_s)
-                if eng.clock() >= until_s:
+                self._coast(until_s, events)
+                if eng.clock() >= until_s or not eng.scheduler.has_unfinished():
                     return events
 
     def _can_coast(self) -> bool:
@@ -157,54 +200,8 @@ class FastDecode:
         return len(sched.running) == decodes and decodes <= cfg.max_num_batched_tokens and (
             not sched.waiting or decodes >= cfg.max_num_seqs or decodes >= cfg.max_num_batched_tokens)
 
-    def _coast(self, until_s: float) -> None:
-        """Steps of quiet decodes only, while nothing can change what a full step would do besides their own
-        events: each step's blocks are taken and filled in running order as `step` would, and the runner
-        gives its time. Stops before a step where one finishes or the pool is short of a block (preemption)."""
-        eng = self.engine
-        blocks, quiet, due, ends, clock, order = eng.block_manager, self.quiet, self.due, self.ends, eng.clock, self.order
-        bs, caching = blocks.block_size, blocks.enable_prefix_caching
-        decodes, base = len(quiet), self.base_sum
-        batch = ScheduledBatch(quiet_decodes=decodes)
-        execute = eng.runner.execute
-        t = start = len(ends)
-        while clock() < until_s:
-            bucket = due.get(t)
-            fill: list[Sequence] = []
-            if bucket is not None:
-                live = [s for s in dict.fromkeys(bucket) if (q := quiet.get(s)) is not None and q[NXT] == t]
-                grows = 0
-                for seq in live:
-                    q = quiet[seq]
-                    if q[END] == t:
-                        break
-                    grows += q[C0] + t - q[T0] + 1 > len(seq.block_table) * bs
-                else:
-                    if grows <= blocks.num_free_blocks:
-                        del due[t]
-                        live.sort(key=order.__getitem__)
-                        for seq in live:
-                            q = quiet[seq]
-                            c = q[C0] + t - q[T0]
-                            if c + 1 > len(seq.block_table) * bs:
-                                blocks.append_block(seq)
-                            if caching and (c + 1) // bs > len(seq.block_hashes):
-                                fill.append(seq)
-                            else:
-                                self._plan(seq, q)
-                        bucket = None
-                if bucket is not None:
-                    break
-            batch.quiet_kv = base + decodes * t
-            execute(batch)
-            ends.append(clock())
-            t += 1
-            for seq in fill:
-                q = quiet[seq]
-                self._advance(seq, q, t)
-                blocks.cache_full_blocks(seq)
-                self._plan(seq, q)
-        eng.num_steps += t - start
+    def _coast(self, until_s: float, events: list[RequestEvent]) -> None:
+        coast(self, until_s, events)
 
     def step(self) -> list[RequestEvent]:
         """One engine step (LLMEngine.step's contract)."""
@@ -214,6 +211,8 @@ class FastDecode:
         events: list[RequestEvent] = []
         self._events = events
         t0_clock = eng.clock()
+        if self._takes:
+            self._take()
         batch = ScheduledBatch()
         post: list[ScheduledSeq | Sequence] = []  # batch order: scheduled items, quiet ones filling a block
         preemptions_before = sched.num_preemptions
@@ -224,7 +223,7 @@ class FastDecode:
         if len(quiet) + (sum(s.num_pending_tokens for s in awake) if awake else 0) <= budget:
             # No running sequence is cut short by the budget: only those with something to do are visited.
             if due is not None:
-                awake.extend(dict.fromkeys(s for s in due if (q := quiet.get(s)) is not None and q[NXT] == t))
+                awake.extend(dict.fromkeys([s for s in due if (q := quiet.get(s)) is not None and q[NXT] == t]))
                 awake.sort(key=self.order.__getitem__)
             budget -= self._visit(awake, t, batch, post, budget) if awake else 0
         else:
@@ -242,6 +241,7 @@ class FastDecode:
         t1 = eng.clock()
         sampled = iter(eng.runner.execute(batch))
         t2 = eng.clock()
+        self.gaps.append(t2 - self.ends[-1] if self.ends else 0.0)
         self.ends.append(t2)
         for entry in post:
             if isinstance(entry, ScheduledSeq):
@@ -254,11 +254,13 @@ class FastDecode:
                 q = quiet[entry]
                 self._advance(entry, q, t + 1)
                 blocks.cache_full_blocks(entry)
-                self._plan(entry, q)
+                self._planned(entry, q)
         for item in batch.seqs:
             seq = item.seq
             if item.sample and seq.status is SequenceStatus.RUNNING and seq.num_pending_tokens == 1:
                 self._go_quiet(seq, t + 1)
+        if self._want:
+            self._settle()
         eng.num_steps += 1
         eng.overhead_s += (t1 - t0_clock) + (eng.clock() - t2)
         return events
