@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from metrics.model.cost import cost_block, cost_lines
+from metrics.model.cost import cost_block, cost_lines, read_cost
 
 if TYPE_CHECKING:
     from metrics.model.cost import CostOptions
@@ -38,8 +38,8 @@ def with_cost(doc: dict[str, Any], costs: CostOptions | None) -> dict[str, Any]:
 
 
 def cost_console_lines(doc: dict[str, Any]) -> list[str]:
-    block = doc.get("cost")
-    if not isinstance(block, dict):
+    block = read_cost(doc.get("cost"))
+    if block is None:
         return []
     cap = doc.get("capacity") or {}
     return cost_lines(block, capacity_at_least=cap.get("rate") is not None and cap.get("upper") is None)
