@@ -14,7 +14,7 @@ when the server gives it, else `--block-size` or the default of 16, and always s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import httpx
 
@@ -23,6 +23,12 @@ from loadgen.run.scrape import parse_exposition
 
 DEFAULT_BLOCK_SIZE = 16  # vLLM's GPU build and the reference server
 METRICS_TIMEOUT_S = 5.0
+
+
+class BlockSizeJSON(TypedDict):
+    block_size: int
+    block_size_source: str
+    block_size_from: NotRequired[str]  # the /metrics that said so (source "server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +46,11 @@ class BlockSize:
         return (f"blocks of {self.tokens} tokens, the default: the server's own is unknown (vLLM's GPU build"
                 " uses 16, its CPU build 128)")
 
-    def to_json(self) -> dict[str, Any]:
-        return {"block_size": self.tokens, "block_size_source": self.source,
-                **({"block_size_from": self.url} if self.url else {})}
+    def to_json(self) -> BlockSizeJSON:
+        out: BlockSizeJSON = {"block_size": self.tokens, "block_size_source": self.source}
+        if self.url:
+            out["block_size_from"] = self.url
+        return out
 
 
 def server_block_size(metrics_url: str, *, headers: dict[str, str] | None = None) -> int | None:
@@ -67,7 +75,21 @@ def resolve_block_size(option: int | None, metrics_url: str | None) -> BlockSize
     return BlockSize(DEFAULT_BLOCK_SIZE, "default")
 
 
-def run_prediction(workload: Any, metrics_url: str | None) -> dict[str, Any] | None:
+class RunPredictionJSON(TypedDict):
+    """run.json's `resolved.prefix_cache_prediction`: the prediction (loadgen.workload.prefix_cache's
+    CachePredictionJSON), its block size and where it came from."""
+
+    block_size: int
+    cache_blocks: int | None
+    prompt_tokens: int
+    cached_tokens: int
+    hit_rate: float | None
+    block_size_source: str
+    block_size_from: NotRequired[str]
+    blocks: str  # how the block size was chosen, for the console
+
+
+def run_prediction(workload: Any, metrics_url: str | None) -> RunPredictionJSON | None:
     """The predicted hit rate of a run's trace replay (None for any other workload, a trace without block
     ids, or a `--cache-bust` run, where nothing can hit)."""
     from loadgen.workload import TraceWorkload, predict_hits
@@ -80,7 +102,7 @@ def run_prediction(workload: Any, metrics_url: str | None) -> dict[str, Any] | N
     return {**prediction.to_json(), **size.to_json(), "blocks": size.describe()}
 
 
-def prediction_line(prediction: dict[str, Any]) -> str:
+def prediction_line(prediction: RunPredictionJSON) -> str:
     rate = prediction.get("hit_rate")
     shown = f"{rate:.1%}" if isinstance(rate, float) else "n/a"
     return f"goodput: predicted prefix-cache hit rate of this replay: {shown} ({prediction.get('blocks')})"

@@ -18,6 +18,7 @@ from metrics.results import SERVER_SECTION_FILE as SECTION_FILE
 from metrics.results import SERVER_SERIES_FILE as SERIES_FILE
 from metrics.results import write_json
 from metrics.server import GaugePoint, release_report, release_warning
+from metrics.server.prometheus_json import ServerPrometheusJSON
 from metrics.summary import planned
 
 
@@ -45,8 +46,8 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def with_cancel_release(section: dict[str, Any] | None, out: Path, frame: RequestFrame, run: dict[str, Any], *,
-                        console: bool = True) -> dict[str, Any] | None:
+def with_cancel_release(section: ServerPrometheusJSON | None, out: Path, frame: RequestFrame, run: dict[str, Any],
+                        *, console: bool = True) -> ServerPrometheusJSON | None:
     """`section` (the server's Prometheus section) with `cancel_release` added when the run cancelled
     requests as planned and the server was scraped; prints the release or the warning when `console`."""
     cancelled = planned(frame)
@@ -64,6 +65,6 @@ def with_cancel_release(section: dict[str, Any] | None, out: Path, frame: Reques
         elif report.get("released"):
             print(f"goodput: the server released the cancelled requests within {report['released_after_s']:.2f} s "
                   f"of the last planned cancel (scrapes {report['resolution_s']:.2f} s apart)", file=sys.stderr)
-    out_section = {**section, "cancel_release": report}
+    out_section: ServerPrometheusJSON = {**section, "cancel_release": report}
     write_json(out / SECTION_FILE, out_section)  # `goodput report` reads it from there; OSError: an output error
     return out_section

@@ -21,9 +21,10 @@ import httpx
 from loadgen.run.scrape import ServerScraper, scrape_failure
 from loadgen.spec import ScrapeTarget
 from metrics.results import GPU_FILE as GPU_FILE
+from metrics.server.gpu_json import Figure, GpuDocument, GpuReading, GpuSourceJSON
 
 # sample key → DCGM exporter family, and its unit as the exporter gives it.
-FAMILIES: dict[str, str] = {
+FAMILIES: dict[Figure, str] = {
     "util_pct": "DCGM_FI_DEV_GPU_UTIL",  # %
     "power_w": "DCGM_FI_DEV_POWER_USAGE",  # W
     "fb_used_mib": "DCGM_FI_DEV_FB_USED",  # MiB
@@ -32,12 +33,18 @@ FAMILIES: dict[str, str] = {
 _BY_FAMILY = {family: key for key, family in FAMILIES.items()}
 
 
-def gpu_samples(text: str) -> list[dict[str, Any]]:
+class TimedReading(GpuReading):
+    """A reading and the wall-clock time its scrape was answered."""
+
+    unix_s: float
+
+
+def gpu_samples(text: str) -> list[GpuReading]:
     """The GPU families of one Prometheus text scrape: one entry per GPU with its labels and values.
     Raises ValueError on text the parser cannot read."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    per_gpu: dict[tuple[str, str], dict[str, Any]] = {}
+    per_gpu: dict[tuple[str, str], GpuReading] = {}
     for family in text_string_to_metric_families(text):
         key = _BY_FAMILY.get(family.name)
         if key is None:
@@ -47,9 +54,9 @@ def gpu_samples(text: str) -> list[dict[str, Any]]:
                 continue
             labels = s.labels
             gpu_id = labels.get("UUID") or labels.get("gpu") or labels.get("device") or ""
-            entry = per_gpu.setdefault((labels.get("Hostname", ""), gpu_id), {
-                "gpu": labels.get("gpu"), "uuid": labels.get("UUID"), "model_name": labels.get("modelName"),
-                "hostname": labels.get("Hostname")})
+            entry = per_gpu.setdefault((labels.get("Hostname", ""), gpu_id), GpuReading(
+                gpu=labels.get("gpu"), uuid=labels.get("UUID"), model_name=labels.get("modelName"),
+                hostname=labels.get("Hostname")))
             entry[key] = float(s.value)
     return list(per_gpu.values())
 
@@ -60,7 +67,7 @@ class GpuScraper(ServerScraper):
     def __init__(self, target: ScrapeTarget, *, interval_s: float) -> None:
         super().__init__(target.url, interval_s=interval_s)
         self.name = target.name
-        self.samples: list[dict[str, Any]] = []
+        self.samples: list[TimedReading] = []
         self.scrapes = 0
 
     def scrape(self) -> Any:
@@ -72,11 +79,11 @@ class GpuScraper(ServerScraper):
         self.samples += [{"unix_s": unix_s, **entry} for entry in found]
         return found
 
-    def source(self) -> dict[str, Any]:
+    def source(self) -> GpuSourceJSON:
         from loadgen.http import public_url, scrub_userinfo
 
-        out: dict[str, Any] = {"name": self.name, "url": public_url(self.url), "interval_s": self.interval_s,
-                               "scrapes": self.scrapes, "failed_scrapes": len(self.failures)}
+        out: GpuSourceJSON = {"name": self.name, "url": public_url(self.url), "interval_s": self.interval_s,
+                              "scrapes": self.scrapes, "failed_scrapes": len(self.failures)}
         if self.failures:
             out["last_failure"] = scrub_userinfo(self.failures[-1])
         return out
@@ -111,7 +118,7 @@ class GpuScrapers:
         for scraper in self.scrapers:
             scraper.abort()
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> GpuDocument:
         every = self.scrapers + self.failed_at_start
         return {"sources": [s.source() for s in every],
                 "samples": [{"source": s.name, **point} for s in every for point in s.samples]}
@@ -131,18 +138,18 @@ def add_gpu_section(out: Path, summary: dict[str, Any]) -> None:
 
     from metrics.results import write_summary
     from metrics.server import gpu_section
+    from metrics.server.gpu_json import read_gpu_document
 
     path = out / GPU_FILE
     if not path.is_file():
         return
-    document = json.loads(path.read_text())
+    document = read_gpu_document(json.loads(path.read_text()))
     run, throughput = summary.get("run") or {}, summary.get("throughput") or {}
     window = run.get("window") or {}
     rate, duration = throughput.get("output_tokens_per_s"), throughput.get("duration_s")
-    section = gpu_section(document if isinstance(document, dict) else {},
-                          start_unix_s=float(run.get("start_unix_s") or 0.0), window_start_s=window.get("start_s"),
-                          window_end_s=window.get("end_s"),
+    section = gpu_section(document, start_unix_s=float(run.get("start_unix_s") or 0.0),
+                          window_start_s=window.get("start_s"), window_end_s=window.get("end_s"),
                           output_tokens=rate * duration if rate is not None and duration else None)
     if section is not None:
-        summary["gpu"] = section
+        summary["gpu"] = section.to_json()
         write_summary(out, summary)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from loadgen.dispatch import RecordWriter, RunState
+    from metrics.server.prometheus_json import ServerPrometheusJSON
 
 EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2  # as click's for a bad option: the run's input cannot work against this server
@@ -23,7 +24,7 @@ class RunSoFar:
     run_info: dict[str, Any] = field(default_factory=dict)
     writer: RecordWriter | None = None
     state: RunState | None = None  # set just before dispatching begins
-    server_prom: dict[str, Any] | None = None
+    server_prom: ServerPrometheusJSON | None = None
     output_errors: list[OSError] = field(default_factory=list)  # result files that could not be written
 
 

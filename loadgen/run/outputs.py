@@ -22,7 +22,7 @@ from exporters import write_records_parquet, write_summary_csv
 from loadgen.run.layout import RECORDS_FILE as RECORDS_FILE
 from loadgen.run.layout import RUN_FILE as RUN_FILE
 from loadgen.run.layout import summary_config_of
-from loadgen.run.roofline import roofline_section
+from loadgen.run.roofline import RooflineSpecJSON, roofline_section, roofline_spec
 from loadgen.spec import RunSpec
 from metrics import SLO, parse_slo
 from metrics.latency import Samples
@@ -71,11 +71,10 @@ def run_summary_config(run: dict[str, Any], *, slo: SLO | None = None) -> Summar
                              slo=slo)
 
 
-def run_roofline(run: dict[str, Any]) -> dict[str, Any] | None:
+def run_roofline(run: dict[str, Any]) -> RooflineSpecJSON | None:
     """The deployment a run's roofline floors are computed for, if any."""
     source = run.get("resolved") if "spec" in run else run.get("settings")
-    roofline = (source or {}).get("roofline")
-    return roofline if isinstance(roofline, dict) else None
+    return roofline_spec((source or {}).get("roofline"))
 
 
 def _tune_memory() -> None:

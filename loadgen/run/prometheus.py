@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the real imports happen when a run starts, so `goodput --he
     from loadgen.workload.arrivals import Arrival
     from metrics.latency.samples import Samples
     from metrics.records.frame import RequestFrame
+    from metrics.server.prometheus_json import ServerPrometheusJSON
     from metrics.slo import SLO
     from metrics.summary.build import SummaryConfig
 
@@ -98,7 +99,8 @@ def start_exporters(opts: PromOptions, config: SummaryConfig, *, run_id: str, mo
     return exporters
 
 
-def add_server_section(out: Path, summary: dict[str, Any], section: dict[str, Any] | None) -> None:
+def add_server_section(out: Path, summary: dict[str, Any],
+                       section: ServerPrometheusJSON | dict[str, Any] | None) -> None:
     """Put the scraped server figures under summary["server"]["prometheus"] and rewrite summary.json.
 
     `goodput report` can call it with `load_server_section(out)`: the section is kept in its own file
@@ -155,7 +157,7 @@ class RunExporters:
         self.push_target = None if opts.pushgateway is None else PushTarget(
             url=opts.pushgateway, job=opts.pushgateway_job, run_id=live.run_id,
             username=opts.pushgateway_user, password=opts.pushgateway_password)
-        self._server_section: dict[str, Any] | None = None
+        self._server_section: ServerPrometheusJSON | None = None
 
     @classmethod
     def create(cls, opts: PromOptions, config: SummaryConfig, *, run_id: str, model: str, load: str,
@@ -214,7 +216,7 @@ class RunExporters:
         """More series on the live endpoint, in metrics.prom and in the push (per-worker series)."""
         self.metrics.registry.register(collector)
 
-    def finish(self, out: Path) -> dict[str, Any] | None:
+    def finish(self, out: Path) -> ServerPrometheusJSON | None:
         """After the last request: the 'after' scrape, metrics.prom, the final push. Returns the
         `server.prometheus` section (None when server metrics were off). A file that cannot be written
         does not stop the others or the push: the errors are left in `write_errors`."""

@@ -10,36 +10,107 @@ measured / floor says how far from the hardware's limit the deployment runs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from metrics.model import floors
+from metrics.model.roofline import FloorsJSON
 
 
-def spec_from_models_entry(entry: dict[str, Any]) -> dict[str, Any] | None:
+class RooflineSpecJSON(TypedDict, total=False):
+    """The deployment the floors are for, as run.json keeps it: from --model-config/--gpu
+    (loadgen.run.setup.roofline_settings: `model_name` too) or a sim target's entry (spec_from_models_entry:
+    `kv_dtype` and `sim_efficiency` too)."""
+
+    model: str | None  # a preset name or a config.json path
+    model_name: str
+    gpu: str | None
+    tp: int
+    dtype: str
+    kv_dtype: str | None
+    source: str
+    sim_efficiency: float | None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: object) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def roofline_spec(raw: object) -> RooflineSpecJSON | None:
+    """run.json's roofline spec, checked: the keys of the right type, in the order the run wrote them
+    (None when it is not an object)."""
+    if not isinstance(raw, dict):
+        return None
+    spec = RooflineSpecJSON()
+    if "model" in raw:
+        spec["model"] = _text(raw["model"])
+    if isinstance(name := raw.get("model_name"), str):
+        spec["model_name"] = name
+    if "gpu" in raw:
+        spec["gpu"] = _text(raw["gpu"])
+    if isinstance(tp := raw.get("tp"), int) and not isinstance(tp, bool):
+        spec["tp"] = tp
+    if isinstance(dtype := raw.get("dtype"), str):
+        spec["dtype"] = dtype
+    if "kv_dtype" in raw:
+        spec["kv_dtype"] = _text(raw["kv_dtype"])
+    if isinstance(source := raw.get("source"), str):
+        spec["source"] = source
+    if "sim_efficiency" in raw:
+        spec["sim_efficiency"] = _number(raw["sim_efficiency"])
+    return spec
+
+
+def spec_from_models_entry(entry: dict[str, Any]) -> RooflineSpecJSON | None:
     """The roofline spec of a sim-engine target, from its `/v1/models` entry; None for anything else."""
     sim = entry.get("sim")
     if entry.get("engine") != "sim" or not isinstance(sim, dict):
         return None
-    return {"model": sim.get("sim_model"), "gpu": sim.get("sim_gpu"), "tp": sim.get("tp", 1),
-            "dtype": sim.get("dtype", "bf16"), "kv_dtype": sim.get("kv_dtype"), "source": "sim engine",
-            "sim_efficiency": sim.get("efficiency")}
+    return roofline_spec({"model": sim.get("sim_model"), "gpu": sim.get("sim_gpu"), "tp": sim.get("tp", 1),
+                          "dtype": sim.get("dtype", "bf16"), "kv_dtype": sim.get("kv_dtype"), "source": "sim engine",
+                          "sim_efficiency": sim.get("efficiency")})
 
 
-def _mean(summary: dict[str, Any], total_key: str) -> float | None:
+class MeasuredJSON(TypedDict):
+    measured_p50: float | None
+    floor: float | None
+    ratio: float | None
+
+
+class RooflineSectionJSON(TypedDict):
+    """`summary["roofline"]`."""
+
+    spec: RooflineSpecJSON
+    error: NotRequired[str]  # why there are no floors
+    floors: NotRequired[FloorsJSON]
+    mean_in_flight: NotRequired[float]
+    ttft_s: NotRequired[MeasuredJSON]
+    tpot_s: NotRequired[MeasuredJSON]
+    e2e_s: NotRequired[MeasuredJSON]
+
+
+MEASURED: tuple[tuple[Literal["ttft_s", "tpot_s", "e2e_s"], Literal["ttft_floor_s", "tpot_floor_s", "e2e_floor_s"]],
+                ...] = (("ttft_s", "ttft_floor_s"), ("tpot_s", "tpot_floor_s"), ("e2e_s", "e2e_floor_s"))
+
+
+def roofline_section(summary: dict[str, Any], spec: RooflineSpecJSON) -> RooflineSectionJSON:
+    """`summary["roofline"]`: the floors for this run's shape and measured p50 / floor ratios."""
     tokens = summary.get("tokens", {})
     n = tokens.get("requests") or 0
-    total = tokens.get(total_key)
-    return total / n if n and total is not None else None
 
+    def mean(total_key: str) -> float | None:
+        total = tokens.get(total_key)
+        return total / n if n and total is not None else None
 
-def roofline_section(summary: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
-    """`summary["roofline"]`: the floors for this run's shape and measured p50 / floor ratios."""
-    prompt, output, cached = (_mean(summary, k) for k in ("prompt_tokens", "output_tokens", "cached_tokens"))
+    prompt, output, cached = (mean(k) for k in ("prompt_tokens", "output_tokens", "cached_tokens"))
     latency = summary.get("latency", {})
     rate = summary.get("throughput", {}).get("requests_per_s")
     e2e_mean = latency.get("e2e_s", {}).get("mean")
     in_flight = rate * e2e_mean if rate and e2e_mean else 1.0
-    out: dict[str, Any] = {"spec": spec}
+    out: RooflineSectionJSON = {"spec": spec}
     if prompt is None or output is None:
         out["error"] = "no measured request with known prompt and output tokens"
         return out
@@ -53,9 +124,9 @@ def roofline_section(summary: dict[str, Any], spec: dict[str, Any]) -> dict[str,
         return out
     out["floors"] = bound
     out["mean_in_flight"] = in_flight
-    for metric, floor_key in (("ttft_s", "ttft_floor_s"), ("tpot_s", "tpot_floor_s"), ("e2e_s", "e2e_floor_s")):
+    for metric, floor_key in MEASURED:
         measured = latency.get(metric, {}).get("p50")
-        floor = bound.get(floor_key)
+        floor = bound[floor_key]
         out[metric] = {"measured_p50": measured, "floor": floor,
                        "ratio": measured / floor if measured is not None and floor else None}
     return out

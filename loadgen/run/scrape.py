@@ -15,9 +15,10 @@ import json
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 import httpx
 
@@ -32,6 +33,14 @@ from metrics.server import (
     histogram_delta,
     histogram_figures,
     ratio,
+)
+from metrics.server.prometheus_json import (
+    CounterJSON,
+    GaugeJSON,
+    GaugeKey,
+    HistogramJSON,
+    SeriesPoint,
+    ServerPrometheusJSON,
 )
 
 # summary key → metric family names, preferred first (families as the parser names them: no _total).
@@ -55,7 +64,7 @@ COUNTERS: dict[str, tuple[str, ...]] = {
     "prefix_cache_hits": ("vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits"),
     "preemptions": ("vllm:num_preemptions",),
 }
-GAUGES: dict[str, tuple[str, ...]] = {
+GAUGES: dict[GaugeKey, tuple[str, ...]] = {
     "running": ("vllm:num_requests_running",),
     "waiting": ("vllm:num_requests_waiting",),
     "kv_cache_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
@@ -119,18 +128,25 @@ def parse_exposition(text: str, *, unix_s: float = 0.0) -> Snapshot:
     return snap
 
 
-def series_point(snap: Snapshot, *, started_unix_s: float, t_s: float) -> dict[str, Any]:
+# server_metrics.jsonl's counters: summary key → the series point's key.
+SERIES_COUNTERS: tuple[tuple[str, Literal["prefix_cache_queries_total", "prefix_cache_hits_total",
+                                          "generation_tokens_total"]], ...] = (
+    ("prefix_cache_queries", "prefix_cache_queries_total"), ("prefix_cache_hits", "prefix_cache_hits_total"),
+    ("generation_tokens", "generation_tokens_total"))
+
+
+def series_point(snap: Snapshot, *, started_unix_s: float, t_s: float) -> SeriesPoint:
     """One line of server_metrics.jsonl: the scrape's gauges and a few counters, by goodput's key."""
-    point: dict[str, Any] = {"t_s": t_s, "unix_s": snap.unix_s,
-                             "started_unix_s": started_unix_s}  # the gauges are of a moment in between
+    point: SeriesPoint = {"t_s": t_s, "unix_s": snap.unix_s,
+                          "started_unix_s": started_unix_s}  # the gauges are of a moment in between
     for key, names in GAUGES.items():
         name = _first(names, snap.gauges)
         if name is not None:
             point[key] = snap.gauges[name]
-    for key in ("prefix_cache_queries", "prefix_cache_hits", "generation_tokens"):
-        name = _first(COUNTERS[key], snap.counters)
+    for counter, series_key in SERIES_COUNTERS:
+        name = _first(COUNTERS[counter], snap.counters)
         if name is not None:
-            point[f"{key}_total"] = snap.counters[name]
+            point[series_key] = snap.counters[name]
     return point
 
 
@@ -155,7 +171,7 @@ def scrape_failure(exc: Exception) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def _first(names: tuple[str, ...], table: dict[str, Any]) -> str | None:
+def _first(names: tuple[str, ...], table: Container[str]) -> str | None:
     return next((n for n in names if n in table), None)
 
 
@@ -172,7 +188,7 @@ class ServerScraper:
         self._thread: threading.Thread | None = None
         self._t0 = time.perf_counter()
         self.snapshots: list[Snapshot] = []
-        self.series: list[dict[str, Any]] = []
+        self.series: list[SeriesPoint] = []
         self.failures: list[str] = []
 
     def scrape(self) -> Snapshot:
@@ -229,36 +245,36 @@ class ServerScraper:
         write_atomic(path, "".join(json.dumps(point) + "\n" for point in self.series).encode())
         return path
 
-    def section(self) -> dict[str, Any]:
+    def section(self) -> ServerPrometheusJSON:
         """The `server.prometheus` entry of summary.json."""
         return prometheus_section(self.snapshots, self.series, url=public_url(self.url), interval_s=self.interval_s,
                                   failures=[scrub_userinfo(f) for f in self.failures])
 
 
-def _gauge_stats(values: list[float]) -> dict[str, Any]:
-    return {"samples": len(values), "mean": sum(values) / len(values), "min": min(values), "max": max(values),
-            "last": values[-1]}
+def _gauge_stats(metric: str, values: list[float]) -> GaugeJSON:
+    return {"metric": metric, "samples": len(values), "mean": sum(values) / len(values), "min": min(values),
+            "max": max(values), "last": values[-1]}
 
 
-def prometheus_section(snapshots: list[Snapshot], series: list[dict[str, Any]], *, url: str, interval_s: float,
-                       failures: list[str]) -> dict[str, Any]:
+def prometheus_section(snapshots: list[Snapshot], series: list[SeriesPoint], *, url: str, interval_s: float,
+                       failures: list[str]) -> ServerPrometheusJSON:
     """Deltas between the first and last snapshot, gauge statistics, and what was absent."""
-    out: dict[str, Any] = {"url": url, "scrapes": len(snapshots), "failed_scrapes": len(failures),
-                           "interval_s": interval_s, "interpolation": INTERPOLATION, "series_file": SERIES_FILE}
-    if failures:
-        out["last_failure"] = failures[-1]
-    if len(snapshots) < 2:
-        out["available"] = False
+    available = len(snapshots) >= 2
+    out: ServerPrometheusJSON = {"url": url, "scrapes": len(snapshots), "failed_scrapes": len(failures),
+                                 "interval_s": interval_s, "interpolation": INTERPOLATION, "series_file": SERIES_FILE,
+                                 "last_failure": failures[-1], "available": available} if failures else {
+        "url": url, "scrapes": len(snapshots), "failed_scrapes": len(failures), "interval_s": interval_s,
+        "interpolation": INTERPOLATION, "series_file": SERIES_FILE, "available": available}
+    if not available:
         return out
     first, last = snapshots[0], snapshots[-1]
-    out["available"] = True
     if last.block_size is not None:
         out["block_size"] = last.block_size
     if last.cache_config:
         out["cache_config"] = dict(last.cache_config)  # vllm:cache_config_info's labels, as published
     out["span_s"] = last.unix_s - first.unix_s
     absent: list[str] = []
-    hists: dict[str, Any] = {}
+    hists: dict[str, HistogramJSON] = {}
     for key, names in HISTOGRAMS.items():
         name = _first(names, last.histograms)
         if name is None:
@@ -266,24 +282,27 @@ def prometheus_section(snapshots: list[Snapshot], series: list[dict[str, Any]], 
             continue
         delta, reset = histogram_delta(first.histograms.get(name), last.histograms[name])
         hists[key] = {"metric": name, **histogram_figures(delta, reset=reset)}
-    counters: dict[str, Any] = {}
+    counters: dict[str, CounterJSON] = {}
     for key, names in COUNTERS.items():
         name = _first(names, last.counters)
         if name is None:
             absent.append(names[0] + "_total")
             continue
         value, reset = counter_delta(first.counters.get(name), last.counters[name])
-        counters[key] = {"metric": name + "_total", "delta": value, **({"reset": True} if reset else {})}
-    gauges: dict[str, Any] = {}
+        counters[key] = {"metric": name + "_total", "delta": value}
+        if reset:
+            counters[key]["reset"] = True
+    gauges: dict[str, GaugeJSON] = {}
     for key, names in GAUGES.items():
-        values = [float(p[key]) for p in series if key in p]
+        values = [float(value) for p in series if (value := p.get(key)) is not None]
         name = _first(names, last.gauges)
         if not values or name is None:
             if key != "prefix_cache_hit_rate":  # newer vLLM has counters instead of this gauge
                 absent.append(names[0])
             continue
-        gauges[key] = {"metric": name, **_gauge_stats(values)}
-    hits, queries = counters.get("prefix_cache_hits", {}), counters.get("prefix_cache_queries", {})
-    out.update(histograms=hists, counters=counters, gauges=gauges,
-               prefix_cache_hit_rate=ratio(hits.get("delta"), queries.get("delta")), absent=absent)
+        gauges[key] = _gauge_stats(name, values)
+    hits, queries = counters.get("prefix_cache_hits"), counters.get("prefix_cache_queries")
+    out["histograms"], out["counters"], out["gauges"] = hists, counters, gauges
+    out["prefix_cache_hit_rate"] = ratio(hits["delta"] if hits else None, queries["delta"] if queries else None)
+    out["absent"] = absent
     return out

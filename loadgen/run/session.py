@@ -32,7 +32,7 @@ from loadgen.run.model_len import ContextTooSmall, check_context
 from loadgen.run.models import check_mix, list_models
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, EXIT_USAGE, RunSoFar, describe_os_error
 from loadgen.run.prometheus import RunExporters, server_metrics_url, start_exporters
-from loadgen.run.roofline import spec_from_models_entry
+from loadgen.run.roofline import RooflineSpecJSON, spec_from_models_entry
 from loadgen.run.scrape import SCRAPE_TIMEOUT_S
 from loadgen.run.setup import RunSetup, client_config
 from loadgen.run.sizing import SIZING_LIMIT_S, resolve_sizing
@@ -45,7 +45,7 @@ TOOL_VERSION = "0.1.0"
 
 
 def _sim_spec(config: ClientConfig, entries: list[dict[str, Any]] | None, *,
-              embedded: bool) -> dict[str, Any] | None:
+              embedded: bool) -> RooflineSpecJSON | None:
     """The roofline spec a sim-engine target announces for the model under test, if any. With --model, only
     the embedded server is asked (a --url target is not listed: loadgen.run.models)."""
     if entries is None:

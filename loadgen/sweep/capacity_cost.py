@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from metrics.model import cost_block, cost_lines
+from metrics.model import cost_block, cost_lines, read_cost
 from metrics.results import CapacityView, PointRow
 
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ def with_cost(doc: CapacityView, costs: CostOptions | None) -> CapacityView:
 
 
 def cost_console_lines(doc: CapacityView) -> list[str]:
-    if doc.cost is None:
+    block = read_cost(doc.cost)
+    if block is None:
         return []
     cap = doc.capacity
-    return cost_lines(dict(doc.cost), capacity_at_least=cap.rate is not None and cap.upper is None)
+    return cost_lines(block, capacity_at_least=cap.rate is not None and cap.upper is None)

@@ -34,7 +34,15 @@ if TYPE_CHECKING:
         model_from_hf_config,
         special_token_ids,
     )
-    from metrics.model.cost import CostOptions, cost_block, cost_lines, energy_joules, joules_per_output_token
+    from metrics.model.cost import (
+        CostJSON,
+        CostOptions,
+        cost_block,
+        cost_lines,
+        energy_joules,
+        joules_per_output_token,
+        read_cost,
+    )
     from metrics.model.presets import (
         GPU_PRESETS,
         MODEL_PRESETS,
@@ -59,6 +67,7 @@ __all__ = [
     "GIB",
     "GPU_PRESETS",
     "MODEL_PRESETS",
+    "CostJSON",
     "CostOptions",
     "GpuSpec",
     "ModelConfig",
@@ -84,6 +93,7 @@ __all__ = [
     "param_breakdown",
     "plan_memory",
     "prefill_cost",
+    "read_cost",
     "request_throughput_bound",
     "resolve_gpu",
     "resolve_model",
@@ -100,8 +110,8 @@ __getattr__ = lazy_names(__name__, {
     "plan_memory": "capacity",
     "ModelConfig": "config", "RopeScaling": "config", "UnsupportedModelError": "config",
     "model_from_hf_config": "config", "special_token_ids": "config",
-    "CostOptions": "cost", "cost_block": "cost", "cost_lines": "cost", "energy_joules": "cost",
-    "joules_per_output_token": "cost",
+    "CostJSON": "cost", "CostOptions": "cost", "cost_block": "cost", "cost_lines": "cost", "energy_joules": "cost",
+    "joules_per_output_token": "cost", "read_cost": "cost",
     "GPU_PRESETS": "presets", "GpuSpec": "presets", "MODEL_PRESETS": "presets", "dtype_bytes": "presets",
     "resolve_gpu": "presets", "resolve_model": "presets",
     "SeqWork": "roofline", "decode_step_cost": "roofline", "floors": "roofline", "prefill_cost": "roofline",

@@ -110,8 +110,8 @@ def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _int(config: dict[str, Any], key: str, source: str) -> int:
-    value = config.get(key)
+def _int(value: object, key: str, source: str) -> int:
+    """`value`, config.json's `key`: an integer, or the model cannot be read."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise UnsupportedModelError(f"{source}: config.json needs an integer {key!r}, got {value!r}")
     return value
@@ -165,8 +165,8 @@ def _layer_windows(config: dict[str, Any], num_layers: int, source: str) -> tupl
     return (window,) * num_layers  # Mistral: every layer slides
 
 
-def _number(config: dict[str, Any], key: str, source: str, default: float | None = None) -> float:
-    value = config.get(key, default)
+def _number(value: object, key: str, source: str) -> float:
+    """`value`, config.json's `key`: a number, or the model cannot be read."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise UnsupportedModelError(f"{source}: config.json needs a number {key!r}, got {value!r}")
     return float(value)
@@ -178,7 +178,7 @@ def _rope_from_hf(config: dict[str, Any], source: str) -> tuple[float, RopeScali
     params = config.get("rope_parameters") or {}
     if not isinstance(params, dict):
         raise UnsupportedModelError(f"{source}: rope_parameters must be an object, got {params!r}")
-    theta = _number(params, "rope_theta", source, default=config.get("rope_theta", 10000.0))
+    theta = _number(params.get("rope_theta", config.get("rope_theta", 10000.0)), "rope_theta", source)
     scaling = config.get("rope_scaling") or params or None
     if scaling is None:
         return theta, None
@@ -188,7 +188,7 @@ def _rope_from_hf(config: dict[str, Any], source: str) -> tuple[float, RopeScali
     if kind == "default":
         return theta, None
     if kind == "linear":
-        return theta, RopeScaling(kind="linear", factor=_number(scaling, "factor", source))
+        return theta, RopeScaling(kind="linear", factor=_number(scaling.get("factor"), "factor", source))
     if kind == "llama3":
         original = scaling.get("original_max_position_embeddings")
         if not _is_int(original):
@@ -196,13 +196,13 @@ def _rope_from_hf(config: dict[str, Any], source: str) -> tuple[float, RopeScali
                                         f"'original_max_position_embeddings', got {original!r}")
         return theta, RopeScaling(
             kind="llama3",
-            factor=_number(scaling, "factor", source),
-            low_freq_factor=_number(scaling, "low_freq_factor", source),
-            high_freq_factor=_number(scaling, "high_freq_factor", source),
+            factor=_number(scaling.get("factor"), "factor", source),
+            low_freq_factor=_number(scaling.get("low_freq_factor"), "low_freq_factor", source),
+            high_freq_factor=_number(scaling.get("high_freq_factor"), "high_freq_factor", source),
             original_max_position_embeddings=original,
         )
     factor = scaling.get("factor")
-    return theta, RopeScaling(kind=kind, factor=_number(scaling, "factor", source) if factor is not None else 1.0)
+    return theta, RopeScaling(kind=kind, factor=_number(factor, "factor", source) if factor is not None else 1.0)
 
 
 def _token_id(value: object, key: str, source: str) -> int:
@@ -224,9 +224,9 @@ def model_from_hf_config(config: dict[str, Any], *, name: str | None = None) -> 
     """Read a parsed HF `config.json` into a `ModelConfig`; refuse what the formulas cannot model."""
     source = name or str(config.get("_name_or_path") or config.get("model_type") or "config")
     _refuse_unmodelled(config, source)
-    num_layers = _int(config, "num_hidden_layers", source)
-    hidden = _int(config, "hidden_size", source)
-    num_heads = _int(config, "num_attention_heads", source)
+    num_layers = _int(config.get("num_hidden_layers"), "num_hidden_layers", source)
+    hidden = _int(config.get("hidden_size"), "hidden_size", source)
+    num_heads = _int(config.get("num_attention_heads"), "num_attention_heads", source)
     num_kv_heads = config.get("num_key_value_heads") or num_heads  # absent = multi-head attention
     head_dim = config.get("head_dim") or hidden // num_heads
     model_type = config["model_type"]
@@ -240,14 +240,14 @@ def model_from_hf_config(config: dict[str, Any], *, name: str | None = None) -> 
             num_heads=num_heads,
             num_kv_heads=int(num_kv_heads),
             head_dim=int(head_dim),
-            intermediate_size=_int(config, "intermediate_size", source),
-            vocab_size=_int(config, "vocab_size", source),
+            intermediate_size=_int(config.get("intermediate_size"), "intermediate_size", source),
+            vocab_size=_int(config.get("vocab_size"), "vocab_size", source),
             tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
             qkv_bias=model_type == "qwen2" or bool(config.get("attention_bias", False)),
             qk_norm=model_type == "qwen3",
             layer_windows=_layer_windows(config, num_layers, source),
             max_position_embeddings=config.get("max_position_embeddings"),
-            rms_norm_eps=_number(config, "rms_norm_eps", source, default=1e-5),
+            rms_norm_eps=_number(config.get("rms_norm_eps", 1e-5), "rms_norm_eps", source),
             rope_theta=theta,
             rope_scaling=rope_scaling,
             attention_bias=bool(config.get("attention_bias", False)),

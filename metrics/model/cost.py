@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 SECONDS_PER_HOUR = 3600.0
 MILLION = 1e6
@@ -99,12 +99,36 @@ def joules_per_output_token(energy_j: float | None, output_tokens: float | None)
     return energy_j / output_tokens
 
 
+class CostTargetJSON(TypedDict):
+    """`cost.target`: the replicas a target rate needs and their cost (unknown without a capacity)."""
+
+    rate: float
+    replicas: int | None
+    cost_per_hour: float | None
+    gpus: NotRequired[int]
+    per_million_requests: NotRequired[float]
+
+
+class CostJSON(TypedDict):
+    """The `cost` entry (cost_block)."""
+
+    gpu_hour_cost: float
+    gpus_per_replica: int
+    cost_per_hour_per_replica: float
+    rate: float | None
+    mean_output_tokens: float | None
+    per_million_requests: float | None
+    per_million_output_tokens: float | None
+    reason: NotRequired[str]  # why a figure is None
+    target: NotRequired[CostTargetJSON]
+
+
 def cost_block(capacity_rps: float | None, mean_output_tokens: float | None, *, gpu_hour_cost: float,
-               gpus_per_replica: int, target_rps: float | None = None) -> dict[str, Any]:
+               gpus_per_replica: int, target_rps: float | None = None) -> CostJSON:
     """The `cost` entry of capacity.json and of `goodput plan --json`: the figures at one replica's capacity
     and, with a target, the replicas it needs and the cost of serving exactly the target on them. A figure
     that cannot be known (no capacity, no output tokens) is None, with `reason` saying why."""
-    block: dict[str, Any] = {
+    block: CostJSON = {
         "gpu_hour_cost": gpu_hour_cost, "gpus_per_replica": gpus_per_replica,
         "cost_per_hour_per_replica": deployment_cost_per_hour(gpu_hour_cost=gpu_hour_cost,
                                                               gpus_per_replica=gpus_per_replica),
@@ -122,20 +146,52 @@ def cost_block(capacity_rps: float | None, mean_output_tokens: float | None, *, 
         else:
             block["reason"] = "no output tokens were measured at this rate"
     if target_rps is not None:
-        target: dict[str, Any] = {"rate": target_rps, "replicas": None, "cost_per_hour": None}
+        target: CostTargetJSON = {"rate": target_rps, "replicas": None, "cost_per_hour": None}
         if capacity_rps is not None and capacity_rps > 0:
             n = replicas_needed(target_rps, capacity_rps)
-            target.update(replicas=n, gpus=n * gpus_per_replica,
-                          cost_per_hour=deployment_cost_per_hour(gpu_hour_cost=gpu_hour_cost,
-                                                                 gpus_per_replica=gpus_per_replica, replicas=n),
-                          per_million_requests=cost_per_million_requests(
-                              target_rps, gpu_hour_cost=gpu_hour_cost, gpus_per_replica=gpus_per_replica,
-                              replicas=n))
+            target["replicas"] = n
+            target["cost_per_hour"] = deployment_cost_per_hour(gpu_hour_cost=gpu_hour_cost,
+                                                               gpus_per_replica=gpus_per_replica, replicas=n)
+            target["gpus"] = n * gpus_per_replica  # after cost_per_hour, as written before
+            target["per_million_requests"] = cost_per_million_requests(
+                target_rps, gpu_hour_cost=gpu_hour_cost, gpus_per_replica=gpus_per_replica, replicas=n)
         block["target"] = target
     return block
 
 
-def cost_lines(block: dict[str, Any], *, bound: bool = False, capacity_at_least: bool = False) -> list[str]:
+def _number(value: object) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def read_cost(raw: object) -> CostJSON | None:
+    """A `cost` entry read back from a document (capacity.json), checked once; None when it is not one."""
+    if not isinstance(raw, dict):
+        return None
+    hour, hourly = _number(raw.get("gpu_hour_cost")), _number(raw.get("cost_per_hour_per_replica"))
+    gpus = raw.get("gpus_per_replica")
+    if hour is None or hourly is None or not isinstance(gpus, int) or isinstance(gpus, bool):
+        return None
+    block: CostJSON = {
+        "gpu_hour_cost": hour, "gpus_per_replica": gpus, "cost_per_hour_per_replica": hourly,
+        "rate": _number(raw.get("rate")), "mean_output_tokens": _number(raw.get("mean_output_tokens")),
+        "per_million_requests": _number(raw.get("per_million_requests")),
+        "per_million_output_tokens": _number(raw.get("per_million_output_tokens"))}
+    if isinstance(reason := raw.get("reason"), str):
+        block["reason"] = reason
+    target = raw.get("target")
+    if isinstance(target, dict) and (rate := _number(target.get("rate"))) is not None:
+        replicas, gpus_n = target.get("replicas"), target.get("gpus")
+        checked: CostTargetJSON = {"rate": rate, "replicas": replicas if isinstance(replicas, int) else None,
+                                   "cost_per_hour": _number(target.get("cost_per_hour"))}
+        if isinstance(gpus_n, int):
+            checked["gpus"] = gpus_n
+        if (per_million := _number(target.get("per_million_requests"))) is not None:
+            checked["per_million_requests"] = per_million
+        block["target"] = checked
+    return block
+
+
+def cost_lines(block: CostJSON, *, bound: bool = False, capacity_at_least: bool = False) -> list[str]:
     """The cost figures in words, for the console. `bound`: the rate is a roofline ceiling, so costs and
     replicas are at least these; `capacity_at_least`: the measured capacity is a lower bound (nothing above it
     failed), so they are at most these."""
@@ -144,14 +200,16 @@ def cost_lines(block: dict[str, Any], *, bound: bool = False, capacity_at_least:
     head = (f"cost: ${block['gpu_hour_cost']:g}/GPU-hour x {block['gpus_per_replica']} GPU(s) per replica "
             f"= ${hourly:,.2f}/hour per replica")
     lines = [head]
-    if block.get("per_million_requests") is None:
+    rate, per_million = block["rate"], block["per_million_requests"]
+    if per_million is None or rate is None:
         lines.append(f"  cost per million requests: unknown ({block.get('reason', 'no capacity')})")
     else:
         where = "at the throughput bound" if bound else "at the SLO capacity"
-        lines.append(f"  {where} {float(block['rate']):.3g} req/s: {at_least}"
-                     f"${float(block['per_million_requests']):,.2f} per million requests"
-                     + (f", {at_least}${float(block['per_million_output_tokens']):,.2f} per million output tokens"
-                        if block.get("per_million_output_tokens") is not None else ""))
+        per_token = block["per_million_output_tokens"]
+        lines.append(f"  {where} {float(rate):.3g} req/s: {at_least}"
+                     f"${float(per_million):,.2f} per million requests"
+                     + (f", {at_least}${float(per_token):,.2f} per million output tokens"
+                        if per_token is not None else ""))
     target = block.get("target")
     if isinstance(target, dict):
         if target.get("replicas") is None:

@@ -9,6 +9,7 @@ are what the memory-utilisation fraction leaves out.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,9 +93,9 @@ MODEL_PRESETS: dict[str, ModelConfig] = {
 }
 
 
-def _lookup(name: str, table: dict[str, object]) -> str | None:
+def _lookup(name: str, names: Iterable[str]) -> str | None:
     wanted = name.lower().replace("_", "-")
-    for key in table:
+    for key in names:
         if key.lower() == wanted:
             return key
     return None
@@ -102,7 +103,7 @@ def _lookup(name: str, table: dict[str, object]) -> str | None:
 
 def resolve_model(name_or_path: str) -> ModelConfig:
     """A preset name (case-insensitive) or a path to `config.json` / a model directory."""
-    key = _lookup(name_or_path, dict(MODEL_PRESETS))
+    key = _lookup(name_or_path, MODEL_PRESETS)
     if key is not None:
         return MODEL_PRESETS[key]
     path = Path(name_or_path)
@@ -113,7 +114,7 @@ def resolve_model(name_or_path: str) -> ModelConfig:
 
 
 def resolve_gpu(name: str) -> GpuSpec:
-    key = _lookup(name, dict(GPU_PRESETS))
+    key = _lookup(name, GPU_PRESETS)
     if key is None:
         raise ValueError(f"unknown GPU {name!r}; presets: {', '.join(GPU_PRESETS)}")
     return GPU_PRESETS[key]

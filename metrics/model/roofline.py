@@ -22,7 +22,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple, TypedDict
 
 from metrics.model.capacity import (
     kv_bytes_per_token_per_layer,
@@ -142,12 +142,48 @@ def decode_step_cost(model: ModelConfig, context_lens: Sequence[int], *, weight_
                      kv_dtype_bytes=kv_dtype_bytes, tp=tp)
 
 
+class FloorsJSON(TypedDict):
+    """floors(): the latency floors of requests of one shape, and the deployment they are for."""
+
+    model: str
+    gpu: str
+    tp: int
+    batch: int
+    efficiency: float
+    prompt_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    ttft_floor_s: float
+    prefill_bound: Bound
+    prefill_compute_s: float
+    prefill_memory_s: float
+    tpot_floor_s: float | None  # None: a single output token, no decode step
+    decode_bound: Bound | None
+    decode_first_step_s: float | None
+    decode_last_step_s: float | None
+    e2e_floor_s: float
+    decode_tokens_per_s: float | None
+
+
+class ThroughputBoundJSON(TypedDict):
+    """request_throughput_bound(): the ceiling on completed requests per second and what sets it."""
+
+    requests_per_s: float
+    compute_requests_per_s: float
+    memory_requests_per_s: float | None  # None: no decode memory traffic (unbounded)
+    bound: Bound
+    flops_per_request: float
+    decode_bytes_per_request: float
+    max_batch: int
+    efficiency: float
+
+
 _TPOT_SAMPLES = 129  # decode steps evaluated for the TPOT average; costs are near-linear in context
 
 
 def floors(model: ModelConfig | str, gpu: GpuSpec | str, prompt_tokens: int, output_tokens: int, batch: int = 1, *,
            weight_dtype: str = "bf16", kv_dtype: str | None = None, tp: int = 1, efficiency: float = 1.0,
-           cached_tokens: int = 0) -> dict[str, Any]:
+           cached_tokens: int = 0) -> FloorsJSON:
     """Latency floors the roofline implies for requests of this shape.
 
     TTFT floor: one prompt prefilled alone in one step (no request can do better). TPOT floor: the mean
@@ -183,7 +219,7 @@ def floors(model: ModelConfig | str, gpu: GpuSpec | str, prompt_tokens: int, out
 
 def request_throughput_bound(model: ModelConfig | str, gpu: GpuSpec | str, prompt_tokens: int, output_tokens: int,
                              *, max_batch: int, weight_dtype: str = "bf16", kv_dtype: str | None = None, tp: int = 1,
-                             efficiency: float = 1.0, cached_tokens: int = 0) -> dict[str, Any]:
+                             efficiency: float = 1.0, cached_tokens: int = 0) -> ThroughputBoundJSON:
     """An upper bound on completed requests per second, for requests of this shape on one replica.
 
     Serving N requests takes at least the time of all their steps, and a step takes at least both its

@@ -12,91 +12,208 @@ every GPU's power samples span the whole window (otherwise `energy_note` says ho
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 from metrics.model import energy_joules, joules_per_output_token
 from metrics.results import GPU_FILE
+from metrics.server.gpu_json import Figure, GpuDocument, GpuSample, GpuSourceJSON
 
 COVERAGE_SLACK = 0.999  # power samples reaching this share of the window count as spanning it
 
+@dataclass(frozen=True, slots=True)
+class MeanMax:
+    mean: float
+    max: float
 
-def _stats(values: list[float]) -> dict[str, float] | None:
-    return {"mean": sum(values) / len(values), "max": max(values)} if values else None
+    def to_json(self) -> dict[str, float]:
+        return {"mean": self.mean, "max": self.max}
 
 
-def _per_gpu(source: str, samples: list[dict[str, Any]], lo: float, hi: float) -> dict[str, Any]:
+def _stats(values: list[float]) -> MeanMax | None:
+    return MeanMax(sum(values) / len(values), max(values)) if values else None
+
+
+def _json(block: MeanMax | None) -> dict[str, float] | None:
+    return block.to_json() if block is not None else None
+
+
+class GpuRowJSON(TypedDict):
+    source: str
+    gpu: str | None
+    uuid: str | None
+    model_name: str | None
+    hostname: str | None
+    samples: int
+    utilization_pct: dict[str, float] | None
+    sm_active: dict[str, float] | None
+    memory_used_mib_max: float | None
+    power_w_mean: float | None
+    energy_j: float | None
+    energy_covered_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRow:
+    """One GPU over the measurement window."""
+
+    source: str
+    gpu: str | None
+    uuid: str | None
+    model_name: str | None
+    hostname: str | None
+    samples: int  # inside the window
+    utilization_pct: MeanMax | None
+    sm_active: MeanMax | None
+    memory_used_mib_max: float | None
+    power_w_mean: float | None
+    energy_j: float | None
+    energy_covered_s: float | None  # None: no power sample at all
+
+    def to_json(self) -> GpuRowJSON:
+        return {"source": self.source, "gpu": self.gpu, "uuid": self.uuid, "model_name": self.model_name,
+                "hostname": self.hostname, "samples": self.samples,
+                "utilization_pct": _json(self.utilization_pct), "sm_active": _json(self.sm_active),
+                "memory_used_mib_max": self.memory_used_mib_max, "power_w_mean": self.power_w_mean,
+                "energy_j": self.energy_j, "energy_covered_s": self.energy_covered_s}
+
+
+def _per_gpu(source: str, samples: list[GpuSample], lo: float, hi: float) -> GpuRow:
     first = samples[0]
     inside = [s for s in samples if lo <= s["unix_s"] <= hi]
 
-    def values(key: str) -> list[float]:
-        return [float(s[key]) for s in inside if key in s]
+    def values(key: Figure) -> list[float]:
+        return [float(value) for s in inside if (value := s.get(key)) is not None]
 
-    powered = [s for s in samples if "power_w" in s]
-    times, watts = [s["unix_s"] for s in powered], [float(s["power_w"]) for s in powered]
+    powered = [(s["unix_s"], float(s["power_w"])) for s in samples if "power_w" in s]
+    times, watts = [t for t, _ in powered], [w for _, w in powered]
     energy = energy_joules(times, watts, start_s=lo, end_s=hi) if len(powered) >= 2 else None
     covered = max(0.0, min(hi, times[-1]) - max(lo, times[0])) if powered else 0.0
     power = values("power_w")
     memory = values("fb_used_mib")
-    return {
-        "source": source, "gpu": first.get("gpu"), "uuid": first.get("uuid"), "model_name": first.get("model_name"),
-        "hostname": first.get("hostname"), "samples": len(inside),
-        "utilization_pct": _stats(values("util_pct")), "sm_active": _stats(values("sm_active")),
-        "memory_used_mib_max": max(memory) if memory else None,
-        "power_w_mean": sum(power) / len(power) if power else None,
-        "energy_j": energy, "energy_covered_s": covered if powered else None,
-    }
+    return GpuRow(source, first["gpu"], first["uuid"], first["model_name"], first["hostname"], len(inside),
+                  _stats(values("util_pct")), _stats(values("sm_active")), max(memory) if memory else None,
+                  sum(power) / len(power) if power else None, energy, covered if powered else None)
 
 
-def gpu_section(document: dict[str, Any], *, start_unix_s: float, window_start_s: float | None,
-                window_end_s: float | None, output_tokens: float | None) -> dict[str, Any] | None:
+class GpuTotalJSON(TypedDict):
+    gpus: int
+    utilization_pct: dict[str, float] | None
+    sm_active: dict[str, float] | None
+    memory_used_mib_max: float | None
+    power_w_mean: float | None
+    energy_j: float | None
+    output_tokens: float | None
+    joules_per_output_token: float | None
+    energy_note: NotRequired[str]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuTotal:
+    """Every GPU together: energy, mean power and memory added, utilisation averaged."""
+
+    gpus: int
+    utilization_pct: MeanMax | None
+    sm_active: MeanMax | None
+    memory_used_mib_max: float | None
+    power_w_mean: float | None
+    energy_j: float | None
+    output_tokens: float | None
+    joules_per_output_token: float | None
+    energy_note: str | None  # why there is no joules per output token (absent from the JSON when None)
+
+    def to_json(self) -> GpuTotalJSON:
+        out: GpuTotalJSON = {
+            "gpus": self.gpus, "utilization_pct": _json(self.utilization_pct), "sm_active": _json(self.sm_active),
+            "memory_used_mib_max": self.memory_used_mib_max, "power_w_mean": self.power_w_mean,
+            "energy_j": self.energy_j, "output_tokens": self.output_tokens,
+            "joules_per_output_token": self.joules_per_output_token}
+        if self.energy_note is not None:
+            out["energy_note"] = self.energy_note
+        return out
+
+
+class GpuWindowJSON(TypedDict):
+    start_unix_s: float
+    end_unix_s: float
+    duration_s: float
+
+
+class GpuSectionJSON(TypedDict):
+    sources: list[GpuSourceJSON]
+    file: str
+    available: bool
+    reason: NotRequired[str]
+    window: NotRequired[GpuWindowJSON]
+    gpus: NotRequired[list[GpuRowJSON]]
+    total: NotRequired[GpuTotalJSON]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSection:
+    """The `gpu` section: either a reason (`available` False) or the window, the GPUs and their total."""
+
+    sources: list[GpuSourceJSON]  # gpu_metrics.json's
+    reason: str | None = None
+    start_unix_s: float = 0.0
+    end_unix_s: float = 0.0
+    gpus: tuple[GpuRow, ...] = ()
+    total: GpuTotal | None = None
+
+    def to_json(self) -> GpuSectionJSON:
+        out = GpuSectionJSON(sources=self.sources, file=GPU_FILE, available=self.total is not None)
+        if self.total is None:
+            out["reason"] = self.reason or ""
+            return out
+        out["window"] = {"start_unix_s": self.start_unix_s, "end_unix_s": self.end_unix_s,
+                         "duration_s": self.end_unix_s - self.start_unix_s}
+        out["gpus"] = [g.to_json() for g in self.gpus]
+        out["total"] = self.total.to_json()
+        return out
+
+
+def gpu_section(document: GpuDocument, *, start_unix_s: float, window_start_s: float | None,
+                window_end_s: float | None, output_tokens: float | None) -> GpuSection | None:
     """None when no GPU sample was scraped at all (every endpoint failed, or served no DCGM family)."""
-    sources = list(document.get("sources") or [])
-    out: dict[str, Any] = {"sources": sources, "file": GPU_FILE}
-    samples = [s for s in document.get("samples") or [] if isinstance(s, dict) and "unix_s" in s]
+    sources = document["sources"]
     if window_start_s is None or window_end_s is None:
-        return {**out, "available": False, "reason": "no measurement window"} if sources else None
+        return GpuSection(sources, "no measurement window") if sources else None
     lo, hi = start_unix_s + window_start_s, start_unix_s + window_end_s
-    grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-    for s in sorted(samples, key=lambda s: s["unix_s"]):
-        grouped[(s.get("source", ""), s.get("hostname") or "", s.get("uuid") or s.get("gpu") or "")].append(s)
+    grouped: dict[tuple[str, str, str], list[GpuSample]] = defaultdict(list)
+    for s in sorted(document["samples"], key=lambda s: s["unix_s"]):
+        grouped[(s["source"], s["hostname"] or "", s["uuid"] or s["gpu"] or "")].append(s)
     if not grouped:
-        return {**out, "available": False, "reason": "no GPU metric was scraped"} if sources else None
+        return GpuSection(sources, "no GPU metric was scraped") if sources else None
     gpus = [_per_gpu(key[0], group, lo, hi) for key, group in grouped.items()]
-    return {**out, "available": True, "window": {"start_unix_s": lo, "end_unix_s": hi, "duration_s": hi - lo},
-            "gpus": gpus, "total": _total(gpus, hi - lo, output_tokens)}
+    return GpuSection(sources, None, lo, hi, tuple(gpus), _total(gpus, hi - lo, output_tokens))
 
 
-def _sum(gpus: list[dict[str, Any]], key: str) -> float | None:
-    values = [g[key] for g in gpus if g.get(key) is not None]
-    return sum(values) if values else None
+def _sum(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
 
 
-def _mean_of(gpus: list[dict[str, Any]], key: str) -> dict[str, float] | None:
-    blocks = [g[key] for g in gpus if g.get(key)]
-    if not blocks:
+def _mean_of(blocks: list[MeanMax | None]) -> MeanMax | None:
+    present = [b for b in blocks if b is not None]
+    if not present:
         return None
-    return {"mean": sum(b["mean"] for b in blocks) / len(blocks), "max": max(b["max"] for b in blocks)}
+    return MeanMax(sum(b.mean for b in present) / len(present), max(b.max for b in present))
 
 
-def _total(gpus: list[dict[str, Any]], duration_s: float, output_tokens: float | None) -> dict[str, Any]:
-    total: dict[str, Any] = {
-        "gpus": len(gpus), "utilization_pct": _mean_of(gpus, "utilization_pct"),
-        "sm_active": _mean_of(gpus, "sm_active"), "memory_used_mib_max": _sum(gpus, "memory_used_mib_max"),
-        "power_w_mean": _sum(gpus, "power_w_mean"), "energy_j": None, "output_tokens": output_tokens,
-        "joules_per_output_token": None,
-    }
-    powered = [g for g in gpus if g["energy_covered_s"] is not None]
+def _total(gpus: list[GpuRow], duration_s: float, output_tokens: float | None) -> GpuTotal:
+    def total(energy_j: float | None, joules: float | None, note: str | None) -> GpuTotal:
+        return GpuTotal(len(gpus), _mean_of([g.utilization_pct for g in gpus]),
+                        _mean_of([g.sm_active for g in gpus]), _sum([g.memory_used_mib_max for g in gpus]),
+                        _sum([g.power_w_mean for g in gpus]), energy_j, output_tokens, joules, note)
+
+    powered = [(g, g.energy_covered_s) for g in gpus if g.energy_covered_s is not None]
     if not powered:
-        total["energy_note"] = "no power samples (DCGM_FI_DEV_POWER_USAGE) were scraped"
-        return total
-    total["energy_j"] = _sum(powered, "energy_j")
-    short = [g for g in powered if g["energy_covered_s"] < COVERAGE_SLACK * duration_s]
+        return total(None, None, "no power samples (DCGM_FI_DEV_POWER_USAGE) were scraped")
+    energy_j = _sum([g.energy_j for g, _ in powered])
+    short = [covered for _, covered in powered if covered < COVERAGE_SLACK * duration_s]
     if short:
-        least = min(g["energy_covered_s"] for g in short)
-        total["energy_note"] = (f"power samples cover {least:.2f} s of the {duration_s:.2f} s window on some GPU: "
-                                "energy is for the covered part only, no joules per output token")
-    elif len(powered) < len(gpus):
-        total["energy_note"] = "some GPUs have no power samples: no joules per output token"
-    else:
-        total["joules_per_output_token"] = joules_per_output_token(total["energy_j"], output_tokens)
-    return total
+        return total(energy_j, None, f"power samples cover {min(short):.2f} s of the {duration_s:.2f} s window "
+                                     "on some GPU: energy is for the covered part only, no joules per output token")
+    if len(powered) < len(gpus):
+        return total(energy_j, None, "some GPUs have no power samples: no joules per output token")
+    return total(energy_j, joules_per_output_token(energy_j, output_tokens), None)

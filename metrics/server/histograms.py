@@ -25,7 +25,8 @@ import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from metrics.server.prometheus_json import Bounds, HistogramFiguresJSON
 
 INF = math.inf
 QUANTILES: tuple[tuple[str, float], ...] = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99))
@@ -165,21 +166,28 @@ def quantile_range(q: float, hist: CumulativeHistogram) -> tuple[float, float | 
     return lower, upper
 
 
-def histogram_figures(hist: CumulativeHistogram, *, reset: bool = False) -> dict[str, Any]:
+def _quantile(q: float, hist: CumulativeHistogram) -> tuple[float | None, Bounds | None, Bounds | None]:
+    """A quantile's value, the bucket its rank fell in and the range the data allows."""
+    value = histogram_quantile(q, hist)
+    where = rank_bucket(q, hist)
+    allowed = quantile_range(q, hist)
+    if value is not None and allowed is not None:
+        value = max(allowed[0], value if allowed[1] is None else min(value, allowed[1]))
+    return value, list(where) if where is not None else None, list(allowed) if allowed is not None else None
+
+
+def histogram_figures(hist: CumulativeHistogram, *, reset: bool = False) -> HistogramFiguresJSON:
     """count, sum, mean and the quantiles of a (delta) histogram, each with the bucket its rank fell in and
     the range the data allows (`p50_range`); the quantile itself is histogram_quantile's interpolation
     held inside that range, never a figure the sum and count contradict."""
-    out: dict[str, Any] = {"count": hist.count, "sum": hist.total,
-                           "mean": hist.total / hist.count if hist.count > 0 else None}
-    for key, q in QUANTILES:
-        value = histogram_quantile(q, hist)
-        where = rank_bucket(q, hist)
-        allowed = quantile_range(q, hist)
-        if value is not None and allowed is not None:
-            value = max(allowed[0], value if allowed[1] is None else min(value, allowed[1]))
-        out[key] = value
-        out[f"{key}_bucket"] = list(where) if where is not None else None
-        out[f"{key}_range"] = list(allowed) if allowed is not None else None
+    (p50, p50_bucket, p50_range), (p90, p90_bucket, p90_range), (p95, p95_bucket, p95_range), \
+        (p99, p99_bucket, p99_range) = (_quantile(q, hist) for _, q in QUANTILES)
+    out: HistogramFiguresJSON = {
+        "count": hist.count, "sum": hist.total, "mean": hist.total / hist.count if hist.count > 0 else None,
+        "p50": p50, "p50_bucket": p50_bucket, "p50_range": p50_range,
+        "p90": p90, "p90_bucket": p90_bucket, "p90_range": p90_range,
+        "p95": p95, "p95_bucket": p95_bucket, "p95_range": p95_range,
+        "p99": p99, "p99_bucket": p99_bucket, "p99_range": p99_range}
     if reset:
         out["reset"] = True
     return out

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from metrics.server.prometheus_json import ReleaseJSON
 
 IntArray = npt.NDArray[np.int64]
 
@@ -55,32 +56,34 @@ def _client_open(point: GaugePoint, sent_ns: IntArray, closed_ns: IntArray) -> i
 
 
 def release_report(points: Sequence[GaugePoint], *, last_cancel_s: float, cancels: int, sent_ns: IntArray,
-                   closed_ns: IntArray) -> dict[str, Any]:
+                   closed_ns: IntArray) -> ReleaseJSON:
     """The `cancel_release` entry of the server's Prometheus section (see the module docstring).
     `sent_ns` and `closed_ns` are every sent request's (closed −1 when it never closed)."""
-    out: dict[str, Any] = {"planned_cancels": cancels, "last_cancel_s": last_cancel_s}
     if not points:
-        return {**out, "observed": False, "reason": "the server exposes no vllm:num_requests_running gauge"}
+        return {"planned_cancels": cancels, "last_cancel_s": last_cancel_s, "observed": False,
+                "reason": "the server exposes no vllm:num_requests_running gauge"}
     baseline = points[0].held
-    out["held_before_run"] = baseline
+    out: ReleaseJSON = {"planned_cancels": cancels, "last_cancel_s": last_cancel_s, "held_before_run": baseline,
+                        "observed": True}
     previous_s = last_cancel_s
     after = [p for p in points if p.t_s >= last_cancel_s]
     if not after:
-        return {**out, "observed": False, "reason": "no scrape of the server's metrics after the last cancel"}
+        return {"planned_cancels": cancels, "last_cancel_s": last_cancel_s, "held_before_run": baseline,
+                "observed": False, "reason": "no scrape of the server's metrics after the last cancel"}
     for point in after:
         client_open = _client_open(point, sent_ns, closed_ns)
         if point.held <= client_open + baseline:
-            return {**out, "observed": True, "released": True,
+            return {**out, "released": True,
                     "released_after_s": point.t_s - last_cancel_s, "resolution_s": point.t_s - previous_s,
                     "held": point.held, "client_open": client_open, "kv_cache_usage": point.kv_cache_usage}
         previous_s = point.asked_s if point.asked_s is not None else point.t_s  # it held at some moment since
     last = after[-1]
     client_open = _client_open(last, sent_ns, closed_ns)
-    return {**out, "observed": True, "released": False, "last_scrape_after_s": last.t_s - last_cancel_s,
+    return {**out, "released": False, "last_scrape_after_s": last.t_s - last_cancel_s,
             "held": last.held, "client_open": client_open, "kv_cache_usage": last.kv_cache_usage}
 
 
-def release_warning(report: dict[str, Any]) -> str | None:
+def release_warning(report: ReleaseJSON) -> str | None:
     """One line when the scrapes show the server still holding cancelled requests at the end, else None."""
     if not report.get("observed") or report.get("released"):
         return None

@@ -3,21 +3,77 @@ quiet and none waiting can be admitted, run without `FastDecode.step`'s scheduli
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Protocol
 
-from refserver.engine.runner_base import ScheduledBatch
+from refserver.engine.block_manager import BlockManager
+from refserver.engine.runner_base import ModelRunner, ScheduledBatch
+from refserver.engine.scheduler import Scheduler
 from refserver.engine.sequence import Sequence, SequenceStatus
-from refserver.engine.types import RequestEvent
-
-if TYPE_CHECKING:
-    from refserver.engine.fast_decode import FastDecode
+from refserver.engine.types import FinishReason, RequestEvent, TokenEvent
 
 # A quiet sequence's record (FastDecode.quiet): [next event step, anchor step, computed tokens at the anchor,
 # first unreported step, finishing step].
 NXT, T0, C0, R0, END = range(5)
 
 
-def coast(fast: FastDecode, until_s: float, events: list[RequestEvent]) -> None:
+class Engine(Protocol):
+    """What the fast decode needs of the engine that owns it (refserver.engine.llm_engine.LLMEngine)."""
+
+    scheduler: Scheduler
+    block_manager: BlockManager
+    runner: ModelRunner
+    clock: Callable[[], float]
+    overhead_s: float
+    num_steps: int
+
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]: ...
+
+    @property
+    def max_context(self) -> int: ...
+
+    def _event(self, seq: Sequence, new_tokens: list[int], reason: FinishReason | None,
+               now_s: float) -> TokenEvent: ...
+
+    def _append(self, seq: Sequence, token: int, now_s: float) -> TokenEvent: ...
+
+
+class Coasting(Protocol):
+    """What `coast` reads and calls of its caller (refserver.engine.fast_decode.FastDecode), so that this
+    module does not import it back."""
+
+    engine: Engine
+    token: int
+    quiet: dict[Sequence, list[int]]
+    due: defaultdict[int, list[Sequence]]
+    ends: list[float]
+    gaps: list[float]
+    order: dict[Sequence, int]
+    base_sum: int
+    _events: list[RequestEvent]
+    _takes: list[Sequence]
+    _want: list[Sequence]
+
+    def _take(self) -> None: ...
+
+    def _plan(self, seq: Sequence, q: list[int]) -> None: ...
+
+    def wake(self, seq: Sequence, t: int) -> None: ...
+
+    def _go_quiet(self, seq: Sequence, t0: int) -> None: ...
+
+    def _advance(self, seq: Sequence, q: list[int], t: int) -> None: ...
+
+    def _planned(self, seq: Sequence, q: list[int]) -> None: ...
+
+    def _settle(self) -> None: ...
+
+    def _can_coast(self) -> bool: ...
+
+
+def coast(fast: Coasting, until_s: float, events: list[RequestEvent]) -> None:
     """Steps of quiet decodes only, while nothing can change what a full step would do besides their own
     events: each step's blocks are taken and filled in running order as `step` would, sequences finish as
     its postprocessing would, and the runner gives its time. Stops before a step where the pool is short

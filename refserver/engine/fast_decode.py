@@ -29,37 +29,11 @@ between runs.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
-from typing import Protocol
 
-from refserver.engine.block_manager import BlockManager
-from refserver.engine.fast_coast import C0, END, NXT, R0, T0, coast
-from refserver.engine.runner_base import ModelRunner, ScheduledBatch, ScheduledSeq
-from refserver.engine.scheduler import Scheduler
+from refserver.engine.fast_coast import C0, END, NXT, R0, T0, Engine, coast
+from refserver.engine.runner_base import ScheduledBatch, ScheduledSeq
 from refserver.engine.sequence import Sequence, SequenceStatus
-from refserver.engine.types import FinishReason, RequestEvent, TokenEvent
-
-
-class Engine(Protocol):
-    """What FastDecode needs of the engine that owns it (refserver.engine.llm_engine.LLMEngine)."""
-
-    scheduler: Scheduler
-    block_manager: BlockManager
-    runner: ModelRunner
-    clock: Callable[[], float]
-    overhead_s: float
-    num_steps: int
-
-    @property
-    def eos_token_ids(self) -> tuple[int, ...]: ...
-
-    @property
-    def max_context(self) -> int: ...
-
-    def _event(self, seq: Sequence, new_tokens: list[int], reason: FinishReason | None,
-               now_s: float) -> TokenEvent: ...
-
-    def _append(self, seq: Sequence, token: int, now_s: float) -> TokenEvent: ...
+from refserver.engine.types import RequestEvent
 
 
 class FastDecode:

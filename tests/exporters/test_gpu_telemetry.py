@@ -18,6 +18,7 @@ from loadgen.run.gpu_scrape import GPU_FILE, add_gpu_section, gpu_samples
 from loadgen.spec.scrape_targets import parse_scrape_targets
 from metrics.results import SummaryView
 from metrics.server.gpu import gpu_section
+from metrics.server.gpu_json import read_gpu_document
 from tests.servers.fake_dcgm import FakeDcgm, exposition, uuid_of
 
 REQUESTS, OUTPUT_TOKENS = 10, 8
@@ -128,21 +129,33 @@ def _doc(*points: tuple[float, float]) -> dict[str, Any]:
 
 def test_energy_cut_to_the_window() -> None:
     # Samples at 100, 102, 104 s of 100, 200, 200 W; window 101..103 s: (150 + 200) / 2 + 200 = 375 J.
-    section = gpu_section(_doc((100.0, 100.0), (102.0, 200.0), (104.0, 200.0)), start_unix_s=100.0,
-                          window_start_s=1.0, window_end_s=3.0, output_tokens=150)
+    section = gpu_section(read_gpu_document(_doc((100.0, 100.0), (102.0, 200.0), (104.0, 200.0))),
+                          start_unix_s=100.0, window_start_s=1.0, window_end_s=3.0, output_tokens=150)
     assert section is not None
-    total = section["total"]
+    total = section.to_json()["total"]
     assert total["energy_j"] == pytest.approx(375.0) and total["joules_per_output_token"] == pytest.approx(2.5)
-    assert section["gpus"][0]["power_w_mean"] == 200.0  # the one sample inside the window
+    assert section.to_json()["gpus"][0]["power_w_mean"] == 200.0  # the one sample inside the window
 
 
 def test_samples_short_of_the_window_give_no_joules_per_token() -> None:
-    section = gpu_section(_doc((100.0, 100.0), (102.0, 100.0)), start_unix_s=100.0, window_start_s=1.0,
-                          window_end_s=5.0, output_tokens=10)
+    section = gpu_section(read_gpu_document(_doc((100.0, 100.0), (102.0, 100.0))), start_unix_s=100.0,
+                          window_start_s=1.0, window_end_s=5.0, output_tokens=10)
     assert section is not None
-    total = section["total"]
+    total = section.to_json()["total"]
     assert total["energy_j"] == pytest.approx(100.0) and total["joules_per_output_token"] is None
     assert "cover 1.00 s of the 4.00 s window" in total["energy_note"]
+
+
+def test_the_file_is_checked_once_where_it_is_read() -> None:
+    # A sample without a time, a figure that is not a number and a label that is not text are dropped there,
+    # so that the section never meets them.
+    raw = {"sources": [{"name": "d", "url": 3, "scrapes": 2}, "junk"],
+           "samples": [{"source": "d", "gpu": 0, "unix_s": 1.0, "power_w": "300", "util_pct": 50},
+                       {"source": "d", "power_w": 100.0}, "junk"]}
+    document = read_gpu_document(raw)
+    assert document["sources"] == [{"name": "d", "scrapes": 2}, {}]
+    assert document["samples"] == [{"source": "d", "unix_s": 1.0, "gpu": None, "uuid": None, "model_name": None,
+                                    "hostname": None, "util_pct": 50}]
 
 
 @pytest.mark.parametrize(("value", "message"), [

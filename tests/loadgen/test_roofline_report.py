@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loadgen.cli import run_cli
-from loadgen.run.roofline import roofline_section, spec_from_models_entry
+from loadgen.run.roofline import roofline_section, roofline_spec, spec_from_models_entry
 from metrics.model.roofline import floors
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
@@ -46,6 +46,14 @@ def test_only_sim_entries_carry_a_spec() -> None:
                                                  "dtype": "bf16", "kv_dtype": "fp8", "efficiency": 0.5}}
     spec = spec_from_models_entry(entry)
     assert spec is not None and (spec["model"], spec["gpu"], spec["tp"], spec["kv_dtype"]) == ("Qwen2.5-7B", "L40S", 2, "fp8")
+
+
+def test_the_spec_read_back_from_run_json_is_checked() -> None:
+    # Keys of the wrong type are dropped where run.json is read, the others kept in the order the run wrote.
+    raw = {"model": "Llama-3.1-8B", "gpu": "H200", "tp": "2", "dtype": "bf16", "source": 5, "other": 1}
+    spec = roofline_spec(raw)
+    assert spec == {"model": "Llama-3.1-8B", "gpu": "H200", "dtype": "bf16"} and list(spec) == ["model", "gpu", "dtype"]
+    assert roofline_spec(["Llama-3.1-8B"]) is None
 
 
 @pytest.mark.parametrize(("args", "needle"), [

@@ -90,3 +90,16 @@ def test_cost_block_without_capacity() -> None:
     block = cost_block(None, None, gpu_hour_cost=2.0, gpus_per_replica=1, target_rps=5.0)
     assert block["per_million_requests"] is None and "no capacity" in block["reason"]
     assert block["target"]["replicas"] is None
+
+
+def test_a_cost_entry_read_back_is_checked() -> None:
+    import json
+
+    from metrics.model.cost import cost_block, read_cost
+
+    for capacity, target in ((4.0, 10.0), (None, 10.0), (4.0, None)):
+        block = cost_block(capacity, 100.0, gpu_hour_cost=2.0, gpus_per_replica=1, target_rps=target)
+        back = read_cost(json.loads(json.dumps(block)))
+        assert back is not None and json.dumps(back) == json.dumps(block)  # same keys, same order
+    assert read_cost({"gpu_hour_cost": "2", "gpus_per_replica": 1, "cost_per_hour_per_replica": 2.0}) is None
+    assert read_cost(["cost"]) is None
