@@ -14,7 +14,7 @@ Such a TPOT is below what the client can resolve, so it is never taken as meetin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +31,16 @@ def burst_delivered(tpot_s: FloatArray) -> BoolArray:
         return np.asarray(tpot_s < BURST_TPOT_S, dtype=np.bool_)  # NaN compares False
 
 
-def burst_section(tpot_s: FloatArray, include: BoolArray) -> dict[str, Any]:
+class BurstSection(TypedDict):
+    """summary.json's `burst_delivered`."""
+
+    requests: int  # burst-delivered
+    of: int  # included requests with a TPOT
+    share: float | None  # requests / of; None when no request had a TPOT
+    tpot_below_s: float  # BURST_TPOT_S
+
+
+def burst_section(tpot_s: FloatArray, include: BoolArray) -> BurstSection:
     """summary.json `burst_delivered`: over the included requests that have a TPOT, how many were
     burst-delivered."""
     has_tpot = include & ~np.isnan(tpot_s)

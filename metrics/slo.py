@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from metrics.units import parse_duration
 
@@ -172,11 +172,31 @@ def good_requests(
     return good
 
 
-def slo_summary(slo: SLO) -> dict[str, Any]:
+class SloBounds(TypedDict):
+    ttft_s: float | None
+    tpot_s: float | None
+    e2e_s: float | None
+    itl_max_s: float | None
+    fluidity_min: float | None
+    fluidity_prefill_deadline_s: float | None
+    fluidity_decode_deadline_s: float | None
+    ttfo_s: NotRequired[float]  # newer than the others: absent when not set, so older summaries read the same
+
+
+class SloSection(SloBounds):
+    """summary.json's `goodput.slo`."""
+
+    fluidity_deadlines_s: list[float] | None  # (D_p, D_d) used, None when fluidity was not computed
+
+
+def slo_summary(slo: SLO) -> SloSection:
     """The `goodput.slo` entry: every bound, set or not, and the fluidity deadlines actually used."""
-    out: dict[str, Any] = slo.to_dict()
-    if slo.ttfo_s is None:  # newer than the others: absent when not set, so older summaries read the same
-        del out["ttfo_s"]
+    bounds: SloBounds = {
+        "ttft_s": slo.ttft_s, "tpot_s": slo.tpot_s, "e2e_s": slo.e2e_s, "itl_max_s": slo.itl_max_s,
+        "fluidity_min": slo.fluidity_min, "fluidity_prefill_deadline_s": slo.fluidity_prefill_deadline_s,
+        "fluidity_decode_deadline_s": slo.fluidity_decode_deadline_s,
+    }
+    if slo.ttfo_s is not None:
+        bounds["ttfo_s"] = slo.ttfo_s
     deadlines = slo.fluidity_deadlines()
-    out["fluidity_deadlines_s"] = list(deadlines) if deadlines else None
-    return out
+    return {**bounds, "fluidity_deadlines_s": list(deadlines) if deadlines else None}

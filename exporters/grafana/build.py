@@ -5,24 +5,40 @@ layout flows left to right in a 24-column grid."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+from exporters.grafana.model import (
+    Bounds,
+    Dashboard,
+    DatasourceRef,
+    DatasourceVariable,
+    Panel,
+    PanelOptions,
+    QueryVariable,
+    RowPanel,
+    Target,
+)
+
+DATASOURCE: DatasourceRef = {"type": "prometheus", "uid": "${datasource}"}
 SCHEMA_VERSION = 39
 
 
-def target(expr: str, legend: str = "", ref: str = "A") -> dict[str, Any]:
-    return {"refId": ref, "datasource": dict(DATASOURCE), "expr": expr, "legendFormat": legend, "range": True}
+def target(expr: str, legend: str = "", ref: str = "A") -> Target:
+    return {"refId": ref, "datasource": DATASOURCE.copy(), "expr": expr, "legendFormat": legend, "range": True}
 
 
-def datasource_variable() -> dict[str, Any]:
+def relabel(t: Target, legend: str) -> Target:
+    """A copy of the target with another legend."""
+    return {**t, "legendFormat": legend}
+
+
+def datasource_variable() -> DatasourceVariable:
     return {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
             "current": {}, "hide": 0, "refresh": 1, "regex": "", "options": []}
 
 
-def query_variable(name: str, label: str, query: str, *, multi: bool = True) -> dict[str, Any]:
+def query_variable(name: str, label: str, query: str, *, multi: bool = True) -> QueryVariable:
     """A `label_values(...)` variable; "All" matches every value, also the empty one, via `.*`."""
-    return {"name": name, "label": label, "type": "query", "datasource": dict(DATASOURCE),
+    return {"name": name, "label": label, "type": "query", "datasource": DATASOURCE.copy(),
             "query": {"query": query, "refId": f"{name}-query"}, "definition": query, "refresh": 2,
             "multi": multi, "includeAll": True, "allValue": ".*", "current": {"text": "All", "value": "$__all"},
             "sort": 1, "hide": 0, "options": []}
@@ -32,7 +48,7 @@ def query_variable(name: str, label: str, query: str, *, multi: bool = True) -> 
 class Layout:
     """Assigns ids and grid positions: panels fill rows of 24 columns, a `row` starts a new line."""
 
-    panels: list[dict[str, Any]] = field(default_factory=list)
+    panels: list[Panel | RowPanel] = field(default_factory=list)
     _next_id: int = 1
     _x: int = 0
     _y: int = 0
@@ -53,16 +69,16 @@ class Layout:
             self._y += self._row_h
             self._x, self._row_h = 0, 0
 
-    def add(self, panel_type: str, title: str, targets: list[dict[str, Any]], *, unit: str = "short",
-            w: int = 12, h: int = 8, description: str = "", options: dict[str, Any] | None = None,
-            defaults: dict[str, Any] | None = None) -> None:
+    def add(self, panel_type: str, title: str, targets: list[Target], *, unit: str = "short",
+            w: int = 12, h: int = 8, description: str = "", options: PanelOptions | None = None,
+            defaults: Bounds | None = None) -> None:
         if self._x + w > 24:
             self._newline()
         for i, t in enumerate(targets):
             t["refId"] = chr(ord("A") + i)
-        panel = {
+        panel: Panel = {
             "type": panel_type, "id": self._id(), "title": title, "description": description,
-            "datasource": dict(DATASOURCE), "targets": targets,
+            "datasource": DATASOURCE.copy(), "targets": targets,
             "gridPos": {"h": h, "w": w, "x": self._x, "y": self._y},
             "fieldConfig": {"defaults": {"unit": unit, **(defaults or {})}, "overrides": []},
             "options": options or ({"legend": {"displayMode": "list", "placement": "bottom"},
@@ -72,18 +88,17 @@ class Layout:
         self._x += w
         self._row_h = max(self._row_h, h)
 
-    def timeseries(self, title: str, targets: list[dict[str, Any]], **kw: Any) -> None:
-        self.add("timeseries", title, targets, **kw)
+    def timeseries(self, title: str, targets: list[Target], *, unit: str = "short", description: str = "",
+                   defaults: Bounds | None = None) -> None:
+        self.add("timeseries", title, targets, unit=unit, description=description, defaults=defaults)
 
-    def stat(self, title: str, expr: str, **kw: Any) -> None:
-        kw.setdefault("w", 6)
-        kw.setdefault("h", 4)
-        self.add("stat", title, [target(expr)], options={"reduceOptions": {"calcs": ["lastNotNull"]},
-                                                          "colorMode": "value", "graphMode": "area"}, **kw)
+    def stat(self, title: str, expr: str, *, unit: str = "short", description: str = "") -> None:
+        self.add("stat", title, [target(expr)], unit=unit, w=6, h=4, description=description,
+                 options={"reduceOptions": {"calcs": ["lastNotNull"]}, "colorMode": "value", "graphMode": "area"})
 
 
 def quantile_targets(bucket_metric: str, selector: str, by: str = "", qs: tuple[float, ...] = (0.5, 0.9, 0.99),
-                     window: str = "$__rate_interval") -> list[dict[str, Any]]:
+                     window: str = "$__rate_interval") -> list[Target]:
     """histogram_quantile targets, one per quantile, summed over every label but `le` (and `by`)."""
     group = f"le, {by}" if by else "le"
     legend_by = f" {{{{{by}}}}}" if by else ""
@@ -91,8 +106,8 @@ def quantile_targets(bucket_metric: str, selector: str, by: str = "", qs: tuple[
                    f"p{q * 100:g}{legend_by}") for q in qs]
 
 
-def dashboard(*, uid: str, title: str, description: str, tags: list[str], variables: list[dict[str, Any]],
-              layout: Layout) -> dict[str, Any]:
+def dashboard(*, uid: str, title: str, description: str, tags: list[str], variables: list[QueryVariable],
+              layout: Layout) -> Dashboard:
     return {
         "uid": uid, "title": title, "description": description, "tags": tags, "editable": True,
         "schemaVersion": SCHEMA_VERSION, "version": 1, "timezone": "", "refresh": "10s",

@@ -7,9 +7,8 @@ uses vLLM's metric names (which the reference server copies), with the older vLL
 
 from __future__ import annotations
 
-from typing import Any
-
-from exporters.grafana.build import Layout, dashboard, quantile_targets, query_variable, target
+from exporters.grafana.build import Layout, dashboard, quantile_targets, query_variable, relabel, target
+from exporters.grafana.model import Dashboard
 
 RATE = "$__rate_interval"
 LG = 'job=~"$job", scenario=~"$scenario", prompt_bucket=~"$prompt_bucket", cache=~"$cache"'
@@ -22,7 +21,7 @@ def _rate(metric: str, selector: str, by: str = "") -> str:
     return f"sum{group} (rate({metric}{{{selector}}}[{RATE}]))"
 
 
-def loadgen_dashboard() -> dict[str, Any]:
+def loadgen_dashboard() -> Dashboard:
     good, evaluated = _rate("goodput_good_requests_total", LG), _rate("goodput_evaluated_requests_total", LG)
     lay = Layout()
     lay.row("Goodput and SLO attainment")
@@ -54,7 +53,7 @@ def loadgen_dashboard() -> dict[str, Any]:
                    quantile_targets("goodput_ttft_seconds_bucket", LG, by="prompt_bucket", qs=(0.99,)), unit="s")
     lay.timeseries("ITL per chunk and per token", [
         *quantile_targets("goodput_itl_seconds_bucket", LG, qs=(0.5, 0.99)),
-        *(dict(t, legendFormat=f"per token {t['legendFormat']}")
+        *(relabel(t, f"per token {t['legendFormat']}")
           for t in quantile_targets("goodput_itl_per_token_seconds_bucket", LG, qs=(0.5, 0.99))),
     ], unit="s", description="Gap-weighted (per chunk) and token-weighted (gap / tokens in the chunk).")
     lay.timeseries("TPOT", quantile_targets("goodput_tpot_seconds_bucket", LG), unit="s",
@@ -110,14 +109,14 @@ def _reasoning_row(lay: Layout) -> None:
                    quantile_targets("goodput_reasoning_tokens_per_request_bucket", LG, qs=(0.5, 0.99)), unit="short")
     lay.timeseries("Tool calls/s", [target(_rate("goodput_tool_calls_total", LG), "tool calls")], unit="short")
     lay.timeseries("Time to tool call", [
-        *(dict(t, legendFormat=f"first delta {t['legendFormat']}")
+        *(relabel(t, f"first delta {t['legendFormat']}")
           for t in quantile_targets("goodput_tool_call_seconds_bucket", LG, qs=(0.5, 0.99))),
-        *(dict(t, legendFormat=f"complete {t['legendFormat']}")
+        *(relabel(t, f"complete {t['legendFormat']}")
           for t in quantile_targets("goodput_tool_call_done_seconds_bucket", LG, qs=(0.5, 0.99))),
     ], unit="s", description="From the send to the first tool-call delta, and to the call's arguments complete.")
 
 
-def server_dashboard() -> dict[str, Any]:
+def server_dashboard() -> Dashboard:
     lay = Layout()
     lay.row("Latency (server clock)")
     lay.timeseries("TTFT", quantile_targets("vllm:time_to_first_token_seconds_bucket", VLLM), unit="s")
@@ -127,7 +126,7 @@ def server_dashboard() -> dict[str, Any]:
         for q in (0.5, 0.9, 0.99)], unit="s")
     lay.timeseries("E2E request latency", quantile_targets("vllm:e2e_request_latency_seconds_bucket", VLLM), unit="s")
     lay.timeseries("Queue / prefill / decode p90", [
-        *(dict(t, legendFormat=name) for name, metric in (
+        *(relabel(t, name) for name, metric in (
             ("queue", "vllm:request_queue_time_seconds_bucket"),
             ("prefill", "vllm:request_prefill_time_seconds_bucket"),
             ("decode", "vllm:request_decode_time_seconds_bucket"))
@@ -155,7 +154,7 @@ def server_dashboard() -> dict[str, Any]:
         target(_rate("vllm:request_success_total", VLLM, "finished_reason"), "{{finished_reason}}"),
     ], unit="reqps")
     lay.timeseries("Prompt / generation length p50", [
-        *(dict(t, legendFormat=name) for name, metric in (
+        *(relabel(t, name) for name, metric in (
             ("prompt tokens", "vllm:request_prompt_tokens_bucket"),
             ("generation tokens", "vllm:request_generation_tokens_bucket"))
           for t in quantile_targets(metric, VLLM, qs=(0.5,))),

@@ -9,20 +9,22 @@ and the number of tool calls.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
 from metrics.records.record import RequestRecord
+from metrics.records.record_check import RecordLine
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 # Record field → frame column, in the order of an answer row.
 STAMPS: tuple[str, ...] = ("reasoning_ns", "answer_ns", "tool_call_ns", "tool_call_done_ns")
-AnswerRow = tuple[Any, ...]  # the four stamps, reasoning_tokens, reasoning_tokens_source, tool_calls
+# the four stamps, reasoning_tokens, reasoning_tokens_source, tool_calls
+AnswerRow = tuple[int | None, int | None, int | None, int | None, int | None, str | None, int]
 _NONE: AnswerRow = (None, None, None, None, None, None, 0)
 
 
@@ -31,21 +33,35 @@ def answer_row(record: RequestRecord) -> AnswerRow:
             record.reasoning_tokens, record.reasoning_tokens_source, record.tool_calls)
 
 
-def answer_row_of_line(line: Mapping[str, Any]) -> AnswerRow:
+class AnswerColumns(TypedDict):
+    """The RequestFrame fields made from the answer rows."""
+
+    reasoning_ns: FloatArray
+    answer_ns: FloatArray
+    tool_call_ns: FloatArray
+    tool_call_done_ns: FloatArray
+    reasoning_tokens: FloatArray
+    reasoning_source: list[str | None]
+    tool_calls: IntArray
+
+
+def answer_row_of_line(line: RecordLine) -> AnswerRow:
     """The same from a decoded records.jsonl line (fields written before these existed are absent)."""
     return (line.get("reasoning_ns"), line.get("answer_ns"), line.get("tool_call_ns"), line.get("tool_call_done_ns"),
             line.get("reasoning_tokens"), line.get("reasoning_tokens_source"), line.get("tool_calls") or 0)
 
 
-def answer_fields(rows: Sequence[AnswerRow | None]) -> dict[str, Any]:
+def answer_fields(rows: Sequence[AnswerRow | None]) -> AnswerColumns:
     """The RequestFrame keyword arguments of these rows (None: a request without any of these fields)."""
     full = [_NONE if r is None else r for r in rows]
     columns = list(zip(*full, strict=True)) if full else [()] * len(_NONE)
-    out: dict[str, Any] = {name: _floats(columns[i]) for i, name in enumerate(STAMPS)}
-    out["reasoning_tokens"] = _floats(columns[4])
-    out["reasoning_source"] = list(columns[5])
-    out["tool_calls"] = np.array([v or 0 for v in columns[6]], dtype=np.int64)
-    return out
+    return {
+        "reasoning_ns": _floats(columns[0]), "answer_ns": _floats(columns[1]),
+        "tool_call_ns": _floats(columns[2]), "tool_call_done_ns": _floats(columns[3]),
+        "reasoning_tokens": _floats(columns[4]),
+        "reasoning_source": list(columns[5]),
+        "tool_calls": np.array([v or 0 for v in columns[6]], dtype=np.int64),
+    }
 
 
 def _floats(values: Sequence[int | None]) -> FloatArray:

@@ -17,7 +17,7 @@ same frame from an Arrow table. This module imports neither builder, so the line
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.records.answer_columns import answer_fields
+from metrics.records.answer_columns import AnswerRow, answer_fields
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -133,7 +133,7 @@ class Columns:
         cached_tokens: int | None,
         server_chunk_s: Sequence[float] | None,
         server: dict[str, Any] | None,
-        tags: dict[str, str] | None,
+        tags: Mapping[str, str | None] | None,
         session: int | None = None,
         turn: int | None = None,
         error_message: str | None = None,
@@ -141,7 +141,7 @@ class Columns:
         finish_reason: str | None = None,
         output_target: int | None = None,
         model: str | None = None,
-        answer: tuple[Any, ...] | None = None,  # metrics.records.answer_columns.answer_row
+        answer: AnswerRow | None = None,  # metrics.records.answer_columns.answer_row
         images: int | None = None,
     ) -> None:
         code = STATUS_CODES.get(status)

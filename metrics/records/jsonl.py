@@ -11,26 +11,35 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO, TypeVar
 
 from metrics.records.answer_columns import answer_row_of_line
 from metrics.records.columns import Columns, RequestFrame, gc_paused
-from metrics.records.record_check import NOT_JSON, InputReport, decode, duplicate_id, is_blank, record_problem
+from metrics.records.record_check import (
+    NOT_JSON,
+    InputReport,
+    RecordLine,
+    decode,
+    duplicate_id,
+    is_blank,
+    record_problem,
+)
+
+T = TypeVar("T")
 
 
-def _get(d: dict[str, Any], key: str, default: Any) -> Any:
+def _or(value: T | None, default: T) -> T:
     """A field's value, null read as absent (as the Arrow reader reads it)."""
-    value = d.get(key)
     return default if value is None else value
 
 
-def _add(cols: Columns, d: dict[str, Any]) -> None:
+def _add(cols: Columns, d: RecordLine) -> None:
     cols.add(
         rid=d["id"], intended_ns=d["intended_ns"], sent_ns=d.get("sent_ns"), closed_ns=d.get("closed_ns"),
         status=d["status"], error_kind=d.get("error_kind"), chunk_ns=d.get("chunk_ns") or [],
-        chunk_tokens=d.get("chunk_tokens"), token_source=_get(d, "token_source", "estimate"),
-        output_tokens=d.get("output_tokens"), output_estimated=_get(d, "output_tokens_estimated", True),
-        prompt_tokens=d.get("prompt_tokens"), prompt_estimated=_get(d, "prompt_tokens_estimated", True),
+        chunk_tokens=d.get("chunk_tokens"), token_source=_or(d.get("token_source"), "estimate"),
+        output_tokens=d.get("output_tokens"), output_estimated=_or(d.get("output_tokens_estimated"), True),
+        prompt_tokens=d.get("prompt_tokens"), prompt_estimated=_or(d.get("prompt_tokens_estimated"), True),
         prompt_target=d.get("prompt_tokens_target"), cached_tokens=d.get("cached_tokens"),
         server_chunk_s=d.get("server_chunk_s"), server=d.get("server"), tags=d.get("tags"),
         session=d.get("session"), turn=d.get("turn"), error_message=d.get("error_message"),
@@ -63,11 +72,12 @@ def frame_from_lines(lines: Iterable[bytes], report: InputReport) -> RequestFram
             if problem is not None:
                 report.skip(number, problem)
                 continue
-            first = first_line.setdefault(data["id"], number)
+            line: RecordLine = data  # a record: record_problem checked every field RecordLine names
+            first = first_line.setdefault(line["id"], number)
             if first != number:
-                report.skip(number, duplicate_id(data["id"], first))
+                report.skip(number, duplicate_id(line["id"], first))
                 continue
-            _add(cols, data)
+            _add(cols, line)
             report.records += 1
         return cols.build()
 

@@ -28,9 +28,11 @@ from __future__ import annotations
 import json
 import operator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Required, TypedDict
 
 import orjson
+
+from metrics.records.record import Status
 
 NOT_JSON = "not valid JSON"
 NOT_OBJECT = "not a JSON object"
@@ -57,6 +59,69 @@ _INTS = frozenset({int})
 _NUMBERS = frozenset({int, float})
 
 
+class RecordLine(TypedDict, total=False):
+    """A line that `record_problem` found to be a record: the fields below hold these types or null (or are
+    absent); fields goodput does not write may be there too, unread. The keys are RequestRecord's."""
+
+    id: Required[int]
+    intended_ns: Required[int]
+    status: Required[Status]
+    sent_ns: int | None
+    http_status: int | None
+    output_tokens: int | None
+    prompt_tokens: int | None
+    prompt_tokens_target: int | None
+    cached_tokens: int | None
+    first_byte_ns: int | None
+    closed_ns: int | None
+    output_tokens_target: int | None
+    worker: int | None
+    session: int | None
+    turn: int | None
+    output_tokens_by_events: int | None
+    output_tokens_by_tokenizer: int | None
+    reasoning_ns: int | None
+    answer_ns: int | None
+    reasoning_tokens: int | None
+    tool_calls: int | None
+    tool_call_ns: int | None
+    tool_call_done_ns: int | None
+    images: int | None
+    image_pixels: int | None
+    image_bytes: int | None
+    cancel_at_ns: int | None
+    error_kind: str | None
+    error_message: str | None
+    token_source: str | None
+    finish_reason: str | None
+    reasoning_tokens_source: str | None
+    model: str | None
+    output_tokens_estimated: bool | None
+    prompt_tokens_estimated: bool | None
+    chunk_ns: list[int] | None
+    chunk_tokens: list[int] | None
+    server_chunk_s: list[float] | None
+    tags: dict[str, str | None] | None
+    server: dict[str, Any] | None  # the server's own figures as it sent them (RequestRecord.server)
+
+
+class SkippedLine(TypedDict):
+    line: int
+    reason: str
+
+
+class InputSection(TypedDict):
+    """summary.json's `input`."""
+
+    records_file: str
+    lines: int
+    records: int
+    blank_lines: int
+    skipped: int
+    skipped_lines: list[SkippedLine]
+    torn_last_line: int | None
+
+
 @dataclass(slots=True)
 class InputReport:
     """What reading a records.jsonl found: `lines` = `records` + skipped + `blank` (+ 1 for a torn last line)."""
@@ -71,7 +136,7 @@ class InputReport:
     def skip(self, line: int, reason: str) -> None:
         self.skipped.append((line, reason))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> InputSection:
         """The `input` section of summary.json."""
         return {
             "records_file": self.records_file,

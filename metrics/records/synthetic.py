@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import orjson
+
+from metrics.records.record import Status
+from metrics.records.record_check import RecordLine
 
 
 def write_synthetic(path: str | Path, *, requests: int, chunks: int, seed: int = 0, server: bool = True) -> None:
@@ -30,7 +32,7 @@ def write_synthetic(path: str | Path, *, requests: int, chunks: int, seed: int =
             if rng.random() < 0.01:
                 gaps[rng.integers(0, chunks - 1)] += 1_500_000_000
             times = d + ttft + np.concatenate(([0], np.cumsum(gaps)))
-            status = "ok"
+            status: Status = "ok"
             kind = None
             roll = rng.random()
             if roll < 0.02:
@@ -39,7 +41,7 @@ def write_synthetic(path: str | Path, *, requests: int, chunks: int, seed: int =
                 status, kind = "cancelled", "client_cancelled"
             prompt = int(rng.choice([64, 300, 1000, 4000, 12000, 40000]))
             cached = None if rng.random() < 0.3 else int(rng.choice([0, prompt // 2, prompt]))
-            rec: dict[str, Any] = {
+            rec: RecordLine = {
                 "id": i,
                 "intended_ns": a,
                 "sent_ns": d,
