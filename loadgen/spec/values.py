@@ -13,11 +13,9 @@ text (a `Path` from the command line too), a repeatable option as a tuple (empty
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
-from loadgen.spec.options import BY_PARAM, Option
+from loadgen.spec.options import BY_PARAM, OPTIONS, Option
 from loadgen.spec.sections import SpecError
 
 # A threshold given in a config file may carry its own abort_on_fail; from a flag it is just text.
@@ -27,9 +25,12 @@ OptionValue = (str | int | float | bool | Path | list[str] | list[ThresholdEntry
                | tuple[ThresholdEntry, ...] | None)
 
 
-@dataclass(frozen=True, slots=True)
 class OptionValues:
-    """Every run option's value, checked (see the module doc)."""
+    """Every run option's value, checked (see the module doc); read-only. Made only by `parse`, which sets
+    each field from its checked value: a plain class with slots, not a dataclass, because generating a
+    dataclass's methods for ~95 fields costs a run's start-up milliseconds for nothing used here."""
+
+    __slots__ = tuple(o.param for o in OPTIONS)
 
     url: str | None
     model: str | None
@@ -136,9 +137,16 @@ class OptionValues:
         unknown = sorted(set(raw) - set(BY_PARAM))
         if unknown:
             raise SpecError(f"unknown run option {unknown[0]!r}")
-        # The checked values by field name: the edge where raw layers become typed fields.
-        checked: dict[str, Any] = {f.name: _checked(BY_PARAM[f.name], raw.get(f.name)) for f in fields(cls)}
-        return cls(**checked)
+        values = object.__new__(cls)
+        for option in OPTIONS:  # the fields, each set once from its checked value
+            object.__setattr__(values, option.param, _checked(option, raw.get(option.param)))
+        return values
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"OptionValues are read-only (set by parse): {name}")
+
+    def __repr__(self) -> str:
+        return f"OptionValues({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__)})"
 
 
 def _checked(option: Option, value: OptionValue) -> OptionValue:

@@ -3,7 +3,6 @@ value of the wrong kind refused once, at the edge, naming its flag."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ def _expected_type(kind: str, param: str, default: object) -> str:
 
 
 def test_fields_are_the_options_in_order_with_their_kinds_type() -> None:
-    fields = [(f.name, f.type) for f in dataclasses.fields(OptionValues)]
+    fields = list(OptionValues.__annotations__.items())
     assert fields == [(o.param, _expected_type(o.kind, o.param, o.default)) for o in OPTIONS]
 
 
@@ -57,3 +56,10 @@ def test_paths_and_numbers_become_text_where_the_option_is_text() -> None:
     values = OptionValues.parse({**run_defaults(), "output": Path("runs/x"), "workers": 3, "prompt_tokens": 64})
     assert (values.output, values.workers, values.prompt_tokens) == ("runs/x", "3", "64")
     assert build_spec(values)[0].scale.workers == 3
+
+
+def test_the_values_are_read_only() -> None:
+    values = OptionValues.parse(run_defaults())
+    with pytest.raises(AttributeError):
+        values.rate = 5.0  # type: ignore[misc]
+    assert values.rate is None and "rate=None" in repr(values)
