@@ -39,22 +39,22 @@ def summary_config(settings: dict[str, Any], slo: SLO) -> SummaryConfig:
     """The metric settings a run was made with (a schema-1 run.json's `settings`, or defaults), as the
     metrics package wants them; ValueError names a setting of the wrong type."""
     d = SummaryConfig(slo=slo)
+    get = settings.get
     return SummaryConfig(
-        slo=slo, warmup_s=_number(settings, "warmup_s", d.warmup_s), cooldown_s=_number(settings, "cooldown_s", d.cooldown_s),
-        schedule_end_s=_number(settings, "schedule_end_s", d.schedule_end_s),
-        prompt_bucket_edges=_edges(settings, "prompt_bucket_edges", d.prompt_bucket_edges),
-        output_bucket_edges=_edges(settings, "output_bucket_edges", d.output_bucket_edges),
-        cache_full_ratio=_number(settings, "cache_full_ratio", d.cache_full_ratio),
-        absent_cache_is_zero=_flag(settings, "absent_cache_is_zero", d.absent_cache_is_zero),
-        stall_threshold_s=_number(settings, "stall_threshold_s", d.stall_threshold_s),
-        lag_threshold_s=_number(settings, "lag_threshold_s", d.lag_threshold_s))
-
+        slo=slo, warmup_s=_number(get("warmup_s"), "warmup_s", d.warmup_s),
+        cooldown_s=_number(get("cooldown_s"), "cooldown_s", d.cooldown_s),
+        schedule_end_s=_number(get("schedule_end_s"), "schedule_end_s", d.schedule_end_s),
+        prompt_bucket_edges=_edges(get("prompt_bucket_edges"), "prompt_bucket_edges", d.prompt_bucket_edges),
+        output_bucket_edges=_edges(get("output_bucket_edges"), "output_bucket_edges", d.output_bucket_edges),
+        cache_full_ratio=_number(get("cache_full_ratio"), "cache_full_ratio", d.cache_full_ratio),
+        absent_cache_is_zero=_flag(get("absent_cache_is_zero"), "absent_cache_is_zero", d.absent_cache_is_zero),
+        stall_threshold_s=_number(get("stall_threshold_s"), "stall_threshold_s", d.stall_threshold_s),
+        lag_threshold_s=_number(get("lag_threshold_s"), "lag_threshold_s", d.lag_threshold_s))
 
 _N = TypeVar("_N", float, float | None)
 
 
-def _number(settings: dict[str, Any], key: str, default: _N) -> float | _N:
-    value = settings.get(key)
+def _number(value: object, key: str, default: _N) -> float | _N:
     if value is None:
         return default
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -62,8 +62,7 @@ def _number(settings: dict[str, Any], key: str, default: _N) -> float | _N:
     raise ValueError(f"run.json: settings.{key} must be a number, got {value!r}")
 
 
-def _flag(settings: dict[str, Any], key: str, default: bool) -> bool:
-    value = settings.get(key)
+def _flag(value: object, key: str, default: bool) -> bool:
     if value is None:
         return default
     if isinstance(value, bool):
@@ -71,8 +70,7 @@ def _flag(settings: dict[str, Any], key: str, default: bool) -> bool:
     raise ValueError(f"run.json: settings.{key} must be true or false, got {value!r}")
 
 
-def _edges(settings: dict[str, Any], key: str, default: Sequence[int]) -> Sequence[int]:
-    value = settings.get(key)
+def _edges(value: object, key: str, default: Sequence[int]) -> Sequence[int]:
     if not value:
         return default
     if isinstance(value, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in value):
