@@ -137,7 +137,7 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     probe_spec = replace(spec, gate=GateSpec())  # the probes carry no thresholds: the capacity does
     ceiling = None
     if options["max_rate"] is None:
-        ceiling = int(values["concurrency"]) if "concurrency" in explicit and values["concurrency"] \
+        ceiling = values.concurrency if "concurrency" in explicit and values.concurrency \
             else DEFAULT_CEILING_CONCURRENCY
     # Everything a probe needs that can be wrong (dataset, tokenizer, schedule) fails here, before anything is sent.
     sample = plan_point(1, "rate", settings.min_rate or settings.max_rate or 1.0, length, seed=spec.load.seed)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from loadgen.spec import PARAMETERS, Option
+
+if TYPE_CHECKING:
+    from loadgen.spec import OptionValue
 
 RUN_HELP = """Run a load test against an OpenAI-compatible streaming server and write its results.
 
@@ -94,18 +97,18 @@ def run_signature() -> inspect.Signature:
 run.__signature__ = run_signature()  # type: ignore[attr-defined]
 
 
-def run_defaults() -> dict[str, Any]:
+def run_defaults() -> dict[str, OptionValue]:
     """Every run option at its default, as `goodput run` with no flags would have it."""
     from loadgen.spec import OPTIONS
 
     return {o.param: o.default for o in OPTIONS}
 
 
-def given_values(ctx: typer.Context) -> dict[str, Any]:
+def given_values(ctx: typer.Context) -> dict[str, OptionValue]:
     """The options the user set on the command line or through their environment variable."""
     from loadgen.spec import BY_PARAM
 
-    given = {}
+    given: dict[str, OptionValue] = {}
     for name, value in ctx.params.items():
         source = ctx.get_parameter_source(name)
         if name in BY_PARAM and source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):

@@ -13,9 +13,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from loadgen.spec import OptionValues
 
 
 def run_parameters(*, drop: frozenset[str]) -> list[inspect.Parameter]:
@@ -41,12 +44,12 @@ def with_run_options(command: Callable[..., int], own_options: Callable[..., Non
     return command
 
 
-def run_spec_values(ctx: typer.Context, config: Path | None) -> tuple[dict[str, Any], set[str]]:
+def run_spec_values(ctx: typer.Context, config: Path | None) -> tuple[OptionValues, set[str]]:
     """The run option values as `goodput run` merges them (defaults, the config file, then the command
-    line and environment), and the names of those the user set explicitly (file, flag or environment)."""
+    line and environment), checked, and the names of those the user set explicitly (file, flag or environment)."""
     from loadgen.cli.run import given_values, run_defaults
-    from loadgen.spec import merge_values, read_config_file
+    from loadgen.spec import OptionValues, merge_values, read_config_file
 
     file_values = read_config_file(config) if config is not None else {}
     given = given_values(ctx)
-    return merge_values(run_defaults(), file_values, given), set(file_values) | set(given)
+    return OptionValues.parse(merge_values(run_defaults(), file_values, given)), set(file_values) | set(given)

@@ -99,7 +99,7 @@ def _new(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Secre
         rates=parse_list(options["rates"], "--rates", whole=False) if options["rates"] else None,
         concurrencies=parse_list(options["concurrencies"], "--concurrencies", whole=True) if options["concurrencies"] else None,
         auto_points=options["points"] if options["auto"] else None,
-        ceiling_concurrency=int(values["concurrency"]) if "concurrency" in explicit and values["concurrency"] else DEFAULT_CEILING_CONCURRENCY)
+        ceiling_concurrency=values.concurrency if "concurrency" in explicit and values.concurrency else DEFAULT_CEILING_CONCURRENCY)
     state = SweepState(spec=spec, mode=mode, length=length, points=plan_sweep(mode, length, seed=spec.load.seed))
     check_points(state, secrets)
     output = spec.outputs.output
@@ -139,7 +139,7 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     planned."""
     from loadgen.cli.run import given_values
     from loadgen.run import RunDir
-    from loadgen.spec import build_spec, spec_values
+    from loadgen.spec import build_spec, spec_values, text_items
     from loadgen.sweep import read_sweep
 
     directory: Path = options["resume"]
@@ -155,7 +155,7 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     for name in _RESUME_ALLOWED & set(given):
         values[name] = given[name]
     if "header" in given:
-        values["header"] = [*(f"{k}: {v}" for k, v in state.spec.request.headers), *given["header"]]
+        values["header"] = [*(f"{k}: {v}" for k, v in state.spec.request.headers), *text_items(given["header"])]
     spec, secrets = build_spec(values)
     if replace(spec, outputs=state.spec.outputs) != state.spec:
         raise ValueError("--resume: the credentials given change the sweep's target or headers; give only the "

@@ -20,7 +20,7 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from metrics.results import RECORDS_STATUS_FILE as STATUS_FILE
 
@@ -72,7 +72,23 @@ class StatusFile:
             self._fd = None
 
 
-def read_status(run_dir: Path) -> dict[str, Any] | None:
+class RecordsStatus(TypedDict):
+    """records.status.json as read back, checked (a count that is no count reads 0, an error no text None)."""
+
+    closed: bool
+    unwritten_records: int
+    write_error: str | None
+
+
+class EndedBy(TypedDict, total=False):
+    """The fields `ended_by` adds to an unfinished run.json."""
+
+    unwritten_records: int
+    write_error: str
+    ended_by: str
+
+
+def read_status(run_dir: Path) -> RecordsStatus | None:
     """The status a run left (None: none, as for runs before it existed, or not readable as one)."""
     try:
         doc = json.loads((run_dir / STATUS_FILE).read_bytes())
@@ -87,13 +103,13 @@ def read_status(run_dir: Path) -> dict[str, Any] | None:
             "write_error": error if isinstance(error, str) else None}
 
 
-def ended_by(run: dict[str, Any], status: dict[str, Any] | None) -> dict[str, Any]:
+def ended_by(run: dict[str, Any], status: RecordsStatus | None) -> EndedBy:
     """What `goodput report` adds to a run.json that was never finished (no `interrupted` field: the run
     did not get to write its final run.json), from the status the record writer left: the records it
     could not write and why, or that it never closed its records (killed, or still running)."""
     if status is None or "interrupted" in run:
         return {}
-    added: dict[str, Any] = {}
+    added: EndedBy = {}
     if status["unwritten_records"] and not run.get("unwritten_records"):
         added["unwritten_records"] = status["unwritten_records"]
     if status["write_error"] and not run.get("write_error"):

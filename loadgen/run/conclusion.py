@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exporters.console import format_summary
-from exporters.failure_notes import all_failed_alike
+from exporters.failure_notes import failed_alike
 from loadgen.dispatch import RunState
 from loadgen.run.cancel_release import with_cancel_release
 from loadgen.run.failing import FailingAlike, too_many_failed
@@ -25,6 +25,9 @@ from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, Outputs, build_outputs, 
 from loadgen.run.prometheus import add_server_section
 from loadgen.run.setup import RunSetup
 from metrics.results import write_run
+
+if TYPE_CHECKING:
+    from metrics.results import Requests
 
 
 def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, console: bool = True) -> int:
@@ -131,7 +134,10 @@ def _error_lines(setup: RunSetup, out: Path, run: RunSoFar, state: RunState,
         lines.append(f"goodput: error: could not write {failed_names(run.output_errors, out)} (results in {out}; "
                      f"{reason}); `goodput report {out}` rebuilds the summaries from records.jsonl")
     if summary is not None and not state.interrupted and not isinstance(state.failure, FailingAlike):
-        line = _nothing_succeeded(summary) or too_many_failed(summary, setup.spec.load.max_failed)
+        from metrics.results import Requests  # the summary's view: imported once the run is over
+
+        requests = Requests.from_json(summary.get("requests"))
+        line = _nothing_succeeded(requests) or too_many_failed(requests, setup.spec.load.max_failed)
         if line is not None:
             lines.append(line)
     return lines
@@ -141,17 +147,16 @@ def _failed_to_write(run: RunSoFar, path: Path) -> bool:
     return any(exc.filename == str(path) for exc in run.output_errors)
 
 
-def _nothing_succeeded(summary: dict[str, Any]) -> str | None:
+def _nothing_succeeded(requests: Requests) -> str | None:
     """The line for a run in which no request of the measurement window succeeded, else None."""
-    requests = summary.get("requests", {})
-    measured, ok = int(requests.get("in_window", 0)), int(requests.get("in_window_ok", 0))
+    measured, ok = requests.in_window, requests.in_window_ok
     if ok:
         return None
     if not measured:
         return "goodput: error: no request fell in the measurement window (check --warmup and --cooldown)"
-    alike = all_failed_alike(requests)
+    alike = failed_alike(requests)
     if alike is not None:
         return f"goodput: error: {alike}"
-    kinds = ", ".join(f"{kind}={n}" for kind, n in sorted(requests.get("errors", {}).items(), key=lambda kv: -kv[1]))
+    kinds = ", ".join(f"{kind}={n}" for kind, n in sorted((requests.errors or {}).items(), key=lambda kv: -kv[1]))
     return (f"goodput: error: no request in the measurement window succeeded ({measured} measured; errors by kind: "
             f"{kinds or 'none'})")

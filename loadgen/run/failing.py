@@ -18,10 +18,13 @@ Records that were never sent (a conversation's turns after a failed turn, cancel
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from loadgen.spec.fail_limit import parse_fail_limit
 from metrics.records.record import RequestRecord
+
+if TYPE_CHECKING:
+    from metrics.results import Requests
 
 EARLY_STOP_AFTER = 10
 EARLY_STOP_KINDS = frozenset({"http_status", "mid_stream_error", "non_sse_response", "connect_error"})
@@ -76,13 +79,12 @@ def early_stop_hooks(keep_going: bool) -> list[StopWhenFailingAlike]:
     return [] if keep_going else [StopWhenFailingAlike()]
 
 
-def too_many_failed(summary: dict[str, Any], max_failed: str) -> str | None:
+def too_many_failed(requests: Requests, max_failed: str) -> str | None:
     """The line for a run with more failed requests than `--max-failed` allows, else None. The share is of
     the requests that ended either way (succeeded + failed; cancelled ones and a lost worker's are left out)."""
-    requests = summary.get("requests", {})
     # A lost worker's requests are not the server's failures (--on-worker-failure decides about those).
-    lost = int((requests.get("errors") or {}).get("worker_lost", 0))
-    failed, ok = int(requests.get("failed", 0)) - lost, int(requests.get("succeeded", 0))
+    lost = (requests.errors or {}).get("worker_lost", 0)
+    failed, ok = (requests.failed or 0) - lost, requests.succeeded
     limit = parse_fail_limit(max_failed)
     if not ok or not limit.exceeded(failed, failed + ok):  # nothing succeeded: conclusion says so
         return None

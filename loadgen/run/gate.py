@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict
 
 from exporters.junit import write_junit
 from exporters.markdown import gate_markdown, write_markdown
@@ -206,7 +206,14 @@ def _judge_live(
     return evaluate(plan.abort_thresholds, view, plan.baseline)
 
 
-def abort_fields(plan: GatePlan | None) -> dict[str, Any]:
+class AbortFields(TypedDict):
+    """run.json / summary.json `run` fields telling whether and why the gate stopped the run."""
+
+    aborted: bool
+    abort_reason: NotRequired[str]  # only when it did
+
+
+def abort_fields(plan: GatePlan | None) -> AbortFields:
     """run.json / summary.json `run` fields telling whether and why the gate stopped the run."""
     if plan is None or not plan.abort_verdicts:
         return {"aborted": False}

@@ -13,13 +13,14 @@ counted by the client, not by the server's tokenizer). Nothing is checked when t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from loadgen.workload import LengthDist, highest_length, shown_length
 
 if TYPE_CHECKING:
+    from loadgen.run.models import ServedModel
     from loadgen.run.setup import RunSetup
 
 _SOURCE = "the server's max_model_len"
@@ -29,14 +30,13 @@ class ContextTooSmall(RuntimeError):
     """The workload asks for more tokens than the server's context holds (a usage error: exit 2)."""
 
 
-def max_model_len(entries: list[dict[str, Any]] | None, model: str) -> int | None:
+def max_model_len(entries: list[ServedModel] | None, model: str) -> int | None:
     """The model's `max_model_len` from the `/v1/models` entries; None when the server does not say."""
-    entry = next((e for e in entries or () if e.get("id") == model), None)
-    value = entry.get("max_model_len") if entry is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    entry = next((e for e in entries or () if e.id == model), None)
+    return entry.max_model_len if entry is not None else None
 
 
-def check_context(setup: RunSetup, model: str, entries: list[dict[str, Any]] | None,
+def check_context(setup: RunSetup, model: str, entries: list[ServedModel] | None,
                   known: int | None = None) -> None:
     """ContextTooSmall for a workload that cannot fit the model's context (see the module doc). `known`: the
     context as the server's tokenize endpoint said it, for a run that listed no models (`--model`)."""

@@ -11,17 +11,46 @@ run's first request must not be where a misspelt adapter name is found.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypedDict
 
 import httpx
 
 from loadgen.http import merge_body, needs_tls, public_url
 from loadgen.http.api import endpoint_url
 from loadgen.http.send import server_message
+from loadgen.run.roofline import RooflineSpecJSON, spec_from_models_entry
 from loadgen.run.startup import announced, http_status_line, unreachable_line
 from loadgen.types import ClientConfig
 
 MODELS_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class ServedModel:
+    """One entry of `GET /v1/models`, as read once (`list_models`): what the run uses of it."""
+
+    id: str
+    max_model_len: int | None = None  # vLLM's (and the reference server's) context length; None: not said
+    # The roofline spec a sim-engine target announces (its `"engine": "sim"`): run.json's resolved.roofline.
+    sim_roofline: RooflineSpecJSON | None = None
+
+    @classmethod
+    def from_entry(cls, entry: dict[str, Any]) -> ServedModel:
+        """The entry as the server sent it (a JSON object with an `id`)."""
+        value = entry.get("max_model_len")
+        length = value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+        return cls(id=str(entry["id"]), max_model_len=length, sim_roofline=spec_from_models_entry(entry))
+
+
+class _ProbeBody(TypedDict, total=False):
+    """`check_mix`'s one-token request: chat's (messages) or completions' (prompt)."""
+
+    model: str
+    max_tokens: int
+    stream: bool
+    prompt: str
+    messages: list[dict[str, str]]
 
 
 def models_url(base_url: str) -> str:
@@ -29,7 +58,7 @@ def models_url(base_url: str) -> str:
     return endpoint_url(base_url, "completions").removesuffix("completions") + "models"
 
 
-def list_models(config: ClientConfig, *, quiet: bool = False, timeout_s: float | None = None) -> list[dict[str, Any]]:
+def list_models(config: ClientConfig, *, quiet: bool = False, timeout_s: float | None = None) -> list[ServedModel]:
     """The server's `GET /v1/models` entries; RuntimeError with one line when it cannot say."""
     timeout_s = MODELS_TIMEOUT_S if timeout_s is None else timeout_s
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
@@ -51,7 +80,7 @@ def list_models(config: ClientConfig, *, quiet: bool = False, timeout_s: float |
                            "of models): is --url an OpenAI-compatible server? (one that lists no models needs --model)")
     if not entries:
         raise RuntimeError(f"GET {shown} lists no model: pass --model")
-    return list(entries)
+    return [ServedModel.from_entry(e) for e in entries]
 
 
 class ModelNotServed(RuntimeError):
@@ -75,13 +104,13 @@ def check_mix(config: ClientConfig, names: tuple[str, ...], *, quiet: bool = Fal
                    quiet=quiet), httpx.Client(headers=headers, timeout=timeout_s, verify=needs_tls(url),
                                              trust_env=False) as client:
         for name in names:
-            body: dict[str, Any] = {"model": name, "max_tokens": 1, "stream": False}
+            body: _ProbeBody = {"model": name, "max_tokens": 1, "stream": False}
             if config.endpoint == "completions":
                 body["prompt"] = "Hello"
             else:
                 body["messages"] = [{"role": "user", "content": "Hello"}]
             try:
-                resp = client.post(url, json=merge_body(config.extra_body, body))
+                resp = client.post(url, json=merge_body(config.extra_body, dict(body)))
             except httpx.HTTPError:
                 return
             if resp.status_code == 200:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from exporters import write_records_parquet, write_summary_csv
 from loadgen.run.layout import RECORDS_FILE as RECORDS_FILE
@@ -40,16 +40,46 @@ from metrics.summary import SummaryConfig, summarize_frame
 
 
 def summary_config(settings: dict[str, Any], slo: SLO) -> SummaryConfig:
-    """The metric settings a run was made with (or defaults), as the metrics package wants them."""
-    kwargs: dict[str, Any] = {"slo": slo}
-    for key in ("warmup_s", "cooldown_s", "schedule_end_s", "cache_full_ratio", "absent_cache_is_zero",
-                "stall_threshold_s", "lag_threshold_s"):
-        if settings.get(key) is not None:
-            kwargs[key] = settings[key]
-    for key in ("prompt_bucket_edges", "output_bucket_edges"):
-        if settings.get(key):
-            kwargs[key] = tuple(settings[key])
-    return SummaryConfig(**kwargs)
+    """The metric settings a run was made with (a schema-1 run.json's `settings`, or defaults), as the
+    metrics package wants them; ValueError names a setting of the wrong type."""
+    d = SummaryConfig(slo=slo)
+    get = settings.get
+    return SummaryConfig(
+        slo=slo, warmup_s=_number(get("warmup_s"), "warmup_s", d.warmup_s),
+        cooldown_s=_number(get("cooldown_s"), "cooldown_s", d.cooldown_s),
+        schedule_end_s=_number(get("schedule_end_s"), "schedule_end_s", d.schedule_end_s),
+        prompt_bucket_edges=_edges(get("prompt_bucket_edges"), "prompt_bucket_edges", d.prompt_bucket_edges),
+        output_bucket_edges=_edges(get("output_bucket_edges"), "output_bucket_edges", d.output_bucket_edges),
+        cache_full_ratio=_number(get("cache_full_ratio"), "cache_full_ratio", d.cache_full_ratio),
+        absent_cache_is_zero=_flag(get("absent_cache_is_zero"), "absent_cache_is_zero", d.absent_cache_is_zero),
+        stall_threshold_s=_number(get("stall_threshold_s"), "stall_threshold_s", d.stall_threshold_s),
+        lag_threshold_s=_number(get("lag_threshold_s"), "lag_threshold_s", d.lag_threshold_s))
+
+_N = TypeVar("_N", float, float | None)
+
+
+def _number(value: object, key: str, default: _N) -> float | _N:
+    if value is None:
+        return default
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"run.json: settings.{key} must be a number, got {value!r}")
+
+
+def _flag(value: object, key: str, default: bool) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"run.json: settings.{key} must be true or false, got {value!r}")
+
+
+def _edges(value: object, key: str, default: Sequence[int]) -> Sequence[int]:
+    if not value:
+        return default
+    if isinstance(value, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in value):
+        return tuple(value)
+    raise ValueError(f"run.json: settings.{key} must be a list of integers, got {value!r}")
 
 
 def stored_slo(run: dict[str, Any]) -> SLO | None:

@@ -18,7 +18,6 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any
 
 from loadgen.dispatch import GcFreezer, Progress, RecordWriter, Runner
 from loadgen.http.payload import public_url
@@ -29,10 +28,10 @@ from loadgen.run.embedded import EmbeddedServerError, ServerArgumentError, embed
 from loadgen.run.failing import early_stop_hooks
 from loadgen.run.layout import RECORDS_FILE, RUN_SCHEMA_VERSION
 from loadgen.run.model_len import ContextTooSmall, check_context
-from loadgen.run.models import check_mix, list_models
+from loadgen.run.models import ServedModel, check_mix, list_models
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, EXIT_USAGE, RunSoFar, describe_os_error
 from loadgen.run.prometheus import RunExporters, server_metrics_url, start_exporters
-from loadgen.run.roofline import RooflineSpecJSON, spec_from_models_entry
+from loadgen.run.roofline import RooflineSpecJSON
 from loadgen.run.scrape import SCRAPE_TIMEOUT_S
 from loadgen.run.setup import RunSetup, client_config
 from loadgen.run.sizing import SIZING_LIMIT_S, resolve_sizing
@@ -44,7 +43,7 @@ from metrics.results import write_run
 TOOL_VERSION = "0.1.0"
 
 
-def _sim_spec(config: ClientConfig, entries: list[dict[str, Any]] | None, *,
+def _sim_spec(config: ClientConfig, entries: list[ServedModel] | None, *,
               embedded: bool) -> RooflineSpecJSON | None:
     """The roofline spec a sim-engine target announces for the model under test, if any. With --model, only
     the embedded server is asked (a --url target is not listed: loadgen.run.models)."""
@@ -55,8 +54,8 @@ def _sim_spec(config: ClientConfig, entries: list[dict[str, Any]] | None, *,
             entries = list_models(config, quiet=True)
         except RuntimeError:
             return None
-    entry = next((e for e in entries if e.get("id") == config.model), None)
-    return spec_from_models_entry(entry) if entry is not None else None
+    entry = next((e for e in entries if e.id == config.model), None)
+    return entry.sim_roofline if entry is not None else None
 
 
 @contextlib.contextmanager
@@ -79,7 +78,7 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
     entries = None
     if not client.model:
         entries = list_models(client, quiet=spec.outputs.quiet)
-        client = replace(client, model=str(entries[0]["id"]))
+        client = replace(client, model=entries[0].id)
     roofline = setup.roofline if setup.roofline is not None else _sim_spec(client, entries,
                                                                             embedded=spec.target.embedded)
     with announced("the server to size prompts", SIZING_LIMIT_S, quiet=spec.outputs.quiet):

@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from loadgen.http import public_url
 from loadgen.http.api import api_for
@@ -42,15 +42,37 @@ T = TypeVar("T")
 SIZING_LIMIT_S = 60.0  # every probe of the sizing together; a probe that times out ends the probing
 
 
+class SizingDetail(TypedDict, total=False):
+    """What run.json's `resolved.prompt_sizing` says besides the method; each method sets its own keys, in
+    the order written (an error key may be present and null: that probe was not tried)."""
+
+    counter: str  # the counter's name: words | bytes | tokenizer.json's path | the learnt table's or ratio's
+    endpoint: str  # tokenize: the endpoint's public URL
+    tokens_per_word: float  # calibrate
+    chat_template_tokens: int | None  # tokenize, calibrate: the chat template's tokens around one message
+    probes: int  # calibrate: probes fitted
+    probes_rejected: int
+    probe_rejections: list[str]
+    max_model_len: int  # tokenize: the context, as the tokenize endpoint says
+    tokenize_error: str | None
+    calibrate_error: str | None
+
+
+class SizingJson(SizingDetail, total=False):
+    """run.json's `resolved.prompt_sizing`: the method first, then its detail."""
+
+    method: str
+
+
 @dataclass(slots=True)
 class Sizing:
     method: str  # counter | tokenize | calibrate
     counter: TokenCounter | None  # learnt from the server; None: the workload's own
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: SizingDetail = field(default_factory=lambda: SizingDetail())
     line: str | None = None  # what the console says about it (stderr; under --quiet only a warning)
     warning: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SizingJson:
         return {"method": self.method, **self.detail}
 
 
@@ -120,7 +142,7 @@ def _bounded(probe: Coroutine[Any, Any, T], deadline: float) -> T:
 def _tokenized(table: TableCounter, client: ClientConfig, max_model_len: object = None) -> Sizing:
     url = public_url(tokenize_url(client.base_url))
     overhead = table.template.one_message
-    detail: dict[str, Any] = {"counter": table.name, "endpoint": url, "chat_template_tokens": overhead}
+    detail: SizingDetail = {"counter": table.name, "endpoint": url, "chat_template_tokens": overhead}
     if isinstance(max_model_len, int) and not isinstance(max_model_len, bool) and max_model_len > 0:
         detail["max_model_len"] = max_model_len  # the context, as the tokenize endpoint says (run.json)
     shown = f", chat template {overhead} tokens" if overhead is not None else ""
@@ -154,7 +176,7 @@ def _rejections(ratio: RatioCounter) -> str:
 
 def _calibrated(ratio: RatioCounter, tokenize_error: str | None) -> Sizing:
     overhead = ratio.template.one_message
-    detail = {"counter": ratio.name, "tokens_per_word": ratio.tokens_per_word, "chat_template_tokens": overhead,
+    detail: SizingDetail = {"counter": ratio.name, "tokens_per_word": ratio.tokens_per_word, "chat_template_tokens": overhead,
               "probes": ratio.probes, "probes_rejected": len(ratio.rejected),
               "probe_rejections": list(ratio.rejected), "tokenize_error": tokenize_error}
     why = f"no tokenize endpoint ({tokenize_error}); " if tokenize_error else ""

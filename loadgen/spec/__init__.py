@@ -13,13 +13,14 @@ from metrics import lazy_names
 
 if TYPE_CHECKING:
     from loadgen.spec.build import build_spec, spec_values
-    from loadgen.spec.config_file import merge_values, read_config_file
+    from loadgen.spec.config_file import merge_values, read_config_file, text_items
     from loadgen.spec.fail_limit import parse_fail_limit
     from loadgen.spec.options import BY_PARAM, OPTIONS, OUTPUTS, PARAMETERS, Option
     from loadgen.spec.render import render_config
     from loadgen.spec.run_spec import RunSpec
     from loadgen.spec.scrape_targets import ScrapeTarget, parse_scrape_targets
     from loadgen.spec.sections import GateSpec, LoadSpec, OutputSpec, PrometheusSpec, RooflineSpec, TargetSpec
+    from loadgen.spec.values import OptionValue, OptionValues
 
 __all__ = [
     "BY_PARAM",
@@ -29,6 +30,8 @@ __all__ = [
     "GateSpec",
     "LoadSpec",
     "Option",
+    "OptionValue",
+    "OptionValues",
     "OutputSpec",
     "PrometheusSpec",
     "RooflineSpec",
@@ -42,11 +45,12 @@ __all__ = [
     "read_config_file",
     "render_config",
     "spec_values",
+    "text_items",
 ]
 
 __getattr__ = lazy_names(__name__, {
     "build_spec": "build", "spec_values": "build",
-    "merge_values": "config_file", "read_config_file": "config_file",
+    "merge_values": "config_file", "read_config_file": "config_file", "text_items": "config_file",
     "parse_fail_limit": "fail_limit",
     "BY_PARAM": "options", "OPTIONS": "options", "OUTPUTS": "options", "Option": "options",
     "PARAMETERS": "options",
@@ -55,4 +59,5 @@ __getattr__ = lazy_names(__name__, {
     "ScrapeTarget": "scrape_targets", "parse_scrape_targets": "scrape_targets",
     "GateSpec": "sections", "LoadSpec": "sections", "OutputSpec": "sections", "PrometheusSpec": "sections",
     "RooflineSpec": "sections", "TargetSpec": "sections",
+    "OptionValue": "values", "OptionValues": "values",
 })

@@ -5,34 +5,51 @@ canonical JSON so a worker needs no file), `--tool-choice`, and the agent loop's
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from loadgen.spec.sections import SpecError
-from loadgen.workload import parse_length, parse_think_time
+from loadgen.workload import ThinkTime, parse_length, parse_think_time
+
+if TYPE_CHECKING:
+    from loadgen.spec.values import OptionValues
+    from loadgen.workload import LengthDist
 
 
-def agent_values(v: Mapping[str, Any]) -> dict[str, Any]:
+class AgentFields(TypedDict):
+    """`WorkloadSpec`'s agent-loop fields."""
+
+    tool_latency: ThinkTime
+    tool_result_tokens: LengthDist
+    max_tool_turns: int
+
+
+class ToolFields(TypedDict, total=False):
+    """`RequestSpec`'s tool fields (`tools` and `tool_list` only with --tools)."""
+
+    tools: str
+    tool_list: str
+    tool_choice: str | None
+
+
+def agent_values(v: OptionValues) -> AgentFields:
     """The agent loop's options; their parsers' messages name the flags."""
     try:
-        latency = parse_think_time(str(v["tool_latency"]))
+        latency = parse_think_time(str(v.tool_latency))
     except ValueError as exc:
         raise SpecError(str(exc).replace("--think-time", "--tool-latency", 1)) from None
     try:
-        tokens = parse_length(str(v["tool_result_tokens"]))
+        tokens = parse_length(str(v.tool_result_tokens))
     except ValueError as exc:
         raise SpecError(f"--tool-result-tokens: {exc}") from None
-    if type(v["max_tool_turns"]) is not int:
-        raise SpecError(f"--max-tool-turns must be an integer, got {v['max_tool_turns']!r}")
-    return {"tool_latency": latency, "tool_result_tokens": tokens, "max_tool_turns": v["max_tool_turns"]}
+    return {"tool_latency": latency, "tool_result_tokens": tokens, "max_tool_turns": v.max_tool_turns}
 
 
-def tool_values(v: Mapping[str, Any]) -> dict[str, Any]:
+def tool_values(v: OptionValues) -> ToolFields:
     """`--tools FILE` read and checked (its list kept as canonical JSON), `--tool-choice` checked against it."""
-    if v["tools"] is None:
-        return {"tool_choice": v["tool_choice"]}
+    if v.tools is None:
+        return {"tool_choice": v.tool_choice}
     from loadgen.tools import parse_tool_choice, read_tools
 
-    tools = read_tools(str(v["tools"]))
-    parse_tool_choice(v["tool_choice"], tools)
-    return {"tools": str(v["tools"]), "tool_list": json.dumps(tools, sort_keys=True), "tool_choice": v["tool_choice"]}
+    tools = read_tools(str(v.tools))
+    parse_tool_choice(v.tool_choice, tools)
+    return {"tools": str(v.tools), "tool_list": json.dumps(tools, sort_keys=True), "tool_choice": v.tool_choice}

@@ -1,6 +1,7 @@
 """Option values (from flags and a config file, see `loadgen.spec.options`) → a `RunSpec` and its `Secrets`.
 
-`build_spec` parses every value once into its typed form and lets the sections check the rest, so any
+`build_spec` takes them checked (`loadgen.spec.values.OptionValues`; a raw layer is checked first), parses
+every value once into its typed form and lets the sections check the rest, so any
 mistake is found before a request is sent and is reported in one line naming the flag. `spec_values` is
 its inverse (what `--print-config` writes): `build_spec(spec_values(spec))` gives `spec` back.
 """
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from loadgen.secrets import Secrets, is_secret_header, split_server_args
 from loadgen.spec.agent_options import agent_values, tool_values
@@ -31,6 +31,7 @@ from loadgen.spec.sections import (
     TargetSpec,
     WorkloadSpec,
 )
+from loadgen.spec.values import OptionValue, OptionValues
 from loadgen.types import Timeouts
 from loadgen.workload import (
     LengthDist,
@@ -45,82 +46,80 @@ from loadgen.workload.images import ImageSpec
 from metrics import SLO, parse_slo
 from metrics.gate import Threshold, parse_threshold
 
-# A threshold given in a config file may carry its own abort_on_fail; from a flag it is just text.
-ThresholdEntry = str | tuple[str, bool]
 
-
-def build_spec(values: Mapping[str, Any]) -> tuple[RunSpec, Secrets]:
+def build_spec(values: OptionValues | Mapping[str, OptionValue]) -> tuple[RunSpec, Secrets]:
     """Every option of `goodput run` (see `OPTIONS`) → (spec, secrets); SpecError names what is wrong."""
-    v = values
+    v = values if isinstance(values, OptionValues) else OptionValues.parse(values)
     try:
-        headers, secret_headers = _headers(v["header"] or [])
+        headers, secret_headers = _headers(v.header or [])
         push_url, push_user, push_password = _pushgateway(v)
-        server_args, secret_server_args = split_server_args(list(v["server_arg"] or ()))
-        url, secret_url = _url(v["url"], v["endpoint"])
+        server_args, secret_server_args = split_server_args(list(v.server_arg or ()))
+        url, secret_url = _url(v.url, v.endpoint)
         spec = RunSpec(
-            target=TargetSpec(url=url, model=v["model"] or None, endpoint=v["endpoint"],
+            target=TargetSpec(url=url, model=v.model or None, endpoint=v.endpoint,
                               server_args=tuple(server_args)),
-            request=RequestSpec(ignore_eos=v["ignore_eos"], min_tokens=v["min_tokens"], temperature=v["temperature"],
-                                usage=v["usage"], continuous_usage=v["continuous_usage"],
-                                extra_body=_extra_body(v["extra_body"]),
+            request=RequestSpec(ignore_eos=v.ignore_eos, min_tokens=v.min_tokens, temperature=v.temperature,
+                                usage=v.usage, continuous_usage=v.continuous_usage,
+                                extra_body=_extra_body(v.extra_body),
                                 headers=tuple(headers), secret_headers=tuple(n for n, _ in secret_headers),
-                                max_connections=v["max_connections"], **tool_values(v)),
-            workload=WorkloadSpec(dataset=v["dataset"] and str(v["dataset"]), dataset_format=v["dataset_format"],
-                                  prompt_tokens=parse_length(str(v["prompt_tokens"])),
-                                  output_tokens=parse_length(str(v["output_tokens"])),
-                                  prefix_groups=v["prefix_groups"], prefix_tokens=v["prefix_tokens"],
-                                  prefix_weights=_weights(v["prefix_weights"]),
-                                  tags=tuple(_pairs(v["tag"] or [], "--tag", "=").items()), tokenizer=v["tokenizer"],
-                                  prompt_sizing=v["prompt_sizing"],
-                                  turns=parse_length(str(v["turns"])) if v["turns"] is not None else None,
-                                  think_time=parse_think_time(str(v["think_time"])),
-                                  trace=v["trace"] and str(v["trace"]), trace_format=v["trace_format"],
-                                  cache_bust=v["cache_bust"], images=_images(v), **agent_values(v),
-                                  cancel_rate=v["cancel_rate"], cancel_after=v["cancel_after"] and str(v["cancel_after"])),
+                                max_connections=v.max_connections, **tool_values(v)),
+            workload=WorkloadSpec(dataset=v.dataset and str(v.dataset), dataset_format=v.dataset_format,
+                                  prompt_tokens=parse_length(str(v.prompt_tokens)),
+                                  output_tokens=parse_length(str(v.output_tokens)),
+                                  prefix_groups=v.prefix_groups, prefix_tokens=v.prefix_tokens,
+                                  prefix_weights=_weights(v.prefix_weights),
+                                  tags=tuple(_pairs(v.tag or [], "--tag", "=").items()), tokenizer=v.tokenizer,
+                                  prompt_sizing=v.prompt_sizing,
+                                  turns=parse_length(str(v.turns)) if v.turns is not None else None,
+                                  think_time=parse_think_time(str(v.think_time)),
+                                  trace=v.trace and str(v.trace), trace_format=v.trace_format,
+                                  cache_bust=v.cache_bust, images=_images(v), **agent_values(v),
+                                  cancel_rate=v.cancel_rate, cancel_after=v.cancel_after and str(v.cancel_after)),
             load=_load(v),
-            scale=ScaleSpec(workers=_workers(v["workers"]), ray=v["ray"] or None, ray_placement=v["ray_placement"],
-                            on_worker_failure=v["on_worker_failure"]),
-            timeouts=Timeouts(*(_duration(v[k], k, positive=True) for k in
-                                   ("timeout_connect", "timeout_first_byte", "timeout_between_chunks", "timeout_total"))),
-            metrics=MetricsSpec(slo=parse_slo(list(v["slo"] or [])),
-                                stall_threshold_s=_req_duration(v, "stall_threshold"),
-                                lag_threshold_s=_req_duration(v, "lag_threshold"),
-                                prompt_bucket_edges=_edges(v["prompt_buckets"], "--prompt-buckets"),
-                                output_bucket_edges=_edges(v["output_buckets"], "--output-buckets"),
-                                cache_full_ratio=v["cache_full_ratio"], absent_cache_is_zero=v["absent_cache_is_zero"],
+            scale=ScaleSpec(workers=_workers(v.workers), ray=v.ray or None, ray_placement=v.ray_placement,
+                            on_worker_failure=v.on_worker_failure),
+            timeouts=Timeouts(*(_duration(value, k, positive=True) for value, k in (
+                (v.timeout_connect, "timeout_connect"), (v.timeout_first_byte, "timeout_first_byte"),
+                (v.timeout_between_chunks, "timeout_between_chunks"), (v.timeout_total, "timeout_total")))),
+            metrics=MetricsSpec(slo=parse_slo(list(v.slo or [])),
+                                stall_threshold_s=_req_duration(v.stall_threshold, "stall_threshold"),
+                                lag_threshold_s=_req_duration(v.lag_threshold, "lag_threshold"),
+                                prompt_bucket_edges=_edges(v.prompt_buckets, "--prompt-buckets"),
+                                output_bucket_edges=_edges(v.output_buckets, "--output-buckets"),
+                                cache_full_ratio=v.cache_full_ratio, absent_cache_is_zero=v.absent_cache_is_zero,
                                 roofline=_roofline(v)),
-            outputs=OutputSpec(output=v["output"] and str(v["output"]), overwrite=v["overwrite"], quiet=v["quiet"],
-                               html=v["html"]),
+            outputs=OutputSpec(output=v.output and str(v.output), overwrite=v.overwrite, quiet=v.quiet,
+                               html=v.html),
             prometheus=PrometheusSpec(
-                metrics_port=v["metrics_port"], metrics_host=v["metrics_host"],
-                metrics_linger_s=_req_duration(v, "metrics_linger"), pushgateway=push_url,
-                pushgateway_job=v["pushgateway_job"], pushgateway_user=push_user,
-                pushgateway_interval_s=_req_duration(v, "pushgateway_interval"),
-                pushgateway_delete=v["pushgateway_delete"], server_metrics=v["server_metrics"],
-                server_metrics_interval_s=_req_duration(v, "server_metrics_interval"),
-                scrape=tuple(v.get("scrape") or ())),
+                metrics_port=v.metrics_port, metrics_host=v.metrics_host,
+                metrics_linger_s=_req_duration(v.metrics_linger, "metrics_linger"), pushgateway=push_url,
+                pushgateway_job=v.pushgateway_job, pushgateway_user=push_user,
+                pushgateway_interval_s=_req_duration(v.pushgateway_interval, "pushgateway_interval"),
+                pushgateway_delete=v.pushgateway_delete, server_metrics=v.server_metrics,
+                server_metrics_interval_s=_req_duration(v.server_metrics_interval, "server_metrics_interval"),
+                scrape=tuple(v.scrape)),
             gate=_gate(v),
         )
     except SpecError:
         raise
     except ValueError as exc:  # the parsers' own one-line messages
         raise SpecError(str(exc)) from None
-    return spec, Secrets(api_key=v["api_key"] or None, pushgateway_password=push_password or None,
+    return spec, Secrets(api_key=v.api_key or None, pushgateway_password=push_password or None,
                          headers=tuple(secret_headers), url=secret_url, server_args=tuple(secret_server_args))
 
 
-def _pushgateway(v: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+def _pushgateway(v: OptionValues) -> tuple[str | None, str | None, str | None]:
     """The Pushgateway URL without credentials, its user and its password (a secret)."""
-    if v["pushgateway"] is None:
-        return None, v["pushgateway_user"], v["pushgateway_password"]
+    if v.pushgateway is None:
+        return None, v.pushgateway_user, v.pushgateway_password
     from exporters.prometheus import PushTarget, credentials_out_of_url
 
-    url, user, password = credentials_out_of_url(v["pushgateway"], v["pushgateway_user"], v["pushgateway_password"])
-    PushTarget(url=url, job=v["pushgateway_job"], username=user, password=password)  # ValueError: a usage error
+    url, user, password = credentials_out_of_url(v.pushgateway, v.pushgateway_user, v.pushgateway_password)
+    PushTarget(url=url, job=v.pushgateway_job, username=user, password=password)  # ValueError: a usage error
     return url, user, password
 
 
-def _duration(value: Any, param: str, *, positive: bool = False) -> float | None:
+def _duration(value: str | None, param: str, *, positive: bool = False) -> float | None:
     if value is None:
         return None
     seconds = parse_duration_flag(str(value), "--" + param.replace("_", "-"))
@@ -129,8 +128,8 @@ def _duration(value: Any, param: str, *, positive: bool = False) -> float | None
     return seconds
 
 
-def _req_duration(v: Mapping[str, Any], param: str) -> float:
-    seconds = _duration(v[param], param)
+def _req_duration(value: str, param: str) -> float:
+    seconds = _duration(value, param)
     if seconds is None:
         raise SpecError(f"--{param.replace('_', '-')} needs a value")
     return seconds
@@ -148,32 +147,32 @@ def _url(url: str | None, endpoint: str) -> tuple[str | None, str | None]:
     return (url, None) if shown == url else (shown, url)
 
 
-def _load(v: Mapping[str, Any]) -> LoadSpec:
-    rate = v["rate"]
-    replay = v["trace"] is not None
+def _load(v: OptionValues) -> LoadSpec:
+    rate = v.rate
+    replay = v.trace is not None
     if replay:  # the trace's own timestamps; --rate, when given, rescales its mean rate
-        if v["arrival"] not in ("poisson", "trace"):
-            raise SpecError(f"--trace dispatches at the trace's own timestamps: --arrival {v['arrival']} does not "
+        if v.arrival not in ("poisson", "trace"):
+            raise SpecError(f"--trace dispatches at the trace's own timestamps: --arrival {v.arrival} does not "
                             "apply (--rate rescales the trace's mean rate)")
         arrival = parse_arrival("trace", rate=rate, burstiness=1.0, rate_end=None, concurrency=None)
     else:
-        if rate is None and v["arrival"] != "concurrency":
+        if rate is None and v.arrival != "concurrency":
             rate = DEFAULT_RATE
-        arrival = parse_arrival(v["arrival"], rate=rate, burstiness=v["burstiness"], rate_end=v["rate_end"],
-                                concurrency=v["concurrency"])
-    duration_s = _duration(v["duration"], "duration", positive=True)
-    requests = v["requests"]  # checked by LoadSpec
+        arrival = parse_arrival(v.arrival, rate=rate, burstiness=v.burstiness, rate_end=v.rate_end,
+                                concurrency=v.concurrency)
+    duration_s = _duration(v.duration, "duration", positive=True)
+    requests = v.requests  # checked by LoadSpec
     if duration_s is None and requests is None and not replay:
         requests = DEFAULT_REQUESTS
     return LoadSpec(arrival=arrival, duration_s=duration_s, requests=requests,
-                    warmup_s=_req_duration(v, "warmup"), cooldown_s=_req_duration(v, "cooldown"),
-                    seed=v["seed"], grace_s=_req_duration(v, "grace"), time_scale=v["time_scale"],
-                    trace_start_s=_req_duration(v, "trace_start"),
-                    trace_duration_s=_duration(v["trace_duration"], "trace_duration", positive=True),
-                    max_failed=str(parse_fail_limit(v["max_failed"])), keep_going=bool(v["keep_going"]))
+                    warmup_s=_req_duration(v.warmup, "warmup"), cooldown_s=_req_duration(v.cooldown, "cooldown"),
+                    seed=v.seed, grace_s=_req_duration(v.grace, "grace"), time_scale=v.time_scale,
+                    trace_start_s=_req_duration(v.trace_start, "trace_start"),
+                    trace_duration_s=_duration(v.trace_duration, "trace_duration", positive=True),
+                    max_failed=str(parse_fail_limit(v.max_failed)), keep_going=bool(v.keep_going))
 
 
-def _workers(value: Any) -> int | None:
+def _workers(value: str) -> int | None:
     """`--workers N|auto`: a count, or None for auto."""
     text = str(value).strip().lower()
     if text == "auto":
@@ -214,9 +213,9 @@ def _extra_body(text: str | None) -> str | None:
     return json.dumps(extra, separators=(",", ":"), ensure_ascii=False) if extra else None
 
 
-def _images(v: Mapping[str, Any]) -> ImageSpec:
-    return ImageSpec(count=str(v["images"]).strip(), size=str(v["image_size"]).strip(),
-                     format=str(v["image_format"]).strip().lower(), pool=v["image_pool"])
+def _images(v: OptionValues) -> ImageSpec:
+    return ImageSpec(count=str(v.images).strip(), size=str(v.image_size).strip(),
+                     format=str(v.image_format).strip().lower(), pool=v.image_pool)
 
 
 def _weights(text: str | None) -> tuple[float, ...] | None:
@@ -240,30 +239,30 @@ def _edges(text: str | None, flag: str) -> tuple[int, ...] | None:
     return edges
 
 
-def _roofline(v: Mapping[str, Any]) -> RooflineSpec | None:
-    if v["model_config"] is None and v["gpu"] is None:
+def _roofline(v: OptionValues) -> RooflineSpec | None:
+    if v.model_config is None and v.gpu is None:
         return None
-    if v["model_config"] is None or v["gpu"] is None:
+    if v.model_config is None or v.gpu is None:
         raise SpecError("--model-config and --gpu go together (roofline floors need both)")
-    return RooflineSpec(model_config=v["model_config"], gpu=v["gpu"], tp=v["tp"], weight_dtype=v["weight_dtype"])
+    return RooflineSpec(model_config=v.model_config, gpu=v.gpu, tp=v.tp, weight_dtype=v.weight_dtype)
 
 
-def _gate(v: Mapping[str, Any]) -> GateSpec:
+def _gate(v: OptionValues) -> GateSpec:
     thresholds: list[Threshold] = []
     abort: list[Threshold] = []
-    for entry in v["threshold"] or []:
+    for entry in v.threshold or []:
         text, entry_abort = (entry, False) if isinstance(entry, str) else entry
         t = parse_threshold(text)
         thresholds.append(t)
-        if entry_abort or v["abort_on_fail"]:
+        if entry_abort or v.abort_on_fail:
             abort.append(t)
-    if v["abort_on_fail"] and not thresholds:
+    if v.abort_on_fail and not thresholds:
         raise SpecError("--abort-on-fail, --baseline, --junit and --markdown need thresholds (--threshold or --config)")
     return GateSpec(thresholds=tuple(thresholds), abort_thresholds=tuple(abort),
-                    abort_delay_s=_duration(v["abort_delay"], "abort_delay"),
-                    abort_interval_s=_duration(v["abort_interval"], "abort_interval"),
-                    baseline=v["baseline"] and str(v["baseline"]), junit=v["junit"] and str(v["junit"]),
-                    markdown=v["markdown"] and str(v["markdown"]))
+                    abort_delay_s=_duration(v.abort_delay, "abort_delay"),
+                    abort_interval_s=_duration(v.abort_interval, "abort_interval"),
+                    baseline=v.baseline and str(v.baseline), junit=v.junit and str(v.junit),
+                    markdown=v.markdown and str(v.markdown))
 
 
 # --- the inverse: a spec as option values -----------------------------------------------------------
@@ -284,7 +283,7 @@ def _slo_items(slo: SLO) -> list[str]:
     return out
 
 
-def spec_values(spec: RunSpec) -> dict[str, Any]:
+def spec_values(spec: RunSpec) -> dict[str, OptionValue]:
     """The option values that build this spec (secrets excluded): `--print-config` writes these."""
     t, r, w, ld, m, o, p, g = (spec.target, spec.request, spec.workload, spec.load, spec.metrics, spec.outputs,
                                spec.prometheus, spec.gate)

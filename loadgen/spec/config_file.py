@@ -28,7 +28,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loadgen.quoting import quoted
 from loadgen.spec.options import BY_FILE_KEY, BY_PARAM, Option
@@ -36,10 +36,13 @@ from loadgen.spec.sections import SpecError
 from metrics import slo_field
 from metrics.gate import GateConfigError, parse_threshold, read_config_data, threshold_entries
 
+if TYPE_CHECKING:
+    from loadgen.spec.values import OptionValue, ThresholdEntry
+
 _SECRET_ENV = {"api_key": "OPENAI_API_KEY", "pushgateway_password": "GOODPUT_PUSHGATEWAY_PASSWORD"}
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
+def read_config_file(path: Path) -> dict[str, OptionValue]:
     """The option values a config file sets, keyed by `goodput run` parameter; SpecError on any mistake."""
     try:
         data = read_config_data(path)
@@ -48,12 +51,13 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return config_values(data, source=str(path))
 
 
-def config_values(data: Any, *, source: str) -> dict[str, Any]:
+def config_values(data: Any, *, source: str) -> dict[str, OptionValue]:
+    """The YAML or TOML document as read (the one untyped value here) → option values by parameter."""
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise SpecError(f"{source}: the top level must be a mapping of option keys")
-    out: dict[str, Any] = {}
+    out: dict[str, OptionValue] = {}
     for raw_key, value in data.items():
         key = str(raw_key).replace("-", "_")
         option = BY_FILE_KEY.get(key)
@@ -76,7 +80,7 @@ def _nearest(key: str) -> str:
     return f"; did you mean {match[0]!r}?" if match else ""
 
 
-def _coerce(option: Option, value: Any, where: str) -> Any:
+def _coerce(option: Option, value: Any, where: str) -> OptionValue:
     kind = option.kind
     if kind == "bool":
         if isinstance(value, bool):
@@ -97,9 +101,9 @@ def _coerce(option: Option, value: Any, where: str) -> Any:
     return _list(option, value, where)
 
 
-def _list(option: Option, value: Any, where: str) -> list[Any]:
+def _list(option: Option, value: Any, where: str) -> list[str] | list[ThresholdEntry]:
     if option.param == "threshold":
-        out: list[Any] = []
+        out: list[ThresholdEntry] = []
         try:
             for entry_where, expr, abort in threshold_entries(value, where):
                 try:
@@ -123,19 +127,34 @@ def _list(option: Option, value: Any, where: str) -> list[Any]:
 # --- precedence ------------------------------------------------------------------------------------
 
 
-def merge_values(defaults: Mapping[str, Any], file: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+def merge_values(defaults: Mapping[str, OptionValue], file: Mapping[str, OptionValue],
+                 given: Mapping[str, OptionValue]) -> dict[str, OptionValue]:
     """Defaults, then the file, then what the command line gave explicitly (see the module doc)."""
     out = dict(defaults)
     for layer in (file, given):
         for param, value in layer.items():
             base = out.get(param)
             if param in ("slo", "tag", "header") and base and value:
-                out[param] = _merge_keyed(param, list(base), list(value))
+                out[param] = _merge_keyed(param, text_items(base), text_items(value))
             elif param == "threshold" and base and value:
-                out[param] = [*base, *value]
+                out[param] = [*_entries(base), *_entries(value)]
             else:
                 out[param] = value
     return out
+
+
+def text_items(value: OptionValue) -> list[str]:
+    """A repeatable option's items (`slo`, `tag`, `header`: text)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(x, str) for x in value):
+        raise SpecError(f"expected a list of strings, got {value!r}")
+    return [x for x in value if isinstance(x, str)]
+
+
+def _entries(value: OptionValue) -> list[ThresholdEntry]:
+    """The thresholds' items (text, or text with its own abort_on_fail)."""
+    if not isinstance(value, list | tuple):
+        raise SpecError(f"--threshold expects a list, got {value!r}")
+    return list(value)
 
 
 def _merge_keyed(param: str, base: list[str], top: list[str]) -> list[str]:

@@ -17,8 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 Sample = tuple[int, int, int]  # (driver before, remote reading, driver after), nanoseconds
+
+
+class ClockJson(TypedDict):
+    """A clock offset as run.json's `workers.nodes[]` gives it."""
+
+    clock_offset_ns: int
+    clock_uncertainty_ns: int
+    rtt_min_ns: int
+    samples: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +38,7 @@ class ClockOffset:
     rtt_ns: int  # the shortest round trip, the one the estimate comes from
     samples: int
 
-    def to_json(self) -> dict[str, int]:
+    def to_json(self) -> ClockJson:
         return {"clock_offset_ns": self.offset_ns, "clock_uncertainty_ns": self.uncertainty_ns,
                 "rtt_min_ns": self.rtt_ns, "samples": self.samples}
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from loadgen.dispatch import RecordHook, RunState, deliver_record
 from loadgen.workers.core import Batch, Finished
-from loadgen.workers.events import Lost, Pool
+from loadgen.workers.events import Lost, Pool, WorkerLoss
 from loadgen.workers.lost import Ledger
 from loadgen.workers.share import Share
 from metrics.records.record import RequestRecord
@@ -57,7 +57,7 @@ class Coordinator:
         self.state = RunState(planned=planned)
         self.hooks: list[RecordHook] = []
         self.workers = [WorkerView(Ledger(s, offsets=offsets, sessions=sessions, count=count)) for s in shares]
-        self.losses: list[dict[str, Any]] = []  # for run.json
+        self.losses: list[WorkerLoss] = []  # for run.json
         self._stopped_at_ns: int | None = None
         self._stop_deadline: float | None = None
 

@@ -5,9 +5,58 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypedDict
 
+from loadgen.workers.clock import ClockJson
 from loadgen.workers.core import Batch, Finished
+
+
+class WorkerLoss(TypedDict):
+    """A lost worker, as run.json's `workers.lost[]` gives it."""
+
+    worker: int
+    reason: str
+    at_s: float
+
+
+class ActorPlace(TypedDict):
+    """Where a Ray actor runs (its `ready()` answer)."""
+
+    node_id: str
+    node_ip: str
+    hostname: str
+    pid: int
+
+
+class ActorEntry(ActorPlace):
+    """run.json's `workers.actors[]`: the actor's worker index, then where it runs."""
+
+    worker: int
+
+
+class NodeClock(ClockJson, total=False):
+    """run.json's `workers.nodes[]`: a Ray node, its clock against the driver's before the run (and after)."""
+
+    node_id: str
+    node_ip: str
+    hostname: str
+    same_clock_as_driver: bool
+    applied_offset_ns: int
+    end: ClockJson
+    drift_ns: int
+
+
+class PoolInfo(TypedDict, total=False):
+    """run.json's `workers`: what the pool is (`Pool.describe`), and the workers lost during the run."""
+
+    mode: str  # processes | ray
+    count: int
+    pids: list[int | None]  # processes
+    address: str  # ray: the cluster, without user info
+    placement: str | dict[str, str]  # ray: spread, or the node labels
+    actors: list[ActorEntry]
+    nodes: list[NodeClock]
+    lost: list[WorkerLoss]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +76,7 @@ class Pool(Protocol):
     @property
     def count(self) -> int: ...
 
-    def describe(self) -> dict[str, object]: ...
+    def describe(self) -> PoolInfo: ...
 
     async def start(self) -> None: ...
 

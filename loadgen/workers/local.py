@@ -17,7 +17,7 @@ import sys
 from collections import deque
 
 from loadgen.workers.core import Finished, WorkerTask
-from loadgen.workers.events import Event, Lost
+from loadgen.workers.events import Event, Lost, PoolInfo
 from loadgen.workers.wire import HEADER, Failed, Go, Ready, Stop, frame, unframe
 
 START_TIMEOUT_S = 120.0
@@ -83,7 +83,7 @@ class LocalWorkers:
     def count(self) -> int:
         return len(self.tasks)
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> PoolInfo:
         return {"mode": self.mode, "count": self.count, "pids": [w.proc.pid for w in self.workers]}
 
     async def start(self) -> None:

@@ -7,16 +7,16 @@ from __future__ import annotations
 import os
 import socket
 import time
-from typing import Any
 
 from loadgen.workers.core import Batch, Finished, WorkerCore, WorkerTask
+from loadgen.workers.events import ActorPlace
 
 
 class RayWorker:
     def __init__(self, task: WorkerTask) -> None:
         self.core = WorkerCore(task)
 
-    def ready(self) -> dict[str, Any]:
+    def ready(self) -> ActorPlace:
         """Where this actor runs."""
         import ray
 

@@ -19,11 +19,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
+from typing import Any, TypedDict
 
 from loadgen.workers.clock import ClockOffset, Sample, estimate_offset
 from loadgen.workers.core import Finished, WorkerTask
-from loadgen.workers.events import Event, Lost
+from loadgen.workers.events import ActorPlace, Event, Lost, NodeClock, PoolInfo
 from loadgen.workload import Arrival
 
 START_TIMEOUT_S = 120.0
@@ -39,6 +39,16 @@ def _ray() -> Any:
         raise RuntimeError("--ray needs Ray: pip install 'goodput[ray]'") from None
     return ray
 
+
+
+class _ActorOptions(TypedDict, total=False):
+    """Ray's `.options()` for each worker actor."""
+
+    num_cpus: int
+    scheduling_strategy: str
+    max_restarts: int
+    max_task_retries: int
+    label_selector: dict[str, str]
 
 def connect(address: str, workers: int | None, arrival: Arrival) -> tuple[int, bool]:
     """Join the cluster (`auto`: the one Ray finds, e.g. from RAY_ADDRESS) and say how many actors to start
@@ -82,7 +92,7 @@ class RayWorkers:
         self.disconnect = disconnect
         self.events: asyncio.Queue[Event] = asyncio.Queue()
         self.actors: list[Any] = []
-        self.where: list[dict[str, Any]] = []  # per actor: node, host, pid
+        self.where: list[ActorPlace] = []  # per actor: node, host, pid
         self.offsets: dict[str, ClockOffset] = {}  # per node id, before the run
         self.offsets_end: dict[str, ClockOffset] = {}
         self.driver_node = ""
@@ -101,7 +111,7 @@ class RayWorkers:
         ray = _ray()
         from loadgen.workers.ray_actor import RayWorker
 
-        options: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0,
+        options: _ActorOptions = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0,
                                    "max_task_retries": 0}
         if self.placement is not None:
             options["label_selector"] = dict(self.placement)
@@ -175,13 +185,17 @@ class RayWorkers:
         with contextlib.suppress(Exception):
             self.offsets_end = await self._measure_clocks()
 
-    def describe(self) -> dict[str, Any]:
-        nodes = []
+    def describe(self) -> PoolInfo:
+        nodes: list[NodeClock] = []
         for node, offset in self.offsets.items():
             host = next(w for w in self.where if w["node_id"] == node)
-            entry: dict[str, Any] = {"node_id": node, "node_ip": host["node_ip"], "hostname": host["hostname"],
-                                     "same_clock_as_driver": node == self.driver_node, **offset.to_json(),
-                                     "applied_offset_ns": self.applied_offset(node)}
+            clock = offset.to_json()
+            entry: NodeClock = {"node_id": node, "node_ip": host["node_ip"], "hostname": host["hostname"],
+                                "same_clock_as_driver": node == self.driver_node,
+                                "clock_offset_ns": clock["clock_offset_ns"],
+                                "clock_uncertainty_ns": clock["clock_uncertainty_ns"],
+                                "rtt_min_ns": clock["rtt_min_ns"], "samples": clock["samples"],
+                                "applied_offset_ns": self.applied_offset(node)}
             end = self.offsets_end.get(node)
             if end is not None:
                 entry["end"] = end.to_json()
