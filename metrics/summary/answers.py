@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,10 @@ from metrics.slo import SLO
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
-Rows = list[list[dict[str, Any]]]  # a metric's blocks: [[whole run], then one row per bucket dimension]
+if TYPE_CHECKING:  # a run imports this module before its first request; the blocks are made after its last
+    from metrics.results import Stats
+
+    Rows = list[list[Stats]]  # a metric's blocks: [[whole run], then one row per bucket dimension]
 
 # Sample set → its formula; the section of summary.json (and of each bucket) that holds its blocks.
 FORMULAS: dict[str, Callable[[RequestFrame], FloatArray]] = {
@@ -63,7 +66,7 @@ def split_blocks(blocks: dict[str, Rows]) -> dict[str, Rows]:
 
 
 def _section_blocks(own: dict[str, Rows], section: str, d: int, code: int) -> dict[str, Any]:
-    return {name: dict(rows[d][code]) for name, rows in own.items() if SECTIONS[name] == section}
+    return {name: rows[d][code].to_json() for name, rows in own.items() if SECTIONS[name] == section}
 
 
 def answer_sections(frame: RequestFrame, sampled: BoolArray, own: dict[str, Rows]) -> dict[str, Any]:

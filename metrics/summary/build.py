@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +59,9 @@ from metrics.summary.server_side import server_section
 from metrics.summary.sessions import sessions_section
 from metrics.summary.tokens import cache_share, tokens_section
 from metrics.summary.window import Window, measurement_window, throughput
+
+if TYPE_CHECKING:
+    from metrics.summary.answers import Rows
 
 SCHEMA_VERSION = SUMMARY_SCHEMA_VERSION  # metrics.results.versions
 # How the `requests` counters add up; README and the console state the same.
@@ -173,13 +176,13 @@ def bucket_dimensions(frame: RequestFrame, config: SummaryConfig) -> list[Dimens
     ]
 
 
-def _blocks(per: PerRequest, sampled: BoolArray, dims: list[Dimension]) -> dict[str, list[list[dict[str, Any]]]]:
+def _blocks(per: PerRequest, sampled: BoolArray, dims: list[Dimension]) -> dict[str, Rows]:
     """Per metric: [[the whole run's block], then per dimension one block per label]; each sample set is
     read once for every dimension (a set shared by two metrics once for both)."""
     groups = [(np.zeros(sampled.shape[0], dtype=np.int64), 1), *((d.codes, len(d.labels)) for d in dims)]
     distinct = {id(s): s for s in per.samples.values()}
 
-    def blocks(s: Samples) -> list[list[dict[str, Any]]]:
+    def blocks(s: Samples) -> Rows:
         return [[one.block() for one in row] for row in stats_by_dimension(s, sampled, groups)]
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="blocks") as pool:  # the two gap sets at once
@@ -198,7 +201,7 @@ def _goodput(good: int, measured: int, duration_s: float | None) -> dict[str, An
 
 def _buckets(
     frame: RequestFrame, per: PerRequest, window: Window, dims: list[Dimension],
-    blocks: dict[str, list[list[dict[str, Any]]]],
+    blocks: dict[str, Rows],
 ) -> list[dict[str, Any]]:
     measured = window.measured
     excluded = excluded_from_goodput(frame)
@@ -220,7 +223,7 @@ def _buckets(
                 "failed": int((mine & (frame.status == ERROR)).sum()),
                 "cancelled": int((mine & (frame.status == CANCELLED)).sum()),
                 "good": good,
-                "latency": {name: dict(rows[d][code]) for name, rows in blocks.items()},
+                "latency": {name: rows[d][code].to_json() for name, rows in blocks.items()},
                 "goodput": _goodput(good, denominator, window.duration_s),
                 "prefix_cache": cache_share(frame, ok),
             })
@@ -279,7 +282,7 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
     dims = bucket_dimensions(frame, config)
     blocks = _blocks(per, sampled, dims)
     own = split_blocks(blocks)  # the reasoning and tool-call counts: sections of their own
-    latency = {name: dict(rows[0][0]) for name, rows in blocks.items()}
+    latency = {name: rows[0][0].to_json() for name, rows in blocks.items()}
     saturation = _saturation(frame, window, config.lag_threshold_s)
     stalled = sampled & (per.stall_count > 0)
     excluded = int((excluded_from_goodput(frame) & window.measured).sum())  # metrics.summary.cancels

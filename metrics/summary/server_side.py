@@ -46,10 +46,10 @@ def server_section(frame: RequestFrame, include: BoolArray, client_ttft_s: Float
     server_ttft = server_ttft_s(frame)
     section: dict[str, Any] = {
         "requests_with_timing": int(use.sum()),
-        "ttft_s": stats_block(server_ttft[use]),
-        "itl_s": stats_block(server_itl_s(frame, include)),
-        "ttft_client_minus_server_s": stats_block((client_ttft_s - server_ttft)[use]),
+        "ttft_s": stats_block(server_ttft[use]).to_json(),
+        "itl_s": stats_block(server_itl_s(frame, include)).to_json(),
+        "ttft_client_minus_server_s": stats_block((client_ttft_s - server_ttft)[use]).to_json(),
     }
     for phase, values in frame.server_phases.items():
-        section[phase] = stats_block(values[include])
+        section[phase] = stats_block(values[include]).to_json()
     return section
