@@ -59,13 +59,16 @@ from metrics.results.layout import (
 from metrics.results.points import check_label, check_labels, point_path
 
 if TYPE_CHECKING:
+    from metrics.results.summary_document import SummaryDocument
     from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls
     from metrics.results.summary_gpu import Gpu, GpuFigures, GpuRow, GpuSource, GpuTotal, MeanMax
+    from metrics.results.summary_parse import Json, JsonObject
     from metrics.results.summary_requests import FailureMessage, Requests, Throughput
-    from metrics.results.summary_run import Run, Window
+    from metrics.results.summary_run import Run, Saturation, Window
     from metrics.results.summary_server import Gauge, Histogram, Quantile, Server, ServerPrometheus
+    from metrics.results.summary_sessions import Sessions, Stalls
     from metrics.results.summary_stats import STAT_KEYS, Stats
-    from metrics.results.summary_tokens import Tokens
+    from metrics.results.summary_tokens import PrefixCacheShare, PromptAccuracy, Spread, Tokens
     from metrics.results.summary_view import Bucket, Roofline, RooflineRow, SummaryView, read_summary_view
 from metrics.results.versions import (
     CAPACITY_SCHEMA_VERSION,
@@ -91,10 +94,13 @@ _VIEWS = {
     **dict.fromkeys(("BurstDelivered", "Goodput", "Reasoning", "ToolCalls"), "summary_goodput"),
     **dict.fromkeys(("Gpu", "GpuFigures", "GpuRow", "GpuSource", "GpuTotal", "MeanMax"), "summary_gpu"),
     **dict.fromkeys(("FailureMessage", "Requests", "Throughput"), "summary_requests"),
-    **dict.fromkeys(("Run", "Window"), "summary_run"),
+    **dict.fromkeys(("Run", "Saturation", "Window"), "summary_run"),
+    **dict.fromkeys(("Sessions", "Stalls"), "summary_sessions"),
+    **dict.fromkeys(("SummaryDocument",), "summary_document"),
+    **dict.fromkeys(("Json", "JsonObject"), "summary_parse"),
     **dict.fromkeys(("Gauge", "Histogram", "Quantile", "Server", "ServerPrometheus"), "summary_server"),
     **dict.fromkeys(("STAT_KEYS", "Stats"), "summary_stats"),
-    **dict.fromkeys(("Tokens",), "summary_tokens"),
+    **dict.fromkeys(("PrefixCacheShare", "PromptAccuracy", "Spread", "Tokens"), "summary_tokens"),
     **dict.fromkeys(("Bucket", "Roofline", "RooflineRow", "SummaryView", "read_summary_view"), "summary_view"),
 }
 __all__ += [
@@ -110,16 +116,25 @@ __all__ += [
     "GpuSource",
     "GpuTotal",
     "Histogram",
+    "Json",
+    "JsonObject",
     "MeanMax",
+    "PrefixCacheShare",
+    "PromptAccuracy",
     "Quantile",
     "Reasoning",
     "Requests",
     "Roofline",
     "RooflineRow",
     "Run",
+    "Saturation",
     "Server",
     "ServerPrometheus",
+    "Sessions",
+    "Spread",
+    "Stalls",
     "Stats",
+    "SummaryDocument",
     "SummaryView",
     "Throughput",
     "Tokens",

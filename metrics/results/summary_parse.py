@@ -6,7 +6,12 @@ Numbers keep the type JSON gave them (an int stays an int) so that a view prints
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+# A JSON value as the views write it back (`to_json`): read-only containers, so that a dict of ints is one.
+Json = None | bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"]
+JsonObject = dict[str, Json]  # a section as written: a fresh dict, which its caller may extend
 
 
 def count(value: Any) -> int:

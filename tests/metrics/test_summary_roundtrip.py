@@ -11,7 +11,23 @@ from typing import Any
 
 import pytest
 
-from metrics.results import Stats
+from metrics.results import (
+    Bucket,
+    Goodput,
+    Reasoning,
+    Requests,
+    Saturation,
+    Server,
+    Sessions,
+    Stalls,
+    Stats,
+    SummaryDocument,
+    SummaryView,
+    Throughput,
+    Tokens,
+    ToolCalls,
+    Window,
+)
 from metrics.slo import parse_slo
 from metrics.summary.build import SummaryConfig, summarize
 from tests.metrics._reasoning import reasoning_records
@@ -67,3 +83,65 @@ def test_a_block_keeps_its_key_order_and_number_types() -> None:
     assert list(Stats.from_json(block).to_json()) == list(block)  # type: ignore[union-attr]
     assert json.dumps(Stats.from_json(block).to_json()) != json.dumps({**block, "count": 2.0})  # type: ignore[union-attr]
     assert Stats.empty().to_json() == dict.fromkeys(block) | {"count": 0}
+
+
+SECTIONS: dict[str, Callable[[Any], Any]] = {
+    "requests": Requests.from_json,
+    "throughput": Throughput.from_json,
+    "stalls": Stalls.from_json,
+    "tokens": Tokens.from_json,
+    "goodput": Goodput.from_json,
+    "reasoning": Reasoning.from_json,
+    "tool_calls": ToolCalls.from_json,
+    "sessions": Sessions.from_json,
+}
+
+
+def _without_prometheus(server: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in server.items() if k != "prometheus"}  # the run adds it from its own scrape
+
+
+@pytest.mark.parametrize("name", SUMMARIES)
+def test_every_section_is_written_back_as_it_was(name: str) -> None:
+    summary = SUMMARIES[name]()
+    seen = 0
+    for section, view in SECTIONS.items():
+        if section in summary:
+            _same(summary[section], view(summary[section]).to_json())
+            seen += 1
+    assert seen == 5 + 2 * ("reasoning" in summary) + ("sessions" in summary)
+    for bucket in summary["buckets"]:
+        _same(bucket, Bucket.from_json(bucket).to_json())  # type: ignore[union-attr]
+    _same(_without_prometheus(summary["server"]), Server.from_json(summary["server"]).to_json())
+    _same(summary["run"]["window"], Window.from_json(summary["run"]["window"]).to_json())
+    _same(summary["run"]["client_saturation"], Saturation.from_json(summary["run"]["client_saturation"]).to_json())  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("name", SUMMARIES)
+def test_the_whole_document_is_written_back_as_it_was(name: str) -> None:
+    """The view's sections and run.json's content, written in one step: the document as it was, but for what
+    the run adds to it afterwards (`input`, `roofline`, `gpu`, `server.prometheus`)."""
+    summary = SUMMARIES[name]()
+    view = SummaryView.from_json(summary)
+    assert view.goodput is not None and view.stalls is not None and view.run.client_saturation is not None
+    run = {k: v for k, v in summary["run"].items()
+           if k not in ("window", "percentile_method", "client_saturated", "client_saturation")}
+    document = SummaryDocument(
+        run=run, window=view.run.window, percentile_method=view.run.percentile_method,
+        client_saturation=view.run.client_saturation, requests=view.requests, throughput=view.throughput,
+        latency=view.latency, stalls=view.stalls, tokens=view.tokens, burst_delivered=summary["burst_delivered"],
+        goodput=view.goodput, buckets=view.buckets, server=view.server, reasoning=view.reasoning,
+        tool_calls=view.tool_calls, sessions=view.sessions,
+    )
+    expected = {k: v for k, v in summary.items() if k not in ("input", "roofline", "gpu")}
+    expected["server"] = _without_prometheus(summary["server"])
+    _same(expected, document.to_json())
+
+
+def test_a_changed_type_or_order_is_seen() -> None:
+    """The comparison itself: an int written as a float, or two keys swapped, fail it."""
+    section = {"threshold_s": 1.0, "count": 0, "total_s": 0.0, "requests_with_stalls": 0}
+    with pytest.raises(AssertionError):
+        _same({**section, "count": 0.0}, section)
+    with pytest.raises(AssertionError):
+        _same({"count": 0, "threshold_s": 1.0, "total_s": 0.0, "requests_with_stalls": 0}, section)
