@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -61,7 +61,7 @@ from metrics.summary.tokens import cache_share, tokens_section
 from metrics.summary.window import Window, measurement_window, throughput
 
 if TYPE_CHECKING:  # the views are imported where a summary is made: a run imports this before its first request
-    from metrics.results import Bucket, Goodput, Json, Requests, Saturation, SummaryDocument
+    from metrics.results import Bucket, Goodput, Json, JsonObject, Requests, Saturation, SummaryDocument
     from metrics.summary.answers import Rows
 
 SCHEMA_VERSION = SUMMARY_SCHEMA_VERSION  # metrics.results.versions
@@ -279,14 +279,14 @@ def _saturation(frame: RequestFrame, window: Window, threshold_s: float) -> Satu
 
 
 def summarize(
-    records: Sequence[RequestRecord] | RequestFrame, config: SummaryConfig, run: dict[str, Any]
-) -> dict[str, Any]:
+    records: Sequence[RequestRecord] | RequestFrame, config: SummaryConfig, run: Mapping[str, Json]
+) -> JsonObject:
     """The summary.json content. `records` may be a RequestFrame already (the fast report path)."""
     frame = records if isinstance(records, RequestFrame) else frame_from_records(records)
     return summarize_frame(frame, config, run)[0]
 
 
-def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, Any]) -> tuple[dict[str, Any], PerRequest]:
+def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: Mapping[str, Json]) -> tuple[JsonObject, PerRequest]:
     """The summary and the per-request derivations behind it (their sorted samples serve metrics.prom)."""
     document, per = summary_document(frame, config, run)
     return document.to_json(), per
