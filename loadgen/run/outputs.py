@@ -211,10 +211,12 @@ def build_outputs(out_dir: Path, run: dict[str, Any], *, slo: SLO | None = None)
             summary, per = summarize_frame(frame, run_summary_config(run, slo=slo), dict(run))
             parquet_error = parquet.exception()  # summary.json and summary.csv are written whatever happened
     pa.default_memory_pool().release_unused()
-    summary["input"] = report.to_json()
+    from metrics.results import json_object  # the summary's JSON types, loaded with the summary
+
+    summary["input"] = json_object(report.to_json())
     spec = run_roofline(run)
     if spec:
-        summary["roofline"] = roofline_section(summary, spec)
+        summary["roofline"] = json_object(roofline_section(summary, spec))
     write_summary(out_dir, summary)
     write_summary_csv(out_dir / SUMMARY_CSV_FILE, summary)
     if parquet_error is not None:

@@ -74,7 +74,7 @@ class RunSamples:
             return latency_stat(self.latency_stats(query.latency_key, sel, query_percentiles(query)), query)
         measured = int(sel.measured.sum())
         if query.metric == "throughput":
-            return _float(throughput(self.frame, self.window).get(query.agg))
+            return _float(throughput(self.frame, self.window).figure(query.agg))
         if query.metric == "requests":
             return float(measured)
         if query.metric == "errors":

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from metrics.latency.samples import Samples
 from metrics.latency.stats import PERCENTILES, empty_block, lerp, linear_positions
+
+if TYPE_CHECKING:  # imported where a block is made (metrics.latency.stats says why)
+    from metrics.results import Stats as Block
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -46,14 +49,16 @@ class Stats:
     max: float | None = None
     quantiles: tuple[float, ...] = ()
 
-    def block(self) -> dict[str, Any]:
+    def block(self) -> Block:
         """As a summary.json latency block (the quantiles must be those of metrics.latency.stats.PERCENTILES)."""
         if self.count == 0:
             return empty_block()
-        out: dict[str, Any] = {"count": self.count, "mean": self.mean, "std": self.std, "min": self.min}
-        out.update(zip((key for key, _ in PERCENTILES), self.quantiles, strict=True))
-        out["max"] = self.max
-        return out
+        if len(self.quantiles) != len(PERCENTILES):
+            raise ValueError(f"a latency block holds {len(PERCENTILES)} percentiles, got {len(self.quantiles)}")
+        from metrics.results import Stats as Block
+
+        p50, p90, p95, p99, p999 = self.quantiles
+        return Block(self.count, self.mean, self.std, self.min, p50, p90, p95, p99, p999, self.max)
 
 
 Dimension = tuple[IntArray, int]  # (label index per request, number of labels)
@@ -109,12 +114,12 @@ def _row(samples: Samples, request_label: IntArray, n_labels: int, counts: Float
     return row
 
 
-def blocks_by_label(samples: Samples, include: BoolArray, codes: IntArray, n_labels: int) -> list[dict[str, Any]]:
+def blocks_by_label(samples: Samples, include: BoolArray, codes: IntArray, n_labels: int) -> list[Block]:
     """One summary block per label (request i has label codes[i]) over the requests in `include`."""
     return [s.block() for s in stats_by_dimension(samples, include, [(codes, n_labels)])[0]]
 
 
-def block(samples: Samples, include: BoolArray) -> dict[str, Any]:
+def block(samples: Samples, include: BoolArray) -> Block:
     """The summary block of the samples of the requests in `include`."""
     return blocks_by_label(samples, include, np.zeros(include.shape[0], dtype=np.int64), 1)[0]
 

@@ -13,10 +13,13 @@ An empty distribution is `count: 0` and `None` everywhere else — never 0, whic
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:  # the block's type is imported where a block is made: a run imports this before its last request
+    from metrics.results import Stats
 
 PERCENTILE_METHOD = "linear"
 # (summary key, percentile)
@@ -32,11 +35,11 @@ BLOCK_KEYS: tuple[str, ...] = ("count", "mean", "std", "min", *(k for k, _ in PE
 FloatArray = npt.NDArray[np.float64]
 
 
-def empty_block() -> dict[str, Any]:
+def empty_block() -> Stats:
     """The block of a distribution with no samples."""
-    block: dict[str, Any] = dict.fromkeys(BLOCK_KEYS)
-    block["count"] = 0
-    return block
+    from metrics.results import Stats
+
+    return Stats.empty()
 
 
 def linear_positions(n: int, percentiles: npt.ArrayLike) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
@@ -67,7 +70,7 @@ def quantiles_of_sorted(sorted_values: FloatArray, percentiles: npt.ArrayLike) -
     return lerp(sorted_values[previous], sorted_values[following], gamma)
 
 
-def block_of_sorted(sorted_values: FloatArray) -> dict[str, Any]:
+def block_of_sorted(sorted_values: FloatArray) -> Stats:
     """The latency block of an ascending array of samples (seconds, or a unitless index)."""
     n = int(sorted_values.shape[0])
     if n == 0:
@@ -75,16 +78,11 @@ def block_of_sorted(sorted_values: FloatArray) -> dict[str, Any]:
     qs = quantiles_of_sorted(sorted_values, [p for _, p in PERCENTILES])
     mean = float(np.mean(sorted_values))
     centred = sorted_values - mean
-    block: dict[str, Any] = {
-        "count": n,
-        "mean": mean,
-        "std": float(np.sqrt(np.dot(centred, centred) / n)),  # population std, as np.std
-        "min": float(sorted_values[0]),
-    }
-    for (key, _), value in zip(PERCENTILES, qs, strict=True):
-        block[key] = float(value)
-    block["max"] = float(sorted_values[-1])
-    return block
+    std = float(np.sqrt(np.dot(centred, centred) / n))  # population std, as np.std
+    from metrics.results import Stats
+
+    p50, p90, p95, p99, p999 = (float(value) for value in qs)
+    return Stats(n, mean, std, float(sorted_values[0]), p50, p90, p95, p99, p999, float(sorted_values[-1]))
 
 
 def sort_samples(values: npt.NDArray[Any]) -> FloatArray:
@@ -99,7 +97,7 @@ def sort_samples(values: npt.NDArray[Any]) -> FloatArray:
     return np.sort(floats)
 
 
-def stats_block(values: npt.ArrayLike) -> dict[str, Any]:
+def stats_block(values: npt.ArrayLike) -> Stats:
     """The latency block of unsorted samples; NaN entries are treated as 'no sample'."""
     floats = np.asarray(values, dtype=np.float64)
     floats = floats[~np.isnan(floats)]

@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from metrics.results.summary_parse import count, counts, int_or_none, number_or_none
+from metrics.results.summary_parse import JsonObject, count, counts, int_or_none, number_or_none
 from metrics.results.summary_stats import Stats
 
 SloBound = float | list[float] | None  # a bound in seconds (or a ratio); the fluidity deadlines are a list
 
 
-def _slo(value: Any) -> dict[str, SloBound] | None:
+def slo_bounds(value: Any) -> dict[str, SloBound] | None:
+    """`goodput.slo` read: each bound a number, a list (the fluidity deadlines) or None; None when not an object."""
     if not isinstance(value, dict):
         return None
     out: dict[str, SloBound] = {}
@@ -26,21 +27,30 @@ def _slo(value: Any) -> dict[str, SloBound] | None:
 
 @dataclass(frozen=True, slots=True)
 class Goodput:
-    slo: dict[str, SloBound] | None  # goodput.slo: every bound, set (a number) or not (None)
+    slo: dict[str, SloBound] | None  # goodput.slo: every bound, set (a number) or not (None); a bucket's has none
     good: int | None = None  # None when the document does not say
     measured: int | None = None
     attainment: float | None = None
     requests_per_s: float | None = None
-    excluded_planned_cancels: int = 0
+    excluded_planned_cancels: int | None = None  # None: not said (a bucket's goodput)
 
     @classmethod
     def from_json(cls, good: Any) -> Goodput | None:
         """None when the section is absent or empty (a summary without one prints no goodput line)."""
         if not isinstance(good, dict) or not good:
             return None
-        return cls(_slo(good.get("slo")), int_or_none(good.get("good")), int_or_none(good.get("measured")),
+        return cls(slo_bounds(good.get("slo")), int_or_none(good.get("good")), int_or_none(good.get("measured")),
                    number_or_none(good.get("attainment")), number_or_none(good.get("requests_per_s")),
-                   count(good.get("excluded_planned_cancels")))
+                   int_or_none(good.get("excluded_planned_cancels")))
+
+    def to_json(self) -> JsonObject:
+        """The run's `goodput` (with `slo` and `excluded_planned_cancels`) or a bucket's (without)."""
+        out: JsonObject = {} if self.slo is None else {"slo": self.slo}
+        out.update(good=self.good, measured=self.measured, attainment=self.attainment,
+                   requests_per_s=self.requests_per_s)
+        if self.excluded_planned_cancels is not None:
+            out["excluded_planned_cancels"] = self.excluded_planned_cancels
+        return out
 
     def bound(self, key: str) -> SloBound:
         return (self.slo or {}).get(key)
@@ -59,6 +69,9 @@ class BurstDelivered:
             return None
         return cls(int_or_none(value.get("requests")), int_or_none(value.get("of")),
                    number_or_none(value.get("share")), number_or_none(value.get("tpot_below_s")))
+
+    def to_json(self) -> JsonObject:
+        return {"requests": self.requests, "of": self.of, "share": self.share, "tpot_below_s": self.tpot_below_s}
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +94,17 @@ class Reasoning:
                    int_or_none(value.get("answer_tokens_total")), counts(value.get("reasoning_tokens_source")),
                    Stats.from_json(value.get("reasoning_tokens")), Stats.from_json(value.get("answer_tokens")))
 
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "requests": self.requests, "reasoned": self.reasoned, "reasoning_tokens_known": self.reasoning_tokens_known,
+            "reasoning_tokens_total": self.reasoning_tokens_total, "answer_tokens_total": self.answer_tokens_total,
+            "reasoning_tokens_source": self.reasoning_tokens_source,
+        }
+        for name, block in (("reasoning_tokens", self.reasoning_tokens), ("answer_tokens", self.answer_tokens)):
+            if block is not None:
+                out[name] = block.to_json()
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCalls:
@@ -95,3 +119,9 @@ class ToolCalls:
             return None
         return cls(count(value.get("requests")), count(value.get("calls")),
                    count(value.get("ended_in_tool_call")), Stats.from_json(value.get("calls_per_request")))
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"requests": self.requests, "calls": self.calls, "ended_in_tool_call": self.ended_in_tool_call}
+        if self.calls_per_request is not None:
+            out["calls_per_request"] = self.calls_per_request.to_json()
+        return out

@@ -6,7 +6,34 @@ Numbers keep the type JSON gave them (an int stays an int) so that a view prints
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+# A JSON value as the views write it back (`to_json`): read-only containers, so that a dict of ints is one.
+Json = None | bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"]
+JsonObject = dict[str, Json]  # a section as written: a fresh dict, which its caller may extend
+
+
+def json_value(value: object) -> Json:
+    """A value made of JSON's types (a section built as a TypedDict, say) as a `Json`, checked once: the
+    same values in the same order (a tuple becomes a list, as JSON writes it); TypeError for anything else."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return json_object(value)
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def json_object(value: Mapping[str, object]) -> JsonObject:
+    """A JSON object (a TypedDict section) as a `JsonObject`, key order kept (see `json_value`)."""
+    out: JsonObject = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise TypeError(f"not a JSON object key: {key!r}")
+        out[key] = json_value(item)
+    return out
 
 
 def count(value: Any) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from metrics.results.summary_parse import count, counts, int_or_none, number_or_none
+from metrics.results.summary_parse import JsonObject, count, counts, int_or_none, number_or_none
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +25,9 @@ class FailureMessage:
             return None
         return cls(str(value.get("kind") or "unknown"), str(value.get("message") or ""),
                    int_or_none(value.get("http_status")), count(value.get("count")))
+
+    def to_json(self) -> dict[str, str | int | None]:
+        return {"kind": self.kind, "http_status": self.http_status, "message": self.message, "count": self.count}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,8 @@ class Requests:
     failure_messages: tuple[FailureMessage, ...] | None = None  # None: no list in the document
     failure_messages_distinct: int = 0
     stopped_before_max_tokens: int = 0
+    in_window_planned_cancels: int = 0
+    turns_abandoned_after_cancel: int = 0
 
     @classmethod
     def from_json(cls, req: Any) -> Requests:
@@ -73,10 +78,28 @@ class Requests:
             planned_cancels=count(req.get("planned_cancels")),
             failure_messages_distinct=count(req.get("failure_messages_distinct")),
             stopped_before_max_tokens=count(req.get("stopped_before_max_tokens")),
+            in_window_planned_cancels=count(req.get("in_window_planned_cancels")),
+            turns_abandoned_after_cancel=count(req.get("turns_abandoned_after_cancel")),
             errors=counts(req.get("errors")),
             failure_messages=(tuple(m for m in map(FailureMessage.from_json, messages) if m is not None)
                               if isinstance(messages, list) else None),
         )
+
+    def to_json(self) -> JsonObject:
+        """As metrics.summary.build writes it (every key, in its order)."""
+        return {
+            "records": self.records, "sent": self.sent, "never_sent": self.never_sent,
+            "lost_with_worker": self.lost_with_worker, "succeeded": self.succeeded, "failed": self.failed,
+            "cancelled": self.cancelled, "failed_before_send": self.failed_before_send,
+            "cancelled_before_send": self.cancelled_before_send, "errors": self.errors, "in_window": self.in_window,
+            "in_window_ok": self.in_window_ok, "in_window_failed": self.in_window_failed,
+            "in_window_cancelled": self.in_window_cancelled, "ok_without_content": self.ok_without_content,
+            "planned_cancels": self.planned_cancels, "in_window_planned_cancels": self.in_window_planned_cancels,
+            "turns_abandoned_after_cancel": self.turns_abandoned_after_cancel,
+            "failure_messages": [m.to_json() for m in self.failure_messages or ()],
+            "failure_messages_distinct": self.failure_messages_distinct,
+            "stopped_before_max_tokens": self.stopped_before_max_tokens,
+        }
 
     def failed_count(self) -> int:
         return self.failed or 0
@@ -96,6 +119,9 @@ class Throughput:
         if not isinstance(thr, dict):
             return cls()
         return cls(*(number_or_none(thr.get(key)) for key in _RATES))
+
+    def to_json(self) -> dict[str, float | None]:
+        return {key: getattr(self, key) for key in _RATES}
 
     def figure(self, name: str) -> float | None:
         """The figure named as in summary.json (requests_per_s, offered_rps, ...); None for another name."""

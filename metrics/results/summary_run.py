@@ -38,12 +38,19 @@ class Window:
     warmup_s: float = 0
     cooldown_s: float = 0
     present: bool = False  # the document has a (non-empty) window
+    start_s: float | None = None  # the first measured send, the last measured completion (the run's clock)
+    end_s: float | None = None
 
     @classmethod
     def from_json(cls, value: Any) -> Window:
         w = _obj(value)
         return cls(int_or_none(w.get("measured")), number_or_none(w.get("duration_s")),
-                   _number(w.get("warmup_s", 0)), _number(w.get("cooldown_s", 0)), bool(w))
+                   _number(w.get("warmup_s", 0)), _number(w.get("cooldown_s", 0)), bool(w),
+                   number_or_none(w.get("start_s")), number_or_none(w.get("end_s")))
+
+    def to_json(self) -> dict[str, float | int | None]:
+        return {"start_s": self.start_s, "end_s": self.end_s, "duration_s": self.duration_s,
+                "warmup_s": self.warmup_s, "cooldown_s": self.cooldown_s, "measured": self.measured}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +67,9 @@ class Saturation:
             return None
         return cls(bool(value.get("saturated")), number_or_none(value.get("lag_p99_s")),
                    number_or_none(value.get("threshold_s")))
+
+    def to_json(self) -> dict[str, bool | float | None]:
+        return {"saturated": self.saturated, "lag_p99_s": self.lag_p99_s, "threshold_s": self.threshold_s}
 
 
 @dataclass(frozen=True, slots=True)

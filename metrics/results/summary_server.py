@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from metrics.results.summary_parse import int_or_none, number_or_none
+from metrics.results.summary_parse import JsonObject, int_or_none, number_or_none
 from metrics.results.summary_stats import Stats
 
 # A histogram quantile's bucket (or the part of it the sum and count allow): (lower, upper); upper None: +Inf.
@@ -98,10 +98,19 @@ class ServerPrometheus:
 class Server:
     per_request: dict[str, Stats]  # ttft_s, itl_s, e2e_s, queue_s, ...: from the server's stamps, exact
     prometheus: ServerPrometheus | None
+    requests_with_timing: int | None = None  # None when the document does not say
 
     @classmethod
     def from_json(cls, server: Any) -> Server:
         """The view of `server` (nothing in it when the summary has none)."""
         server = server if isinstance(server, dict) else {}
         blocks = {str(k): s for k, v in server.items() if k != "prometheus" and (s := Stats.from_json(v)) is not None}
-        return cls(blocks, ServerPrometheus.from_json(server.get("prometheus")))
+        return cls(blocks, ServerPrometheus.from_json(server.get("prometheus")),
+                   int_or_none(server.get("requests_with_timing")))
+
+    def to_json(self) -> JsonObject:
+        """The section as metrics.summary.server_side writes it: the per-request blocks. `prometheus` is not in
+        it: the run adds it to the written summary from its own scrape (loadgen.run.prometheus)."""
+        out: JsonObject = {"requests_with_timing": self.requests_with_timing}
+        out.update((name, block.to_json()) for name, block in self.per_request.items())
+        return out

@@ -34,6 +34,16 @@ class Stats:
         return cls(int_or_none(block.get("count")),
                    *(number_or_none(block.get(f.name)) for f in fields(cls) if f.name != "count"))
 
+    @classmethod
+    def empty(cls) -> Stats:
+        """The block of a distribution with no samples: count 0, every statistic None (never 0)."""
+        return cls(0)
+
+    def to_json(self) -> dict[str, int | float | None]:
+        """The block as summary.json holds it: every key of STAT_KEYS, in that order."""
+        return {"count": self.count, "mean": self.mean, "std": self.std, "min": self.min, "p50": self.p50,
+                "p90": self.p90, "p95": self.p95, "p99": self.p99, "p999": self.p999, "max": self.max}
+
     def values(self) -> tuple[float | None, ...]:
         """The statistics in STAT_KEYS order (summary.csv's columns)."""
         return tuple(getattr(self, key) for key in STAT_KEYS)

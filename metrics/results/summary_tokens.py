@@ -6,7 +6,33 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from metrics.results.summary_parse import basis, count, int_or_none, number_or_none, text_or_none
+from metrics.results.summary_parse import (
+    Json,
+    JsonObject,
+    basis,
+    count,
+    int_or_none,
+    number_or_none,
+    text_or_none,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """`{mean, p50, p99}` of a prompt-length error (nulls when nothing was compared)."""
+
+    mean: float | None = None
+    p50: float | None = None
+    p99: float | None = None
+
+    @classmethod
+    def from_json(cls, value: Any) -> Spread | None:
+        if not isinstance(value, dict):
+            return None
+        return cls(*(number_or_none(value.get(k)) for k in ("mean", "p50", "p99")))
+
+    def to_json(self) -> JsonObject:
+        return {"mean": self.mean, "p50": self.p50, "p99": self.p99}
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,15 +41,37 @@ class PromptAccuracy:
 
     count: int | None  # requests compared; None when the document does not say
     mean_error_tokens: float | None
-    abs_rel_error_p50: float | None  # the median |P − target| / target
+    abs_error_tokens: Spread | None = None  # |P − target|
+    abs_rel_error: Spread | None = None  # |P − target| / target
+    later_turns: PromptAccuracy | None = None  # a conversation's later turns (present only in runs with them)
+    image_requests: int | None = None  # requests left out for their images (present only when some were)
+
+    @property
+    def abs_rel_error_p50(self) -> float | None:
+        """The median |P − target| / target."""
+        return self.abs_rel_error.p50 if self.abs_rel_error is not None else None
 
     @classmethod
     def from_json(cls, value: Any) -> PromptAccuracy | None:
         if not isinstance(value, dict):
             return None
-        rel = value.get("abs_rel_error")
         return cls(int_or_none(value.get("count")), number_or_none(value.get("mean_error_tokens")),
-                   number_or_none(rel.get("p50")) if isinstance(rel, dict) else None)
+                   Spread.from_json(value.get("abs_error_tokens")), Spread.from_json(value.get("abs_rel_error")),
+                   cls.from_json(value.get("later_turns")), int_or_none(value.get("image_requests")))
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"count": self.count, "mean_error_tokens": self.mean_error_tokens,
+                           "abs_error_tokens": _spread(self.abs_error_tokens),
+                           "abs_rel_error": _spread(self.abs_rel_error)}
+        if self.later_turns is not None:
+            out["later_turns"] = self.later_turns.to_json()
+        if self.image_requests is not None:
+            out["image_requests"] = self.image_requests
+        return out
+
+
+def _spread(value: Spread | None) -> Json:
+    return value.to_json() if value is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +90,10 @@ class PrefixCacheShare:
         return cls(count(value.get("requests")), count(value.get("prompt_tokens")),
                    count(value.get("cached_tokens")), number_or_none(value.get("cached_ratio")))
 
+    def to_json(self) -> JsonObject:
+        return {"requests": self.requests, "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
+                "cached_ratio": self.cached_ratio}
+
 
 @dataclass(frozen=True, slots=True)
 class Tokens:
@@ -56,6 +108,10 @@ class Tokens:
     itl_token_bases: str | dict[str, int] | None = None
     prompt_accuracy: PromptAccuracy | None = None
     prefix_cache: PrefixCacheShare = field(default_factory=PrefixCacheShare)
+    output_tokens: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    prompt_unknown: int = 0
 
     @classmethod
     def from_json(cls, tokens: Any) -> Tokens:
@@ -73,4 +129,21 @@ class Tokens:
             itl_token_bases=basis(tokens.get("itl_token_bases")),
             prompt_accuracy=PromptAccuracy.from_json(tokens.get("prompt_accuracy")),
             prefix_cache=PrefixCacheShare.from_json(tokens.get("prefix_cache")),
+            output_tokens=count(tokens.get("output_tokens")),
+            prompt_tokens=count(tokens.get("prompt_tokens")),
+            cached_tokens=count(tokens.get("cached_tokens")),
+            prompt_unknown=count(tokens.get("prompt_unknown")),
         )
+
+    def to_json(self) -> JsonObject:
+        """As metrics.summary.tokens writes it (every key, in its order)."""
+        return {
+            "requests": self.requests, "output_tokens": self.output_tokens, "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens, "output_estimated": self.output_estimated,
+            "prompt_estimated": self.prompt_estimated, "prompt_unknown": self.prompt_unknown,
+            "image_requests": self.image_requests, "cached_unknown": self.cached_unknown,
+            "token_source": self.token_source, "output_estimate_basis": self.output_estimate_basis,
+            "itl_token_basis": self.itl_token_basis, "itl_token_bases": self.itl_token_bases,
+            "prompt_accuracy": self.prompt_accuracy.to_json() if self.prompt_accuracy is not None else None,
+            "prefix_cache": self.prefix_cache.to_json(),
+        }

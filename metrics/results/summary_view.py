@@ -3,7 +3,8 @@ of metrics.results.summary_{stats,requests,tokens,goodput,run}; the exporters re
 walking the JSON. `SummaryView.from_json` takes the document as metrics.summary.build writes it (or an
 older one: a section it lacks reads as its readers have always read it, absent or empty).
 
-Not viewed yet (read as JSON by their exporters): `stalls`, `input`, `sessions`.
+Not viewed yet: `input` (the records file as read, loadgen.run.outputs). The sections metrics.summary.build
+writes are written back with each view's `to_json` (`summary_json` assembles the document).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import Any
 from metrics.results.documents import read_summary
 from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls
 from metrics.results.summary_gpu import Gpu
-from metrics.results.summary_parse import int_or_none, number_or_none, text_or_none
+from metrics.results.summary_parse import JsonObject, int_or_none, number_or_none, text_or_none
 from metrics.results.summary_requests import Requests, Throughput
 from metrics.results.summary_run import Run
 from metrics.results.summary_server import Server
+from metrics.results.summary_sessions import Sessions, Stalls
 from metrics.results.summary_stats import Stats, stats_map
-from metrics.results.summary_tokens import Tokens
+from metrics.results.summary_tokens import PrefixCacheShare, Tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,16 +38,33 @@ class Bucket:
     latency: dict[str, Stats]
     goodput: Goodput | None
     sections: dict[str, dict[str, Stats]]  # `reasoning`, `tool_calls`: their blocks (when the run shows them)
+    cancelled: int | None = None
+    prefix_cache: PrefixCacheShare | None = None
 
     @classmethod
     def from_json(cls, value: Any) -> Bucket | None:
         if not isinstance(value, dict):
             return None
         counts = value.get("counts", value)  # older summaries nested the counts
+        cache = value.get("prefix_cache")
         return cls(str(value.get("dimension")), str(value.get("label")), int_or_none(counts.get("measured")),
                    int_or_none(counts.get("failed")), int_or_none(counts.get("ok")), int_or_none(counts.get("good")),
                    stats_map(value.get("latency")), Goodput.from_json(value.get("goodput")),
-                   {name: stats_map(value[name]) for name in ANSWER_SECTIONS if isinstance(value.get(name), dict)})
+                   {name: stats_map(value[name]) for name in ANSWER_SECTIONS if isinstance(value.get(name), dict)},
+                   int_or_none(counts.get("cancelled")),
+                   PrefixCacheShare.from_json(cache) if isinstance(cache, dict) else None)
+
+    def to_json(self) -> JsonObject:
+        """As metrics.summary.build writes a bucket."""
+        out: JsonObject = {
+            "dimension": self.dimension, "label": self.label, "measured": self.measured, "ok": self.ok,
+            "failed": self.failed, "cancelled": self.cancelled, "good": self.good,
+            "latency": {name: block.to_json() for name, block in self.latency.items()},
+            "goodput": self.goodput.to_json() if self.goodput is not None else None,
+            "prefix_cache": self.prefix_cache.to_json() if self.prefix_cache is not None else None,
+        }
+        out.update((name, {k: block.to_json() for k, block in blocks.items()}) for name, blocks in self.sections.items())
+        return out
 
     @property
     def attainment(self) -> float | None:
@@ -124,6 +143,8 @@ class SummaryView:
     roofline: Roofline | None = None
     gpu: Gpu | None = None
     server: Server = field(default_factory=lambda: Server({}, None))
+    stalls: Stalls | None = None
+    sessions: Sessions | None = None
 
     @classmethod
     def from_json(cls, summary: Any) -> SummaryView:
@@ -146,6 +167,8 @@ class SummaryView:
             roofline=Roofline.from_json(summary.get("roofline")),
             gpu=Gpu.from_json(summary.get("gpu")),
             server=Server.from_json(summary.get("server")),
+            stalls=Stalls.from_json(summary.get("stalls")),
+            sessions=Sessions.from_json(summary.get("sessions")),
         )
 
     def stats(self, metric: str) -> Stats | None:

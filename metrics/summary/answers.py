@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,10 @@ from metrics.slo import SLO
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
-Rows = list[list[dict[str, Any]]]  # a metric's blocks: [[whole run], then one row per bucket dimension]
+if TYPE_CHECKING:  # a run imports this module before its first request; the blocks are made after its last
+    from metrics.results import Reasoning, Stats, ToolCalls
+
+    Rows = list[list[Stats]]  # a metric's blocks: [[whole run], then one row per bucket dimension]
 
 # Sample set → its formula; the section of summary.json (and of each bucket) that holds its blocks.
 FORMULAS: dict[str, Callable[[RequestFrame], FloatArray]] = {
@@ -62,50 +65,47 @@ def split_blocks(blocks: dict[str, Rows]) -> dict[str, Rows]:
     return {name: blocks.pop(name) for name in list(blocks) if SECTIONS.get(name, "latency") != "latency"}
 
 
-def _section_blocks(own: dict[str, Rows], section: str, d: int, code: int) -> dict[str, Any]:
-    return {name: dict(rows[d][code]) for name, rows in own.items() if SECTIONS[name] == section}
+def _section_blocks(own: dict[str, Rows], section: str, d: int, code: int) -> dict[str, Stats]:
+    return {name: rows[d][code] for name, rows in own.items() if SECTIONS[name] == section}
 
 
-def answer_sections(frame: RequestFrame, sampled: BoolArray, own: dict[str, Rows]) -> dict[str, Any]:
-    """`{"reasoning": ..., "tool_calls": ...}` over the sampled requests, or `{}` when not shown (`own`,
+def answer_sections(frame: RequestFrame, sampled: BoolArray,
+                    own: dict[str, Rows]) -> tuple[Reasoning | None, ToolCalls | None]:
+    """The `reasoning` and `tool_calls` sections over the sampled requests, or neither when not shown (`own`,
     from `split_blocks`, is empty then)."""
     if not own:
-        return {}
+        return None, None
+    from metrics.results import Reasoning, ToolCalls
+
     reasoning = frame.reasoning_tokens[sampled]
     known = ~np.isnan(reasoning)
     answers = answer.answer_tokens(frame)[sampled]
     sources = Counter(src for src, keep in zip(frame.reasoning_source, sampled.tolist(), strict=True)
                       if keep and src is not None)
     calls = frame.tool_calls[sampled]
-    return {
-        "reasoning": {
-            "requests": int(sampled.sum()),
-            "reasoned": int((answer.reasoned(frame) & sampled).sum()),
-            "reasoning_tokens_known": int(known.sum()),
-            "reasoning_tokens_total": int(reasoning[known].sum()) if known.any() else None,  # unknown is not 0
-            "answer_tokens_total": int(np.nansum(answers)) if known.any() else None,
-            "reasoning_tokens_source": dict(sorted(sources.items())),
-            **_section_blocks(own, "reasoning", 0, 0),
-        },
-        "tool_calls": {
-            "requests": int((calls > 0).sum()),
-            "calls": int(calls.sum()),
-            "ended_in_tool_call": int((answer.ended_in_tool_call(frame) & sampled).sum()),
-            **_section_blocks(own, "tool_calls", 0, 0),
-        },
-    }
+    blocks = _section_blocks(own, "reasoning", 0, 0)
+    reasoning_section = Reasoning(
+        requests=int(sampled.sum()),
+        reasoned=int((answer.reasoned(frame) & sampled).sum()),
+        reasoning_tokens_known=int(known.sum()),
+        reasoning_tokens_total=int(reasoning[known].sum()) if known.any() else None,  # unknown is not 0
+        answer_tokens_total=int(np.nansum(answers)) if known.any() else None,
+        reasoning_tokens_source=dict(sorted(sources.items())),
+        reasoning_tokens=blocks.get("reasoning_tokens"),
+        answer_tokens=blocks.get("answer_tokens"),
+    )
+    tool_calls = ToolCalls(
+        requests=int((calls > 0).sum()),
+        calls=int(calls.sum()),
+        ended_in_tool_call=int((answer.ended_in_tool_call(frame) & sampled).sum()),
+        calls_per_request=_section_blocks(own, "tool_calls", 0, 0).get("calls_per_request"),
+    )
+    return reasoning_section, tool_calls
 
 
-def add_bucket_blocks(buckets: list[dict[str, Any]], dimension_labels: list[tuple[str, list[str]]],
-                      own: dict[str, Rows]) -> list[dict[str, Any]]:
-    """Each bucket gains its `reasoning` and `tool_calls` blocks (nothing when not shown). `dimension_labels`:
-    (name, labels) of the run's bucket dimensions, in the order of the blocks' rows."""
+def bucket_sections(own: dict[str, Rows], d: int, code: int) -> dict[str, dict[str, Stats]]:
+    """A bucket's `reasoning` and `tool_calls` blocks (none when not shown): label `code` of the blocks' row `d`
+    (the bucket dimensions' rows start at 1)."""
     if not own:
-        return buckets
-    where = {(name, label): (d, code) for d, (name, labels) in enumerate(dimension_labels, start=1)
-             for code, label in enumerate(labels)}
-    for bucket in buckets:
-        d, code = where[(bucket["dimension"], bucket["label"])]
-        bucket["reasoning"] = _section_blocks(own, "reasoning", d, code)
-        bucket["tool_calls"] = _section_blocks(own, "tool_calls", d, code)
-    return buckets
+        return {}
+    return {section: _section_blocks(own, section, d, code) for section in ("reasoning", "tool_calls")}

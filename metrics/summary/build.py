@@ -20,10 +20,10 @@ its outcome (lag happens before the server answers).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +33,7 @@ from metrics.latency import PERCENTILE_METHOD, Samples, derive, fluidity_index, 
 from metrics.records import CANCELLED, ERROR, OK, RequestFrame, RequestRecord, frame_from_records
 from metrics.results import SUMMARY_SCHEMA_VERSION
 from metrics.slo import SLO, good_requests, slo_summary
-from metrics.summary.answers import add_bucket_blocks, answer_sections, answer_values, shown, split_blocks
+from metrics.summary.answers import answer_sections, answer_values, bucket_sections, shown, split_blocks
 from metrics.summary.buckets import (
     DEFAULT_OUTPUT_EDGES,
     DEFAULT_PROMPT_EDGES,
@@ -54,6 +54,10 @@ from metrics.summary.server_side import server_section
 from metrics.summary.sessions import sessions_section
 from metrics.summary.tokens import cache_share, tokens_section
 from metrics.summary.window import Window, measurement_window, throughput
+
+if TYPE_CHECKING:  # the views are imported where a summary is made: a run imports this before its first request
+    from metrics.results import Bucket, Goodput, Json, JsonObject, Requests, Saturation, SummaryDocument
+    from metrics.summary.answers import Rows
 
 SCHEMA_VERSION = SUMMARY_SCHEMA_VERSION  # metrics.results.versions
 # How the `requests` counters add up; README and the console state the same.
@@ -168,13 +172,13 @@ def bucket_dimensions(frame: RequestFrame, config: SummaryConfig) -> list[Dimens
     ]
 
 
-def _blocks(per: PerRequest, sampled: BoolArray, dims: list[Dimension]) -> dict[str, list[list[dict[str, Any]]]]:
+def _blocks(per: PerRequest, sampled: BoolArray, dims: list[Dimension]) -> dict[str, Rows]:
     """Per metric: [[the whole run's block], then per dimension one block per label]; each sample set is
     read once for every dimension (a set shared by two metrics once for both)."""
     groups = [(np.zeros(sampled.shape[0], dtype=np.int64), 1), *((d.codes, len(d.labels)) for d in dims)]
     distinct = {id(s): s for s in per.samples.values()}
 
-    def blocks(s: Samples) -> list[list[dict[str, Any]]]:
+    def blocks(s: Samples) -> Rows:
         return [[one.block() for one in row] for row in stats_by_dimension(s, sampled, groups)]
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="blocks") as pool:  # the two gap sets at once
@@ -182,22 +186,23 @@ def _blocks(per: PerRequest, sampled: BoolArray, dims: list[Dimension]) -> dict[
     return {name: done[id(s)] for name, s in per.samples.items()}
 
 
-def _goodput(good: int, measured: int, duration_s: float | None) -> dict[str, Any]:
-    return {
-        "good": good,
-        "measured": measured,
-        "attainment": good / measured if measured else None,
-        "requests_per_s": good / duration_s if duration_s else None,
-    }
+def _goodput(good: int, measured: int, duration_s: float | None) -> Goodput:
+    """A bucket's goodput (the run's adds its SLO and the planned cancellations left out)."""
+    from metrics.results import Goodput
+
+    return Goodput(None, good, measured, good / measured if measured else None,
+                   good / duration_s if duration_s else None)
 
 
 def _buckets(
     frame: RequestFrame, per: PerRequest, window: Window, dims: list[Dimension],
-    blocks: dict[str, list[list[dict[str, Any]]]],
-) -> list[dict[str, Any]]:
+    blocks: dict[str, Rows], own: dict[str, Rows],
+) -> list[Bucket]:
+    from metrics.results import Bucket
+
     measured = window.measured
     excluded = excluded_from_goodput(frame)
-    out: list[dict[str, Any]] = []
+    out: list[Bucket] = []
     for d, dim in enumerate(dims, start=1):
         in_measured = np.bincount(dim.codes[measured], minlength=len(dim.labels))
         for code, label in enumerate(dim.labels):
@@ -207,22 +212,23 @@ def _buckets(
             good = int((per.good & mine).sum())
             denominator = int(in_measured[code]) - int((mine & excluded).sum())  # metrics.summary.cancels
             ok = mine & (frame.status == OK)
-            out.append({
-                "dimension": dim.name,
-                "label": label,
-                "measured": int(in_measured[code]),
-                "ok": int(ok.sum()),
-                "failed": int((mine & (frame.status == ERROR)).sum()),
-                "cancelled": int((mine & (frame.status == CANCELLED)).sum()),
-                "good": good,
-                "latency": {name: dict(rows[d][code]) for name, rows in blocks.items()},
-                "goodput": _goodput(good, denominator, window.duration_s),
-                "prefix_cache": cache_share(frame, ok),
-            })
+            out.append(Bucket(
+                dimension=dim.name,
+                label=label,
+                measured=int(in_measured[code]),
+                ok=int(ok.sum()),
+                failed=int((mine & (frame.status == ERROR)).sum()),
+                cancelled=int((mine & (frame.status == CANCELLED)).sum()),
+                good=good,
+                latency={name: rows[d][code] for name, rows in blocks.items()},
+                goodput=_goodput(good, denominator, window.duration_s),
+                prefix_cache=cache_share(frame, ok),
+                sections=bucket_sections(own, d, code),
+            ))
     return out
 
 
-def _requests(frame: RequestFrame, window: Window) -> dict[str, Any]:
+def _requests(frame: RequestFrame, window: Window) -> Requests:
     """Request counts that add up (REQUEST_IDENTITIES): one record per request the run started."""
     errors = Counter(
         kind or "unknown" for kind, status in zip(frame.error_kind, frame.status.tolist(), strict=True) if status != OK
@@ -230,42 +236,62 @@ def _requests(frame: RequestFrame, window: Window) -> dict[str, Any]:
     m = window.measured
     lost = lost_with_worker(frame)  # sent or not, nobody knows: counted apart (metrics.summary.lost)
     unsent = ~frame.has_sent & ~lost
-    return {
-        "records": frame.n,
-        "sent": int(frame.has_sent.sum()),
-        "never_sent": int(unsent.sum()),
-        "lost_with_worker": int(lost.sum()),
-        "succeeded": int((frame.status == OK).sum()),
-        "failed": int((frame.status == ERROR).sum()),
-        "cancelled": int((frame.status == CANCELLED).sum()),
-        "failed_before_send": int((unsent & (frame.status == ERROR)).sum()),
-        "cancelled_before_send": int((unsent & (frame.status == CANCELLED)).sum()),
-        "errors": dict(sorted(errors.items())),
-        "in_window": int(m.sum()),
-        "in_window_ok": int((m & (frame.status == OK)).sum()),
-        "in_window_failed": int((m & (frame.status == ERROR)).sum()),
-        "in_window_cancelled": int((m & (frame.status == CANCELLED)).sum()),
-        "ok_without_content": int((m & (frame.status == OK) & (frame.chunk_count == 0)).sum()),
-        **cancel_counts(frame, m),
-    }
+    cancels = cancel_counts(frame, m)
+    failures = failures_section(frame)
+    from metrics.results import Requests
+
+    return Requests(
+        records=frame.n,
+        sent=int(frame.has_sent.sum()),
+        never_sent=int(unsent.sum()),
+        lost_with_worker=int(lost.sum()),
+        succeeded=int((frame.status == OK).sum()),
+        failed=int((frame.status == ERROR).sum()),
+        cancelled=int((frame.status == CANCELLED).sum()),
+        failed_before_send=int((unsent & (frame.status == ERROR)).sum()),
+        cancelled_before_send=int((unsent & (frame.status == CANCELLED)).sum()),
+        errors=dict(sorted(errors.items())),
+        in_window=int(m.sum()),
+        in_window_ok=int((m & (frame.status == OK)).sum()),
+        in_window_failed=int((m & (frame.status == ERROR)).sum()),
+        in_window_cancelled=int((m & (frame.status == CANCELLED)).sum()),
+        ok_without_content=int((m & (frame.status == OK) & (frame.chunk_count == 0)).sum()),
+        planned_cancels=cancels["planned_cancels"],
+        in_window_planned_cancels=cancels["in_window_planned_cancels"],
+        turns_abandoned_after_cancel=cancels["turns_abandoned_after_cancel"],
+        failure_messages=failures.messages,
+        failure_messages_distinct=failures.distinct,
+        stopped_before_max_tokens=failures.stopped_before_max_tokens,
+    )
 
 
-def _saturation(frame: RequestFrame, window: Window, threshold_s: float) -> dict[str, Any]:
+def _saturation(frame: RequestFrame, window: Window, threshold_s: float) -> Saturation:
+    from metrics.results import Saturation
+
     lag = derive.dispatch_lag_s(frame)[window.measured & frame.has_sent]
     p99 = float(np.percentile(lag, 99)) if lag.size else None
-    return {"saturated": p99 is not None and p99 > threshold_s, "lag_p99_s": p99, "threshold_s": threshold_s}
+    return Saturation(p99 is not None and p99 > threshold_s, p99, threshold_s)
 
 
 def summarize(
-    records: Sequence[RequestRecord] | RequestFrame, config: SummaryConfig, run: dict[str, Any]
-) -> dict[str, Any]:
+    records: Sequence[RequestRecord] | RequestFrame, config: SummaryConfig, run: Mapping[str, Json]
+) -> JsonObject:
     """The summary.json content. `records` may be a RequestFrame already (the fast report path)."""
     frame = records if isinstance(records, RequestFrame) else frame_from_records(records)
     return summarize_frame(frame, config, run)[0]
 
 
-def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, Any]) -> tuple[dict[str, Any], PerRequest]:
+def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: Mapping[str, Json]) -> tuple[JsonObject, PerRequest]:
     """The summary and the per-request derivations behind it (their sorted samples serve metrics.prom)."""
+    document, per = summary_document(frame, config, run)
+    return document.to_json(), per
+
+
+def summary_document(frame: RequestFrame, config: SummaryConfig,
+                     run: Mapping[str, Json]) -> tuple[SummaryDocument, PerRequest]:
+    """The summary's typed sections (written in one step by SummaryDocument.to_json) and the derivations."""
+    from metrics.results import Stalls, SummaryDocument, json_object, slo_bounds
+
     window = measurement_window(
         frame, warmup_s=config.warmup_s, cooldown_s=config.cooldown_s, schedule_end_s=config.schedule_end_s
     )
@@ -274,38 +300,29 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: dict[str, A
     dims = bucket_dimensions(frame, config)
     blocks = _blocks(per, sampled, dims)
     own = split_blocks(blocks)  # the reasoning and tool-call counts: sections of their own
-    latency = {name: dict(rows[0][0]) for name, rows in blocks.items()}
-    saturation = _saturation(frame, window, config.lag_threshold_s)
     stalled = sampled & (per.stall_count > 0)
     excluded = int((excluded_from_goodput(frame) & window.measured).sum())  # metrics.summary.cancels
     measured = int(window.measured.sum()) - excluded
     good = int((per.good & window.measured).sum())
-    run_out = dict(run)
-    run_out.update(
-        window=window.to_dict(),
+    reasoning, tool_calls = answer_sections(frame, sampled, own)
+    document = SummaryDocument(
+        run=run,
+        window=window.view(),
         percentile_method=PERCENTILE_METHOD,
-        client_saturated=saturation["saturated"],
-        client_saturation=saturation,
+        client_saturation=_saturation(frame, window, config.lag_threshold_s),
+        requests=_requests(frame, window),
+        throughput=throughput(frame, window),
+        latency={name: rows[0][0] for name, rows in blocks.items()},
+        stalls=Stalls(config.stall_threshold_s, int(per.stall_count[sampled].sum()),
+                      float(per.stall_total_s[sampled].sum()), int(stalled.sum())),
+        tokens=tokens_section(frame, sampled),
+        burst_delivered=json_object(burst_section(derive.tpot_s(frame), sampled)),
+        goodput=replace(_goodput(good, measured, window.duration_s), slo=slo_bounds(slo_summary(config.slo)),
+                        excluded_planned_cancels=excluded),
+        buckets=tuple(_buckets(frame, per, window, dims, blocks, own)),
+        server=server_section(frame, sampled, per.ttft),
+        reasoning=reasoning,
+        tool_calls=tool_calls,
+        sessions=sessions_section(frame, window.measured),
     )
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run": run_out,
-        "requests": {**_requests(frame, window), **failures_section(frame)},
-        "throughput": throughput(frame, window),
-        "latency": latency,
-        "stalls": {
-            "threshold_s": config.stall_threshold_s,
-            "count": int(per.stall_count[sampled].sum()),
-            "total_s": float(per.stall_total_s[sampled].sum()),
-            "requests_with_stalls": int(stalled.sum()),
-        },
-        "tokens": tokens_section(frame, sampled),
-        "burst_delivered": burst_section(derive.tpot_s(frame), sampled),
-        "goodput": {"slo": slo_summary(config.slo), **_goodput(good, measured, window.duration_s),
-                    "excluded_planned_cancels": excluded},
-        "buckets": add_bucket_blocks(_buckets(frame, per, window, dims, blocks), [(d.name, d.labels) for d in dims],
-                                     own),
-        "server": server_section(frame, sampled, per.ttft),
-        **answer_sections(frame, sampled, own),
-        **sessions_section(frame, window.measured),
-    }, per
+    return document, per

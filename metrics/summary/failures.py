@@ -12,18 +12,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from metrics.records import ERROR, OK, RequestFrame
+
+if TYPE_CHECKING:  # the views are imported where a summary is made: a run imports this before its first request
+    from metrics.results import FailureMessage
 
 MESSAGES_SHOWN = 5
 
 Failure = tuple[str, int | None, str]  # kind, HTTP status, message
 
 
-def failure_messages(frame: RequestFrame) -> tuple[list[dict[str, Any]], int]:
+@dataclass(frozen=True, slots=True)
+class Failures:
+    """The `requests` figures of this module."""
+
+    messages: tuple[FailureMessage, ...]
+    distinct: int
+    stopped_before_max_tokens: int
+
+
+def failure_messages(frame: RequestFrame) -> tuple[list[FailureMessage], int]:
     """(the first MESSAGES_SHOWN distinct failures with their counts, how many distinct failures in all)."""
     counts: dict[Failure, int] = {}
     messages = frame.error_message or [None] * frame.n
@@ -31,8 +44,9 @@ def failure_messages(frame: RequestFrame) -> tuple[list[dict[str, Any]], int]:
     for i in np.flatnonzero(frame.status == ERROR).tolist():
         key = (frame.error_kind[i] or "unknown", statuses[i], messages[i] or "")
         counts[key] = counts.get(key, 0) + 1  # dicts keep the order of first appearance
-    shown = [{"kind": kind, "http_status": status, "message": message, "count": n}
-             for (kind, status, message), n in list(counts.items())[:MESSAGES_SHOWN]]
+    from metrics.results import FailureMessage
+
+    shown = [FailureMessage(kind, message, status, n) for (kind, status, message), n in list(counts.items())[:MESSAGES_SHOWN]]
     return shown, len(counts)
 
 
@@ -45,8 +59,7 @@ def stopped_before_max_tokens(frame: RequestFrame) -> int:
     return int(((frame.status == OK) & stop & short).sum())
 
 
-def failures_section(frame: RequestFrame) -> dict[str, Any]:
-    """The `requests` keys of this module."""
+def failures_section(frame: RequestFrame) -> Failures:
+    """The `requests` figures of this module."""
     shown, distinct = failure_messages(frame)
-    return {"failure_messages": shown, "failure_messages_distinct": distinct,
-            "stopped_before_max_tokens": stopped_before_max_tokens(frame)}
+    return Failures(tuple(shown), distinct, stopped_before_max_tokens(frame))

@@ -9,13 +9,16 @@ empty (count 0, nulls) — absent is never reported as zero.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from metrics.latency import stats_block
 from metrics.records import RequestFrame
+
+if TYPE_CHECKING:  # the view is imported where a summary is made: a run imports this before its first request
+    from metrics.results import Server
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
@@ -41,15 +44,16 @@ def server_itl_s(frame: RequestFrame, include: BoolArray) -> FloatArray:
     return np.asarray(np.diff(frame.server_s)[later], dtype=np.float64)
 
 
-def server_section(frame: RequestFrame, include: BoolArray, client_ttft_s: FloatArray) -> dict[str, Any]:
+def server_section(frame: RequestFrame, include: BoolArray, client_ttft_s: FloatArray) -> Server:
+    from metrics.results import Server
+
     use = include & frame.has_server
     server_ttft = server_ttft_s(frame)
-    section: dict[str, Any] = {
-        "requests_with_timing": int(use.sum()),
+    blocks = {
         "ttft_s": stats_block(server_ttft[use]),
         "itl_s": stats_block(server_itl_s(frame, include)),
         "ttft_client_minus_server_s": stats_block((client_ttft_s - server_ttft)[use]),
     }
     for phase, values in frame.server_phases.items():
-        section[phase] = stats_block(values[include])
-    return section
+        blocks[phase] = stats_block(values[include])
+    return Server(blocks, None, requests_with_timing=int(use.sum()))

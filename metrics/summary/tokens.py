@@ -7,12 +7,15 @@ All figures are over the measured requests that completed (status "ok"), like th
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from metrics.records import RequestFrame
+
+if TYPE_CHECKING:  # the views are imported where a summary is made: a run imports this before its first request
+    from metrics.results import PrefixCacheShare, PromptAccuracy, Spread, Tokens
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
@@ -75,26 +78,35 @@ def output_estimate_bases(frame: RequestFrame, include: BoolArray) -> dict[str, 
     return dict(sorted(bases.items()))
 
 
-def _summary3(values: FloatArray) -> dict[str, float | None]:
+def _summary3(values: FloatArray) -> Spread:
+    from metrics.results import Spread
+
     if values.size == 0:
-        return {"mean": None, "p50": None, "p99": None}
+        return Spread()
     p50, p99 = np.percentile(values, [50, 99])
-    return {"mean": float(values.mean()), "p50": float(p50), "p99": float(p99)}
+    return Spread(float(values.mean()), float(p50), float(p99))
 
 
-def _accuracy(frame: RequestFrame, use: BoolArray) -> dict[str, Any]:
+def _accuracy(frame: RequestFrame, use: BoolArray, later: BoolArray | None = None,
+              imaged: BoolArray | None = None) -> PromptAccuracy:
+    """The figures over `use`; `later` and `imaged` (when any): the later turns' own figures, the requests
+    left out for their images."""
+    from metrics.results import PromptAccuracy
+
     target = frame.prompt_target[use]
     error = frame.prompt_tokens[use] - target
     positive = target > 0
-    return {
-        "count": int(use.sum()),
-        "mean_error_tokens": float(error.mean()) if error.size else None,
-        "abs_error_tokens": _summary3(np.abs(error)),
-        "abs_rel_error": _summary3(np.abs(error[positive]) / target[positive]),
-    }
+    return PromptAccuracy(
+        count=int(use.sum()),
+        mean_error_tokens=float(error.mean()) if error.size else None,
+        abs_error_tokens=_summary3(np.abs(error)),
+        abs_rel_error=_summary3(np.abs(error[positive]) / target[positive]),
+        later_turns=_accuracy(frame, later) if later is not None and later.any() else None,
+        image_requests=int(imaged.sum()) if imaged is not None and imaged.any() else None,
+    )
 
 
-def prompt_accuracy(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
+def prompt_accuracy(frame: RequestFrame, include: BoolArray) -> PromptAccuracy:
     """Error P − target over requests with a target and a server-reported P (not an estimate).
 
     Relative error is |P − target| / target (targets of 0 are left out of it). The figures are over the
@@ -108,12 +120,7 @@ def prompt_accuracy(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
     imaged = use & image_requests(frame)
     use &= ~imaged
     later = use & (frame.turn > 1)  # NaN (a lone request) compares False
-    out = _accuracy(frame, use & ~later)
-    if later.any():
-        out["later_turns"] = _accuracy(frame, later)
-    if imaged.any():
-        out["image_requests"] = int(imaged.sum())
-    return out
+    return _accuracy(frame, use & ~later, later, imaged)
 
 
 def image_requests(frame: RequestFrame) -> BoolArray:
@@ -123,35 +130,38 @@ def image_requests(frame: RequestFrame) -> BoolArray:
     return np.asarray(frame.images > 0)
 
 
-def cache_share(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
+def cache_share(frame: RequestFrame, include: BoolArray) -> PrefixCacheShare:
     """Prompt tokens served from the prefix cache over the included requests that reported both P and C:
     `cached_tokens` / `prompt_tokens` is the measured hit ratio (None when no request reported both)."""
     both = include & ~np.isnan(frame.prompt_tokens) & ~np.isnan(frame.cached_tokens)
     prompt = float(frame.prompt_tokens[both].sum())
     cached = float(frame.cached_tokens[both].sum())
-    return {"requests": int(both.sum()), "prompt_tokens": int(prompt), "cached_tokens": int(cached),
-            "cached_ratio": cached / prompt if prompt > 0 else None}
+    from metrics.results import PrefixCacheShare
+
+    return PrefixCacheShare(int(both.sum()), int(prompt), int(cached), cached / prompt if prompt > 0 else None)
 
 
-def tokens_section(frame: RequestFrame, include: BoolArray) -> dict[str, Any]:
+def tokens_section(frame: RequestFrame, include: BoolArray) -> Tokens:
+    from metrics.results import Tokens
+
     n_out = frame.output_tokens[include]
     p = frame.prompt_tokens[include]
     c = frame.cached_tokens[include]
     sources = Counter(src for src, keep in zip(frame.token_source, include.tolist(), strict=True) if keep)
-    return {
-        "requests": int(include.sum()),
-        "output_tokens": int(np.nansum(n_out)),
-        "prompt_tokens": int(np.nansum(p)),
-        "cached_tokens": int(np.nansum(c)),
-        "output_estimated": int(frame.output_estimated[include].sum()),
-        "prompt_estimated": int((frame.prompt_estimated[include] & ~np.isnan(p)).sum()),
-        "prompt_unknown": int(np.isnan(p).sum()),
-        "image_requests": int(image_requests(frame)[include].sum()),
-        "cached_unknown": int(np.isnan(c).sum()),
-        "token_source": dict(sorted(sources.items())),
-        "output_estimate_basis": output_estimate_bases(frame, include),
-        "itl_token_basis": itl_token_basis(frame, include),
-        "itl_token_bases": itl_token_bases(frame, include),
-        "prompt_accuracy": prompt_accuracy(frame, include),
-        "prefix_cache": cache_share(frame, include),
-    }
+    return Tokens(
+        requests=int(include.sum()),
+        output_tokens=int(np.nansum(n_out)),
+        prompt_tokens=int(np.nansum(p)),
+        cached_tokens=int(np.nansum(c)),
+        output_estimated=int(frame.output_estimated[include].sum()),
+        prompt_estimated=int((frame.prompt_estimated[include] & ~np.isnan(p)).sum()),
+        prompt_unknown=int(np.isnan(p).sum()),
+        image_requests=int(image_requests(frame)[include].sum()),
+        cached_unknown=int(np.isnan(c).sum()),
+        token_source=dict(sorted(sources.items())),
+        output_estimate_basis=output_estimate_bases(frame, include),
+        itl_token_basis=itl_token_basis(frame, include),
+        itl_token_bases=itl_token_bases(frame, include),
+        prompt_accuracy=prompt_accuracy(frame, include),
+        prefix_cache=cache_share(frame, include),
+    )

@@ -15,7 +15,7 @@ constant-rate schedule reads exactly its rate; the achieved send rate is the sam
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,10 @@ import numpy.typing as npt
 from metrics.latency import last_chunk_ns
 from metrics.records import OK, RequestFrame
 from metrics.units import NS_PER_S
+
+if TYPE_CHECKING:  # the views are imported where a summary is made: a run imports this before its first request
+    from metrics.results import Throughput
+    from metrics.results import Window as WindowView
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -42,15 +46,19 @@ class Window:
             return None
         return (self.end_ns - self.start_ns) / NS_PER_S
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "start_s": None if self.start_ns is None else self.start_ns / NS_PER_S,
-            "end_s": None if self.end_ns is None else self.end_ns / NS_PER_S,
-            "duration_s": self.duration_s,
-            "warmup_s": self.warmup_s,
-            "cooldown_s": self.cooldown_s,
-            "measured": int(self.measured.sum()),
-        }
+    def view(self) -> WindowView:
+        """As summary.json's `run.window` holds it."""
+        from metrics.results import Window as WindowView
+
+        return WindowView(
+            measured=int(self.measured.sum()),
+            duration_s=self.duration_s,
+            warmup_s=self.warmup_s,
+            cooldown_s=self.cooldown_s,
+            present=True,
+            start_s=None if self.start_ns is None else self.start_ns / NS_PER_S,
+            end_s=None if self.end_ns is None else self.end_ns / NS_PER_S,
+        )
 
 
 def completion_ns(frame: RequestFrame) -> tuple[IntArray, BoolArray]:
@@ -87,7 +95,7 @@ def _rate(count: int, span_ns: int) -> float | None:
     return (count - 1) / (span_ns / NS_PER_S) if count >= 2 and span_ns > 0 else None
 
 
-def throughput(frame: RequestFrame, window: Window) -> dict[str, Any]:
+def throughput(frame: RequestFrame, window: Window) -> Throughput:
     """requests/s, output and total tokens/s over the window; offered vs achieved send rate."""
     duration = window.duration_s
     done = window.measured & (frame.status == OK)
@@ -99,11 +107,13 @@ def throughput(frame: RequestFrame, window: Window) -> dict[str, Any]:
     def per_s(value: float) -> float | None:
         return value / duration if duration else None
 
-    return {
-        "duration_s": duration,
-        "requests_per_s": per_s(int(done.sum())),
-        "output_tokens_per_s": per_s(out_tokens),
-        "total_tokens_per_s": per_s(total_tokens),
-        "offered_rps": _rate(intended.size, int(intended.max() - intended.min())) if intended.size else None,
-        "achieved_rps": _rate(sent.size, int(sent.max() - sent.min())) if sent.size else None,
-    }
+    from metrics.results import Throughput
+
+    return Throughput(
+        duration_s=duration,
+        requests_per_s=per_s(int(done.sum())),
+        output_tokens_per_s=per_s(out_tokens),
+        total_tokens_per_s=per_s(total_tokens),
+        offered_rps=_rate(intended.size, int(intended.max() - intended.min())) if intended.size else None,
+        achieved_rps=_rate(sent.size, int(sent.max() - sent.min())) if sent.size else None,
+    )

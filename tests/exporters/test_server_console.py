@@ -45,14 +45,14 @@ def test_a_quantile_inside_the_first_bucket_is_bounded_by_the_sum(queue_section:
 
 
 def test_exact_per_request_figures_replace_the_histogram(queue_section: dict[str, object]) -> None:
-    exact = {"queue_s": stats_block(np.array([0.004, 0.005, 0.006, 0.009]))}
+    exact = {"queue_s": stats_block(np.array([0.004, 0.005, 0.006, 0.009])).to_json()}
     text = _text(queue_section, exact)
     assert "queue   p50 5.5 ms, p99 8.9 ms  (per request)" in text
     assert "≤ 12 ms" not in text and text.count("queue") == 1
 
 
 def test_empty_exact_block_falls_back_to_the_histogram(queue_section: dict[str, object]) -> None:
-    exact = {"queue_s": stats_block(np.zeros(0))}
+    exact = {"queue_s": stats_block(np.zeros(0)).to_json()}
     assert "queue   mean 6.0 ms" in _text(queue_section, exact)
 
 

@@ -23,7 +23,7 @@ def test_many_labels_path_with_an_empty_top_label(monkeypatch: pytest.MonkeyPatc
     samples = Samples.from_gaps(ns, off, None)
     codes = np.arange(12) % 3
     include = np.ones(12, dtype=bool) if include_all else np.arange(12) != 11  # drop the 12 ms one
-    got = blocks_by_label(samples, include, codes, 4)
+    got = [b.to_json() for b in blocks_by_label(samples, include, codes, 4)]
     # Label 0: 1, 4, 7, 10 ms. Linear percentiles at index q·3: p50 at 1.5 → 5.5 ms, p90 at 2.7 → 9.1 ms.
     assert (got[0]["count"], got[0]["min"], got[0]["max"]) == (4, 0.001, 0.010)
     assert got[0]["mean"] == pytest.approx(0.0055)

@@ -15,7 +15,7 @@ from metrics.latency.samples import Samples
 
 
 def test_a_block_refuses_quantiles_that_are_not_the_summary_percentiles() -> None:
-    assert Stats(1, 1.0, 0.0, 1.0, 1.0, (1.0,) * 5).block()["p999"] == 1.0
+    assert Stats(1, 1.0, 0.0, 1.0, 1.0, (1.0,) * 5).block().to_json()["p999"] == 1.0
     with pytest.raises(ValueError):
         Stats(1, 1.0, 0.0, 1.0, 1.0, (1.0,)).block()  # only p(75), say: not a summary block
 
@@ -80,6 +80,6 @@ def test_a_label_without_requests_raises_no_numpy_warning() -> None:
     s = Samples.per_request(np.array([2.0, 4.0]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        blocks = blocks_by_label(s, np.array([True, True]), np.array([0, 0], dtype=np.int64), 2)
+        blocks = [b.to_json() for b in blocks_by_label(s, np.array([True, True]), np.array([0, 0], dtype=np.int64), 2)]
     assert (blocks[0]["count"], blocks[0]["mean"], blocks[0]["std"]) == (2, 3.0, 1.0)
     assert blocks[1]["count"] == 0 and blocks[1]["mean"] is None

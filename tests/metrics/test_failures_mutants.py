@@ -34,7 +34,7 @@ def test_distinct_failures_in_order_of_first_appearance_with_whole_run_counts() 
     ])
     shown, distinct = failure_messages(frame)
     assert MESSAGES_SHOWN == 5 and distinct == 6
-    assert shown == [
+    assert [m.to_json() for m in shown] == [
         {"kind": "http_status", "http_status": 503, "message": "overloaded", "count": 2},
         {"kind": "http_status", "http_status": 500, "message": "boom", "count": 2},
         {"kind": "unknown", "http_status": None, "message": "", "count": 1},
@@ -54,8 +54,8 @@ def test_stopped_before_max_tokens_by_hand() -> None:
     ])
     assert stopped_before_max_tokens(frame) == 2
     section = failures_section(frame)
-    assert section == {"failure_messages": [{"kind": "x", "http_status": None, "message": "", "count": 1}],
-                       "failure_messages_distinct": 1, "stopped_before_max_tokens": 2}
+    assert ([m.to_json() for m in section.messages], section.distinct, section.stopped_before_max_tokens) == (
+        [{"kind": "x", "http_status": None, "message": "", "count": 1}], 1, 2)
 
 
 def test_without_finish_reasons_nothing_stopped_early() -> None:

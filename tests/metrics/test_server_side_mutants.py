@@ -46,14 +46,14 @@ def test_server_section_by_hand() -> None:
     frame = _frame()
     include = np.array([True, True, True, True, False])
     client_ttft = np.array([0.1, 0.51, 0.3, np.nan, 0.4])
-    section = server_section(frame, include, client_ttft)
+    section = server_section(frame, include, client_ttft).to_json()
     assert section["requests_with_timing"] == 2  # 0 and 1 (4 is left out, 2 has no stamps)
     assert (section["ttft_s"]["count"], section["ttft_s"]["min"], section["ttft_s"]["max"]) == (2, 0.09, 0.5)
     assert section["itl_s"]["count"] == 3 and section["itl_s"]["max"] == pytest.approx(0.03)
     diff = section["ttft_client_minus_server_s"]
     assert diff["count"] == 2 and diff["mean"] == pytest.approx(0.01)  # 10 ms each
     assert section["queue_s"]["count"] == 0  # request 4's phase is outside the selection
-    assert server_section(frame, ~include, client_ttft)["queue_s"]["max"] == 0.05
+    assert server_section(frame, ~include, client_ttft).to_json()["queue_s"]["max"] == 0.05
 
 
 def test_one_stamp_requests_and_a_last_request_without_chunks() -> None:

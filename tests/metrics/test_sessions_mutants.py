@@ -32,7 +32,8 @@ def _frame() -> RequestFrame:
 def test_sessions_by_hand() -> None:
     frame = _frame()
     measured = np.array([False, True, True, True, True, True, True, True])
-    assert sessions_section(frame, measured) == {"sessions": {
+    section = sessions_section(frame, measured)
+    assert section is not None and {"sessions": section.to_json()} == {"sessions": {
         "sessions": 3,
         "completed": 1,  # session 1 only (session 3 failed)
         "ended_early": 1,  # session 2: its turns never sent
@@ -46,7 +47,7 @@ def test_sessions_by_hand() -> None:
 
 def test_no_session_no_section() -> None:
     frame = frame_from_records([rec(0, chunks=[1]), rec(1, chunks=[1])])
-    assert sessions_section(frame, np.ones(2, dtype=np.bool_)) == {}
+    assert sessions_section(frame, np.ones(2, dtype=np.bool_)) is None
 
 
 def test_planned_cancels_and_their_abandoned_turns_by_hand() -> None:

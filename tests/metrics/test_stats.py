@@ -9,7 +9,7 @@ from metrics.latency.stats import BLOCK_KEYS, quantiles_of_sorted, sort_samples,
 
 
 def test_golden_block() -> None:
-    block = stats_block([0.4, 0.1, 0.3, 0.2])
+    block = stats_block([0.4, 0.1, 0.3, 0.2]).to_json()
     assert block == {
         "count": 4,
         "mean": pytest.approx(0.25),
@@ -26,23 +26,23 @@ def test_golden_block() -> None:
 
 
 def test_empty_distribution_is_null_not_zero() -> None:
-    block = stats_block([])
+    block = stats_block([]).to_json()
     assert block["count"] == 0
     assert all(block[key] is None for key in BLOCK_KEYS if key != "count")
 
 
 def test_nan_means_no_sample() -> None:
-    assert stats_block([np.nan, 2.0])["count"] == 1
-    assert stats_block([np.nan])["p50"] is None
+    assert stats_block([np.nan, 2.0]).to_json()["count"] == 1
+    assert stats_block([np.nan]).to_json()["p50"] is None
 
 
 def test_single_sample() -> None:
-    block = stats_block([0.5])
+    block = stats_block([0.5]).to_json()
     assert block["p999"] == 0.5 and block["std"] == 0.0
 
 
 def test_values_are_plain_python_numbers() -> None:
-    for value in stats_block(np.array([1, 2, 3], dtype=np.int64)).values():
+    for value in stats_block(np.array([1, 2, 3], dtype=np.int64)).to_json().values():
         assert type(value) in (int, float)
 
 
@@ -65,4 +65,4 @@ def test_sorting_integer_samples_gives_floats() -> None:
     # Nanosecond gaps arrive as int64: the sorted copy holds their values as floats, not reinterpreted bits.
     out = sort_samples(np.array([3_000_000, 1_000_000, 2_000_000], dtype=np.int64))
     assert out.dtype == np.float64 and out.tolist() == [1e6, 2e6, 3e6]
-    assert stats_block(np.array([3, 1, 2], dtype=np.int64))["max"] == 3.0
+    assert stats_block(np.array([3, 1, 2], dtype=np.int64)).to_json()["max"] == 3.0

@@ -37,7 +37,7 @@ def test_each_source_has_its_itl_basis() -> None:
 def test_an_older_one_token_per_chunk_estimate_is_not_reported_as_counted() -> None:
     # Older clients wrote chunk_tokens = [1, ...] for "estimate": the counts are known but were never counted.
     frame = frame_from_records([rec(0, chunks=[1, 2, 3], k=[1, 1, 1], token_source="estimate")])
-    section = tokens_section(frame, np.ones(1, dtype=np.bool_))
+    section = tokens_section(frame, np.ones(1, dtype=np.bool_)).to_json()
     assert section["itl_token_basis"] == "one_token_per_chunk"
     assert section["itl_token_bases"] == {"one_token_per_chunk": 1}
 
@@ -47,7 +47,7 @@ def test_prompt_accuracy_ignores_the_clients_estimates() -> None:
         rec(0, chunks=[1], prompt_tokens=80, prompt_tokens_estimated=False, prompt_tokens_target=64),
         rec(1, chunks=[1], prompt_tokens=70, prompt_tokens_estimated=True, prompt_tokens_target=64),
     ])
-    accuracy = tokens_section(frame, np.ones(2, dtype=np.bool_))["prompt_accuracy"]
+    accuracy = tokens_section(frame, np.ones(2, dtype=np.bool_)).to_json()["prompt_accuracy"]
     assert accuracy["count"] == 1
     assert accuracy["abs_rel_error"]["p50"] == 16 / 64
 
@@ -60,7 +60,7 @@ def test_a_request_without_content_chunks_has_no_itl_basis() -> None:
         rec(1, chunks=[1, 2, 3], k=[1, 1, 2], token_source="final_split_by_tokenizer"),
         rec(2, chunks=[], n=4, token_source="final_only"),
     ])
-    section = tokens_section(frame, np.ones(frame.n, dtype=np.bool_))
+    section = tokens_section(frame, np.ones(frame.n, dtype=np.bool_)).to_json()
     assert section["itl_token_bases"] == {"split_by_tokenizer": 2}
     assert section["itl_token_basis"] == "split_by_tokenizer"
     assert section["token_source"] == {"final_only": 1, "final_split_by_tokenizer": 2}  # still counted there

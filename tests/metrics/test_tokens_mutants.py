@@ -41,7 +41,7 @@ def test_each_source_alone_names_its_bases(source: str) -> None:
     itl, estimate = EXPECTED[source]
     assert itl_token_bases(frame, everything) == {itl: 1}
     assert output_estimate_bases(frame, everything) == {estimate: 1}
-    assert tokens_section(frame, everything)["itl_token_basis"] == itl
+    assert tokens_section(frame, everything).to_json()["itl_token_basis"] == itl
 
 
 def test_bases_count_only_the_included_requests_and_sort_by_name() -> None:
@@ -80,7 +80,7 @@ def _accuracy_run() -> list[RequestRecord]:
 
 def test_prompt_accuracy_by_hand() -> None:
     frame = frame_from_records(_accuracy_run())
-    acc = prompt_accuracy(frame, np.ones(frame.n, dtype=np.bool_))
+    acc = prompt_accuracy(frame, np.ones(frame.n, dtype=np.bool_)).to_json()
     # First prompts 0–3: errors +10, −20, +3, +100 → mean 23.25; |e| = 10, 20, 3, 100 sorted 3, 10, 20, 100.
     assert acc["count"] == 4
     assert acc["mean_error_tokens"] == pytest.approx(23.25)
@@ -97,9 +97,9 @@ def test_prompt_accuracy_by_hand() -> None:
 
 def test_prompt_accuracy_without_later_turns_or_images_has_neither_key() -> None:
     frame = frame_from_records(_accuracy_run()[:3])
-    acc = prompt_accuracy(frame, np.ones(3, dtype=np.bool_))
+    acc = prompt_accuracy(frame, np.ones(3, dtype=np.bool_)).to_json()
     assert set(acc) == {"count", "mean_error_tokens", "abs_error_tokens", "abs_rel_error"}
-    empty = prompt_accuracy(frame, np.zeros(3, dtype=np.bool_))
+    empty = prompt_accuracy(frame, np.zeros(3, dtype=np.bool_)).to_json()
     assert empty["count"] == 0 and empty["mean_error_tokens"] is None
     assert empty["abs_error_tokens"] == {"mean": None, "p50": None, "p99": None}
 
@@ -113,7 +113,7 @@ def test_token_counts_by_hand() -> None:
         rec(3, chunks=[1], k=[1], n=1000, prompt_tokens=9000, cached_tokens=9000),  # not included
     ])
     include = np.array([True, True, True, False])
-    section = tokens_section(frame, include)
+    section = tokens_section(frame, include).to_json()
     assert section["requests"] == 3
     assert (section["output_tokens"], section["prompt_tokens"], section["cached_tokens"]) == (15, 150, 40)
     assert section["output_estimated"] == 1
@@ -127,7 +127,7 @@ def test_token_counts_by_hand() -> None:
 
 def test_cache_share_without_any_prompt_tokens_has_no_ratio() -> None:
     frame = frame_from_records([rec(0, chunks=[1], prompt_tokens=0, cached_tokens=0)])
-    assert cache_share(frame, np.ones(1, dtype=np.bool_)) == {
+    assert cache_share(frame, np.ones(1, dtype=np.bool_)).to_json() == {
         "requests": 1, "prompt_tokens": 0, "cached_tokens": 0, "cached_ratio": None}
 
 
@@ -142,7 +142,7 @@ def test_estimated_prompts_count_only_known_ones_and_the_estimate_bases_are_list
         rec(1, chunks=[1], k=[1], prompt_tokens=60, prompt_tokens_estimated=True, output_tokens_estimated=True),
         rec(2, chunks=[1], k=[1], prompt_tokens_estimated=True),  # P unknown: not an estimate
     ])
-    section = tokens_section(frame, np.ones(3, dtype=np.bool_))
+    section = tokens_section(frame, np.ones(3, dtype=np.bool_)).to_json()
     assert (section["prompt_estimated"], section["prompt_unknown"]) == (2, 1)
     assert section["output_estimate_basis"] == {"server_chunk_counts": 1}
 
@@ -151,15 +151,15 @@ def test_a_target_and_a_prompt_of_one_token() -> None:
     frame = frame_from_records([rec(0, chunks=[1], prompt_tokens=2, prompt_tokens_target=1,
                                     prompt_tokens_estimated=False, cached_tokens=1)])
     everything = np.ones(1, dtype=np.bool_)
-    assert prompt_accuracy(frame, everything)["abs_rel_error"]["mean"] == 1.0  # |2 − 1| / 1
+    assert prompt_accuracy(frame, everything).to_json()["abs_rel_error"]["mean"] == 1.0  # |2 − 1| / 1
     one = frame_from_records([rec(0, chunks=[1], prompt_tokens=1, cached_tokens=1)])
-    assert cache_share(one, everything)["cached_ratio"] == 1.0
+    assert cache_share(one, everything).to_json()["cached_ratio"] == 1.0
 
 
 def test_a_frame_without_an_images_column_has_no_image_requests() -> None:
     frame = frame_from_records([rec(0, chunks=[1], prompt_tokens=110, prompt_tokens_target=100,
                                     prompt_tokens_estimated=False)])
     frame.images = np.zeros(0)  # a frame read from records written before images existed
-    section = tokens_section(frame, np.ones(1, dtype=np.bool_))
+    section = tokens_section(frame, np.ones(1, dtype=np.bool_)).to_json()
     assert section["image_requests"] == 0
     assert section["prompt_accuracy"]["count"] == 1

@@ -87,9 +87,9 @@ def test_cache_share_counts_only_requests_that_report_both() -> None:
         RequestRecord(id=0, intended_ns=0, sent_ns=0, prompt_tokens=100, cached_tokens=50),
         RequestRecord(id=1, intended_ns=0, sent_ns=0, prompt_tokens=100, cached_tokens=None),
     ])
-    assert cache_share(frame, np.array([True, True])) == {"requests": 1, "prompt_tokens": 100, "cached_tokens": 50,
+    assert cache_share(frame, np.array([True, True])).to_json() == {"requests": 1, "prompt_tokens": 100, "cached_tokens": 50,
                                                           "cached_ratio": 0.5}
-    assert cache_share(frame, np.array([False, True]))["cached_ratio"] is None
+    assert cache_share(frame, np.array([False, True])).to_json()["cached_ratio"] is None
 
 
 def test_thresholds_filter_by_turn_and_refuse_an_impossible_turn_label() -> None:

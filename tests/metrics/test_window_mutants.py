@@ -54,7 +54,7 @@ def test_the_window_starts_at_the_first_measured_send_and_ends_at_the_last_measu
     window = _window(records, cooldown_s=1.0)  # end = 5 s − 1 s: request 4 is out
     assert window.measured.tolist() == [True, True, True, True, False]
     assert (window.start_ns, window.end_ns) == (130 * MS, 320 * MS)
-    assert window.to_dict() == {"start_s": 0.13, "end_s": 0.32, "duration_s": pytest.approx(0.19),
+    assert window.view().to_json() == {"start_s": 0.13, "end_s": 0.32, "duration_s": pytest.approx(0.19),
                                 "warmup_s": 0.0, "cooldown_s": 1.0, "measured": 4}
 
 
@@ -74,9 +74,9 @@ def test_completion_is_the_close_else_the_last_chunk() -> None:
 def test_a_window_of_no_length_has_no_duration() -> None:
     window = _window([rec(0, a=0, d=10, chunks=[], n=0, closed=10)])
     assert (window.start_ns, window.end_ns) == (10 * MS, 10 * MS)
-    assert window.duration_s is None and window.to_dict()["duration_s"] is None
+    assert window.duration_s is None and window.view().to_json()["duration_s"] is None
     empty = _window([])
-    assert empty.to_dict() == {"start_s": None, "end_s": None, "duration_s": None, "warmup_s": 0.0,
+    assert empty.view().to_json() == {"start_s": None, "end_s": None, "duration_s": None, "warmup_s": 0.0,
                                "cooldown_s": 0.0, "measured": 0}
 
 
@@ -90,7 +90,7 @@ def test_throughputs_by_hand() -> None:
     ]
     frame = frame_from_records(records)
     window = measurement_window(frame, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None)
-    tp = throughput(frame, window)
+    tp = throughput(frame, window).to_json()
     # Sends 0 … last completion 2500 ms: 2.5 s. Three successes (0, 1, 4), N = 3 + 4 + 1, P = 10 + 20 (+ unknown).
     assert tp["duration_s"] == pytest.approx(2.5)
     assert tp["requests_per_s"] == pytest.approx(3 / 2.5)
@@ -103,14 +103,14 @@ def test_throughputs_by_hand() -> None:
 
 def test_one_request_or_one_instant_gives_no_rate() -> None:
     one = frame_from_records([rec(0, a=0, d=0, chunks=[100], closed=200)])
-    tp = throughput(one, measurement_window(one, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None))
+    tp = throughput(one, measurement_window(one, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None)).to_json()
     assert (tp["offered_rps"], tp["achieved_rps"]) == (None, None)
     assert tp["requests_per_s"] == pytest.approx(1 / 0.2)
     same = frame_from_records([rec(i, a=0, d=0, chunks=[100], closed=200) for i in range(2)])
-    tp = throughput(same, measurement_window(same, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None))
+    tp = throughput(same, measurement_window(same, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None)).to_json()
     assert (tp["offered_rps"], tp["achieved_rps"]) == (None, None)
     nothing = frame_from_records([])
-    tp = throughput(nothing, measurement_window(nothing, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None))
+    tp = throughput(nothing, measurement_window(nothing, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None)).to_json()
     assert tp == {"duration_s": None, "requests_per_s": None, "output_tokens_per_s": None,
                   "total_tokens_per_s": None, "offered_rps": None, "achieved_rps": None}
     assert np.asarray(nothing.intended_ns).size == 0
@@ -118,9 +118,9 @@ def test_one_request_or_one_instant_gives_no_rate() -> None:
 
 def test_two_requests_give_a_rate_however_close() -> None:
     two = frame_from_records([rec(0, a=0, d=0, chunks=[100], closed=200), rec(1, a=500, d=600, chunks=[700])])
-    tp = throughput(two, measurement_window(two, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None))
+    tp = throughput(two, measurement_window(two, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None)).to_json()
     assert (tp["offered_rps"], tp["achieved_rps"]) == (pytest.approx(2.0), pytest.approx(1 / 0.6))
     # Intended 1 ns apart: one interval in 1e-9 s.
     close = frame_from_records([rec(0, a=0, d=0, chunks=[100]), rec(1, a=1e-6, d=0, chunks=[100])])
-    tp = throughput(close, measurement_window(close, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None))
+    tp = throughput(close, measurement_window(close, warmup_s=0.0, cooldown_s=0.0, schedule_end_s=None)).to_json()
     assert tp["offered_rps"] == pytest.approx(1e9)
