@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadgen.spec.fail_limit import parse_fail_limit
-from metrics.records.record import RequestRecord
+from loadgen.spec import parse_fail_limit
+from metrics.records import RequestRecord
 
 EARLY_STOP_AFTER = 10
 EARLY_STOP_KINDS = frozenset({"http_status", "mid_stream_error", "non_sse_response", "connect_error"})
