@@ -14,7 +14,7 @@ from metrics import lazy_names
 
 if TYPE_CHECKING:
     from exporters.console import format_summary, render_table
-    from exporters.failure_notes import all_failed_alike
+    from exporters.failure_notes import all_failed_alike, failed_alike
     from exporters.files import write_records_parquet, write_summary_csv
     from exporters.junit import write_junit
     from exporters.markdown import (
@@ -26,14 +26,23 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "all_failed_alike", "change_cells", "compare_markdown", "compare_rule_text", "format_summary",
-    "gate_markdown", "render_table", "write_junit", "write_markdown", "write_records_parquet",
+    "all_failed_alike",
+    "change_cells",
+    "compare_markdown",
+    "compare_rule_text",
+    "failed_alike",
+    "format_summary",
+    "gate_markdown",
+    "render_table",
+    "write_junit",
+    "write_markdown",
+    "write_records_parquet",
     "write_summary_csv",
 ]
 
 __getattr__ = lazy_names(__name__, {
     "format_summary": "console", "render_table": "console",
-    "all_failed_alike": "failure_notes",
+    "all_failed_alike": "failure_notes", "failed_alike": "failure_notes",
     "write_records_parquet": "files", "write_summary_csv": "files",
     "write_junit": "junit",
     "change_cells": "markdown", "compare_markdown": "markdown", "compare_rule_text": "markdown",

@@ -22,11 +22,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("loadgen", "metrics", "exporters", "refserver")
 
-# Temporary: loadgen/run is being split into a dispatch core and a run orchestrator, which give these folders
-# (and the new one) their faces. Until then, imports of their modules, and the imports their modules make, are
-# not checked. Remove this list once the split has landed.
-EXEMPT = ("loadgen.run", "loadgen.workers", "loadgen.dispatch")
-
 # Imports that are a face's machinery, not names it exports.
 MACHINERY = {"__future__", "typing", "metrics"}
 
@@ -110,10 +105,6 @@ def _inside(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
-def _exempt(name: str) -> bool:
-    return any(_inside(name, folder) for folder in EXEMPT)
-
-
 def deep_imports(modules: dict[str, str], packages: set[str]) -> list[str]:
     """Each import, by a module outside a package, of one of that package's modules (not its face): as
     `module:line → imported module`."""
@@ -134,7 +125,7 @@ def deep_imports(modules: dict[str, str], packages: set[str]) -> list[str]:
                 if target not in modules or target in packages:
                     continue  # not one of ours, or a face
                 home = target.rpartition(".")[0]
-                if not _inside(folder, home) and not _exempt(home) and not _exempt(folder):
+                if not _inside(folder, home):
                     found.append(f"{name}:{node.lineno} → {target}")
     return sorted(found)
 
@@ -173,7 +164,7 @@ def test_every_package_used_from_outside_has_a_face() -> None:
     listed = faces(modules, packages)
     used = {node.module for name, source in modules.items() for node in ast.walk(parse(source))
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in packages
-            and not _inside(name, node.module) and not _exempt(node.module) and not _exempt(name)}
+            and not _inside(name, node.module)}
     assert sorted(used - set(listed)) == []
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from loadgen.redact import secret_values
 from loadgen.secrets import Secrets
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from loadgen.tools import tool_options
 from loadgen.types import ClientConfig
 

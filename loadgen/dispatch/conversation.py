@@ -27,11 +27,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from loadgen.http.errors import PlannedCancel, SessionEnded
+from loadgen.http import PlannedCancel, SessionEnded
 from loadgen.types import Message, ToolCall, WorkItem
-from loadgen.workload.agent import TOOL_TURN_TAGS, AgentLoop, assistant_turn
-from loadgen.workload.sessions import Session, Turn
-from metrics.records.record import RequestRecord
+from loadgen.workload import TOOL_TURN_TAGS, AgentLoop, Session, Turn, assistant_turn
+from metrics.records import RequestRecord
 
 
 class _Anchored(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 
 class GcFreezer:

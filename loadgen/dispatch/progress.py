@@ -16,7 +16,7 @@ from typing import TextIO
 import numpy as np
 
 from loadgen.dispatch.runner import RunState
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 
 def clock(seconds: float) -> str:

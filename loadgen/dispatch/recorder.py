@@ -26,7 +26,7 @@ from typing import Protocol
 import orjson
 
 from loadgen.dispatch.records_status import StatusFile
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 
 class RawFile(Protocol):

@@ -33,11 +33,10 @@ import numpy as np
 
 from loadgen.dispatch.alarm import Alarm, make_alarm
 from loadgen.dispatch.conversation import run_session
-from loadgen.http.errors import PlannedCancel
+from loadgen.http import PlannedCancel
 from loadgen.types import ToolCall, WorkItem
-from loadgen.workload.arrivals import Arrival
-from loadgen.workload.build import AnyWorkload, is_sessions
-from metrics.records.record import RequestRecord
+from loadgen.workload import AnyWorkload, Arrival, is_sessions
+from metrics.records import RequestRecord
 
 
 class Sender(Protocol):

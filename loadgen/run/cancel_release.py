@@ -17,8 +17,7 @@ from metrics.records import RequestFrame
 from metrics.results import SERVER_SECTION_FILE as SECTION_FILE
 from metrics.results import SERVER_SERIES_FILE as SERIES_FILE
 from metrics.results import write_json
-from metrics.server import GaugePoint, release_report, release_warning
-from metrics.server.prometheus_json import ServerPrometheusJSON
+from metrics.server import GaugePoint, ServerPrometheusJSON, release_report, release_warning
 from metrics.summary import planned
 
 

@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from exporters.console import format_summary
-from exporters.failure_notes import failed_alike
+from exporters import failed_alike, format_summary
 from loadgen.dispatch import RunState
 from loadgen.run.cancel_release import with_cancel_release
 from loadgen.run.failing import FailingAlike, too_many_failed
@@ -99,8 +98,8 @@ def _write_html(setup: RunSetup, out: Path, built: Outputs, run: RunSoFar) -> No
 def _summary_in_memory(out: Path, info: dict[str, Any]) -> dict[str, Any] | None:
     """The summary of what records.jsonl holds, for the console when the result files cannot be written
     (disk full): the same figures `goodput report` gives once there is space again."""
-    from metrics.records.frame import frame_from_jsonl
-    from metrics.summary.build import summarize_frame
+    from metrics.records import frame_from_jsonl
+    from metrics.summary import summarize_frame
 
     try:
         return summarize_frame(frame_from_jsonl(out / RECORDS_FILE), run_summary_config(info), dict(info))[0]

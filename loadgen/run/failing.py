@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loadgen.spec.fail_limit import parse_fail_limit
-from metrics.records.record import RequestRecord
+from loadgen.spec import parse_fail_limit
+from metrics.records import RequestRecord
 
 if TYPE_CHECKING:
     from metrics.results import Requests

@@ -20,20 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NotRequired, Protocol, TypedDict
 
-from exporters.junit import write_junit
-from exporters.markdown import gate_markdown, write_markdown
+from exporters import gate_markdown, write_junit, write_markdown
 from loadgen.dispatch import RunState
 from loadgen.run.output_files import check_output_files
 from loadgen.run.outputs import RECORDS_FILE, read_run, run_summary_config
-from loadgen.spec.run_spec import RunSpec
-from metrics.gate.config import GateConfig
-from metrics.gate.evaluate import RunView, Verdict, evaluate, failed
-from metrics.gate.thresholds import Threshold, check_labels, parse_threshold
-from metrics.records.record import RequestRecord
+from loadgen.spec import RunSpec
+from metrics import SLO
+from metrics.gate import GateConfig, RunView, Threshold, Verdict, check_labels, failed, parse_threshold
+from metrics.gate import evaluate_thresholds as evaluate
+from metrics.records import RequestRecord
 from metrics.results import SUMMARY_FILE, load_summary
-from metrics.slo import SLO
-from metrics.summary.buckets import DEFAULT_OUTPUT_EDGES, DEFAULT_PROMPT_EDGES
-from metrics.summary.build import SummaryConfig, summarize
+from metrics.summary import DEFAULT_OUTPUT_EDGES, DEFAULT_PROMPT_EDGES, SummaryConfig, summarize
 
 EXIT_THRESHOLDS_FAILED = 99
 DEFAULT_ABORT_DELAY_S = 10.0
@@ -145,8 +142,8 @@ def load_run_view(run_dir: Path, *, slo: SLO | None = None) -> RunView:
     config = run_summary_config(run, slo=slo)
 
     def samples() -> Any:
-        from metrics.gate.run_samples import RunSamples
-        from metrics.records.frame import frame_from_jsonl
+        from metrics.gate import RunSamples
+        from metrics.records import frame_from_jsonl
 
         if not records_path.is_file():
             raise ValueError(f"no {RECORDS_FILE} in {run_dir}")
@@ -155,7 +152,7 @@ def load_run_view(run_dir: Path, *, slo: SLO | None = None) -> RunView:
     if summary is None or slo is not None:
         if not records_path.is_file():
             raise ValueError(f"no {RECORDS_FILE} in {run_dir} to re-judge with other SLOs")
-        from metrics.records.frame import frame_from_jsonl
+        from metrics.records import frame_from_jsonl
 
         summary = summarize(frame_from_jsonl(records_path), config, run)
     return RunView(summary=summary, records=samples)
@@ -198,8 +195,8 @@ def _judge_live(
     plan: GatePlan, records: list[RequestRecord], config: SummaryConfig, run_info: dict[str, Any]
 ) -> list[Verdict]:
     """The abort thresholds over the records so far (runs in a worker thread, off the event loop)."""
-    from metrics.gate.run_samples import RunSamples
-    from metrics.records.frame import frame_from_records
+    from metrics.gate import RunSamples
+    from metrics.records import frame_from_records
 
     frame = frame_from_records(records)
     view = RunView(summarize(frame, config, run_info), records=lambda: RunSamples(frame, config))
@@ -251,8 +248,8 @@ def finish_run_gate(plan: GatePlan | None, out_dir: Path, summary: dict[str, Any
     config = run_summary_config(summary.get("run", {}))
 
     def samples() -> Any:
-        from metrics.gate.run_samples import RunSamples
-        from metrics.records.frame import frame_from_jsonl
+        from metrics.gate import RunSamples
+        from metrics.records import frame_from_jsonl
 
         return RunSamples(frame_from_jsonl(out_dir / RECORDS_FILE), config)
 

@@ -21,7 +21,7 @@ import httpx
 from loadgen.run.scrape import ServerScraper, scrape_failure
 from loadgen.spec import ScrapeTarget
 from metrics.results import GPU_FILE as GPU_FILE
-from metrics.server.gpu_json import Figure, GpuDocument, GpuReading, GpuSourceJSON
+from metrics.server import Figure, GpuDocument, GpuReading, GpuSourceJSON
 
 # sample key → DCGM exporter family, and its unit as the exporter gives it.
 FAMILIES: dict[Figure, str] = {
@@ -137,8 +137,7 @@ def add_gpu_section(out: Path, summary: dict[str, Any]) -> None:
     import json
 
     from metrics.results import write_summary
-    from metrics.server import gpu_section
-    from metrics.server.gpu_json import read_gpu_document
+    from metrics.server import gpu_section, read_gpu_document
 
     path = out / GPU_FILE
     if not path.is_file():

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from loadgen.dispatch import RecordWriter, RunState
-    from metrics.server.prometheus_json import ServerPrometheusJSON
+    from metrics.server import ServerPrometheusJSON
 
 EXIT_RUNTIME_ERROR = 1
 EXIT_USAGE = 2  # as click's for a bad option: the run's input cannot work against this server

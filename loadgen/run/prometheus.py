@@ -23,16 +23,15 @@ from metrics.results import SERVER_SECTION_FILE as SECTION_FILE
 if TYPE_CHECKING:  # the real imports happen when a run starts, so `goodput --help` stays fast
     from prometheus_client.registry import Collector
 
-    from exporters.prometheus.live import LiveConfig
-    from exporters.prometheus.pushgateway import PushLoop
+    from exporters.prometheus import LiveConfig, PushLoop
     from loadgen.dispatch import RecordHook, RunState
-    from loadgen.spec.sections import PrometheusSpec
-    from loadgen.workload.arrivals import Arrival
-    from metrics.latency.samples import Samples
-    from metrics.records.frame import RequestFrame
-    from metrics.server.prometheus_json import ServerPrometheusJSON
-    from metrics.slo import SLO
-    from metrics.summary.build import SummaryConfig
+    from loadgen.spec import PrometheusSpec
+    from loadgen.workload import Arrival
+    from metrics import SLO
+    from metrics.latency import Samples
+    from metrics.records import RequestFrame
+    from metrics.server import ServerPrometheusJSON
+    from metrics.summary import SummaryConfig
 
 AUTO, NONE = "auto", "none"
 
@@ -130,8 +129,9 @@ def rebuild_textfile(out: Path, frame: RequestFrame, run: dict[str, Any],
     """metrics.prom from a run's records (for `goodput report`, given the frame and, if at hand, the
     sorted ITL samples it already built): the same families as the run wrote, without the live-only
     in-flight and sent series; `slo` replaces the run's SLOs."""
-    from exporters.prometheus.textfile import TEXTFILE, write_textfile
+    from exporters.prometheus import write_textfile
     from loadgen.run.outputs import run_summary_config
+    from metrics.results import TEXTFILE
 
     config = run_summary_config(run, slo=slo)
     exporters = RunExporters.create(PromOptions(server_metrics=NONE), config, run_id=out.name,
@@ -143,9 +143,7 @@ def rebuild_textfile(out: Path, frame: RequestFrame, run: dict[str, Any],
 
 class RunExporters:
     def __init__(self, opts: PromOptions, live: LiveConfig) -> None:
-        from exporters.prometheus.live import RunMetrics
-        from exporters.prometheus.pushgateway import PushTarget
-        from exporters.prometheus.server import MetricsServer
+        from exporters.prometheus import MetricsServer, PushTarget, RunMetrics
 
         self.opts = opts
         self.metrics = RunMetrics(live)
@@ -162,7 +160,7 @@ class RunExporters:
     @classmethod
     def create(cls, opts: PromOptions, config: SummaryConfig, *, run_id: str, model: str, load: str,
                offered_rps: float | None, schedule_end_s: float | None) -> RunExporters:
-        from exporters.prometheus.live import LiveConfig
+        from exporters.prometheus import LiveConfig
 
         slo = config.slo
         live = LiveConfig(run_id=run_id, slo=slo, prompt_bucket_edges=tuple(config.prompt_bucket_edges),
@@ -175,9 +173,8 @@ class RunExporters:
         """Before the first request: the server's 'before' scrape and the live endpoint."""
         import httpx
 
-        from exporters.prometheus.pushgateway import PushLoop
-        from exporters.prometheus.server import serve_metrics
-        from loadgen.http.payload import public_url, scrub_userinfo
+        from exporters.prometheus import PushLoop, serve_metrics
+        from loadgen.http import public_url, scrub_userinfo
         from loadgen.run.scrape import ServerScraper, scrape_failure
 
         opts = self.opts
@@ -195,7 +192,7 @@ class RunExporters:
                     _warn(scrub_userinfo(f"cannot scrape server metrics at {public_url(url)}: {scrape_failure(exc)}"))
         if opts.scrape:
             from loadgen.run.gpu_scrape import GpuScrapers
-            from loadgen.spec.scrape_targets import parse_scrape_targets
+            from loadgen.spec import parse_scrape_targets
 
             self.gpu = GpuScrapers(parse_scrape_targets(opts.scrape), interval_s=opts.server_metrics_interval_s)
             for line in self.gpu.start():  # an endpoint that does not answer is a warning, never a failed run
@@ -220,8 +217,8 @@ class RunExporters:
         """After the last request: the 'after' scrape, metrics.prom, the final push. Returns the
         `server.prometheus` section (None when server metrics were off). A file that cannot be written
         does not stop the others or the push: the errors are left in `write_errors`."""
-        from exporters.prometheus.pushgateway import delete, push
-        from exporters.prometheus.textfile import TEXTFILE, write_textfile
+        from exporters.prometheus import delete, push, write_textfile
+        from metrics.results import TEXTFILE
 
         failed: list[OSError] = []
 

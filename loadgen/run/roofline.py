@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-from metrics.model import floors
-from metrics.model.roofline import FloorsJSON
+from metrics.model import FloorsJSON, floors
 
 
 class RooflineSpecJSON(TypedDict, total=False):

@@ -27,20 +27,18 @@ from loadgen.run.startup import first_line
 from metrics.results import SERVER_SERIES_FILE as SERIES_FILE
 from metrics.server import (
     INTERPOLATION,
-    CumulativeHistogram,
-    add_histograms,
-    counter_delta,
-    histogram_delta,
-    histogram_figures,
-    ratio,
-)
-from metrics.server.prometheus_json import (
     CounterJSON,
+    CumulativeHistogram,
     GaugeJSON,
     GaugeKey,
     HistogramJSON,
     SeriesPoint,
     ServerPrometheusJSON,
+    add_histograms,
+    counter_delta,
+    histogram_delta,
+    histogram_figures,
+    ratio,
 )
 
 # summary key → metric family names, preferred first (families as the parser names them: no _total).

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from loadgen.dispatch import GcFreezer, Progress, RecordWriter, Runner
-from loadgen.http.payload import public_url
+from loadgen.http import public_url
 from loadgen.redact import redact
 from loadgen.run.cache_prediction import prediction_line, run_prediction
 from loadgen.run.directory import RunDir, discard
@@ -195,7 +195,7 @@ def _run_loop(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, expor
 
 
 async def _main(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, exporters: RunExporters) -> None:
-    from loadgen.http.send.client import StreamingClient
+    from loadgen.http.send import StreamingClient
 
     writer = run.writer
     assert writer is not None

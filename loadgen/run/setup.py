@@ -18,17 +18,24 @@ from loadgen.run.layout import summary_config_of
 from loadgen.run.prometheus import PromOptions, prom_options
 from loadgen.run.server_args import check_server_args
 from loadgen.secrets import Secrets
-from loadgen.spec.run_spec import RunSpec
-from loadgen.spec.sections import LoadSpec, RooflineSpec
+from loadgen.spec import LoadSpec, RooflineSpec, RunSpec
 from loadgen.types import ClientConfig
-from loadgen.workload.arrivals import Arrival
-from loadgen.workload.build import AnyWorkload, build_workload, is_sessions
-from loadgen.workload.images.dataset import check_endpoint
-from loadgen.workload.models import ModelMix, parse_models
-from loadgen.workload.schedule import FloatArray, Schedule, run_schedule
-from loadgen.workload.text import TokenCounter
-from loadgen.workload.traces import Trace, load_trace
-from metrics.summary.build import SummaryConfig
+from loadgen.workload import (
+    AnyWorkload,
+    Arrival,
+    FloatArray,
+    ModelMix,
+    Schedule,
+    TokenCounter,
+    Trace,
+    build_workload,
+    is_sessions,
+    load_trace,
+    parse_models,
+    run_schedule,
+)
+from loadgen.workload.images import check_endpoint
+from metrics.summary import SummaryConfig
 
 if TYPE_CHECKING:
     from loadgen.run.gate import GatePlan
@@ -127,7 +134,7 @@ def schedule_end_s(load: LoadSpec, schedule: Schedule | None, *, sessions: bool 
 
 def roofline_settings(spec: RooflineSpec) -> dict[str, Any]:
     """The deployment the roofline floors are computed for, names resolved (kept in run.json)."""
-    from metrics.model.presets import resolve_gpu, resolve_model
+    from metrics.model import resolve_gpu, resolve_model
 
     return {"model": spec.model_config, "model_name": resolve_model(spec.model_config).name,
             "gpu": resolve_gpu(spec.gpu).name, "tp": spec.tp, "dtype": spec.weight_dtype,

@@ -36,7 +36,7 @@ from loadgen.run.prometheus import RunExporters
 from loadgen.run.setup import RunSetup
 from loadgen.types import ClientConfig
 from loadgen.workers import Coordinator, Pool, WorkerMetrics, start_pool
-from loadgen.workload.build import is_sessions
+from loadgen.workload import is_sessions
 from metrics.results import write_run
 
 

@@ -27,7 +27,7 @@ from loadgen.workers.core import Batch, Finished
 from loadgen.workers.events import Lost, Pool, WorkerLoss
 from loadgen.workers.lost import Ledger
 from loadgen.workers.share import Share
-from metrics.records.record import RequestRecord
+from metrics.records import RequestRecord
 
 TICK_S = 0.1  # how often due lost requests and the stop deadline are looked at
 STOP_SLACK_S = 15.0  # after the grace period, how long a stopping worker may take to report before it is killed

@@ -20,13 +20,13 @@ from typing import Any
 import asyncio_throttle  # noqa: F401 - the runner's closed loop imports it as it starts: here, before the anchor
 
 from loadgen.dispatch import GcFreezer, Runner, RunPlan, client_config_of
-from loadgen.http.send.client import StreamingClient
+from loadgen.http.send import StreamingClient
 from loadgen.secrets import Secrets
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from loadgen.types import ToolCall, WorkItem
 from loadgen.workers.share import Share, share_plan
-from loadgen.workload.build import AnyWorkload, is_sessions
-from metrics.records.record import RequestRecord
+from loadgen.workload import AnyWorkload, is_sessions
+from metrics.records import RequestRecord
 
 BATCH_LIMIT = 512  # records in one message at most: a message stays well under a megabyte
 

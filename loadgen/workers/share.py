@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from loadgen.dispatch import RunPlan
-from loadgen.workload.arrivals import Arrival
+from loadgen.workload import Arrival
 
 IntArray = npt.NDArray[np.int64]
 

@@ -13,12 +13,12 @@ from typing import Protocol
 
 from loadgen.dispatch import RunPlan
 from loadgen.secrets import Secrets
-from loadgen.spec.run_spec import RunSpec
+from loadgen.spec import RunSpec
 from loadgen.types import ClientConfig
 from loadgen.workers.core import WorkerTask
 from loadgen.workers.events import Pool
 from loadgen.workers.share import split
-from loadgen.workload.build import AnyWorkload
+from loadgen.workload import AnyWorkload
 
 LEAD_S = 0.05  # local workers: from the anchor being taken to the first intended send
 LEAD_PER_WORKER_S = 0.01

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     )
     from loadgen.workload.models import ModelMix, parse_models
     from loadgen.workload.prefix_cache import predict_hits
-    from loadgen.workload.schedule import Schedule, run_schedule, trace_window
+    from loadgen.workload.schedule import FloatArray, Schedule, run_schedule, trace_window
     from loadgen.workload.sessions import Session, Turn
     from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
     from loadgen.workload.text import WORDS, Messages, TokenCounter, random_words
@@ -67,6 +67,7 @@ __all__ = [
     "AgentLoop",
     "AnyWorkload",
     "Arrival",
+    "FloatArray",
     "LengthDist",
     "Messages",
     "ModelMix",
@@ -121,7 +122,7 @@ __getattr__ = lazy_names(__name__, {
     "parse_length": "lengths", "plain_number": "lengths", "shown_length": "lengths",
     "ModelMix": "models", "parse_models": "models",
     "predict_hits": "prefix_cache",
-    "Schedule": "schedule", "run_schedule": "schedule", "trace_window": "schedule",
+    "FloatArray": "schedule", "Schedule": "schedule", "run_schedule": "schedule", "trace_window": "schedule",
     "Session": "sessions", "Turn": "sessions",
     "RatioCounter": "sizing", "TableCounter": "sizing", "TemplateCost": "sizing", "fit_line": "sizing",
     "TokenCounter": "text", "WORDS": "text", "Messages": "text", "random_words": "text",

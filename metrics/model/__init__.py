@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         resolve_model,
     )
     from metrics.model.roofline import (
+        FloorsJSON,
         SeqWork,
         decode_step_cost,
         floors,
@@ -69,6 +70,7 @@ __all__ = [
     "MODEL_PRESETS",
     "CostJSON",
     "CostOptions",
+    "FloorsJSON",
     "GpuSpec",
     "ModelConfig",
     "RopeScaling",
@@ -114,6 +116,6 @@ __getattr__ = lazy_names(__name__, {
     "joules_per_output_token": "cost", "read_cost": "cost",
     "GPU_PRESETS": "presets", "GpuSpec": "presets", "MODEL_PRESETS": "presets", "dtype_bytes": "presets",
     "resolve_gpu": "presets", "resolve_model": "presets",
-    "SeqWork": "roofline", "decode_step_cost": "roofline", "floors": "roofline", "prefill_cost": "roofline",
+    "FloorsJSON": "roofline", "SeqWork": "roofline", "decode_step_cost": "roofline", "floors": "roofline", "prefill_cost": "roofline",
     "request_throughput_bound": "roofline", "step_cost": "roofline", "time_bound": "roofline",
 })
