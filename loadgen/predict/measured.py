@@ -62,12 +62,33 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+@dataclass(frozen=True, slots=True)
+class RunFacts:
+    """What a prediction reads of a run.json, parsed once where it is read."""
+
+    spec: Mapping[str, Any]  # the run spec's own JSON, as the sweep and capacity views hold it ({} when none)
+    resolved_ignore_eos: bool | None  # run.json's resolved.ignore_eos, when a bool
+    closed_loop: bool  # it says open_loop: false
+    planned_rate: float | None  # an open-loop arrival's finite positive rate (no trace), else None
+    recorded: bool  # run.json was a non-empty object
+
+    @classmethod
+    def from_json(cls, data: object) -> RunFacts:
+        run = _dict(data)
+        spec = _dict(run.get("spec"))
+        resolved = _dict(run.get("resolved")).get("ignore_eos")
+        arrival = _dict(_dict(spec.get("load")).get("arrival"))
+        planned = arrival.get("kind") in OPEN_LOOP_RATE and _dict(spec.get("workload")).get("trace") is None
+        return cls(spec, resolved if isinstance(resolved, bool) else None, run.get("open_loop") is False,
+                   _rate(arrival.get("rate")) if planned else None, bool(run))
+
+
 @dataclass(slots=True)
 class Measured:
     path: str
     kind: str  # run | sweep | capacity
     rows: list[PointRow]  # finished open-loop points, each with its offered `rate`
-    spec: dict[str, Any]  # the run spec its run.json records ({} when none is recorded)
+    spec: Mapping[str, Any]  # the run spec its run.json records ({} when none is recorded)
     slo: dict[str, float]  # the SLO its attainment was judged with (parts not given left out)
     ignore_eos: bool | None  # whether its requests were asked for exactly max_tokens (run.json)
     doc: SweepView | CapacityView | None = None  # sweep.json / capacity.json
@@ -83,53 +104,50 @@ def slo_given(slo: Any) -> dict[str, float]:
     return {k: float(v) for k, v in _dict(slo).items() if _number(v) is not None}
 
 
-def _run_json(path: Path) -> dict[str, Any]:
-    return run_or_none(path) or {}
+def _run_json(path: Path) -> RunFacts:
+    return RunFacts.from_json(run_or_none(path))
 
 
-def _shared_spec(doc: SweepView | CapacityView) -> dict[str, Any]:
+def _shared_spec(doc: SweepView | CapacityView) -> Mapping[str, Any]:
     """The spec every point of a sweep or search starts from, less its load: each point sets its own arrivals
     (a search's spec holds the ceiling's closed loop), so only a point's run.json says what they were."""
     return {k: v for k, v in doc.spec.items() if k != "load"}
 
 
-def _first_point_run(directory: Path, rows: list[PointRow]) -> dict[str, Any]:
-    """run.json of the first of these points that has one ({} when none has)."""
+def _first_point_run(directory: Path, rows: list[PointRow]) -> RunFacts:
+    """run.json of the first of these points that has one (an empty one when none has)."""
     for row in rows:
         try:
             found = _run_json(point_path(directory, row.label))
         except ValueError:
             continue
-        if found:
+        if found.recorded:
             return found
-    return {}
+    return RunFacts.from_json(None)
 
 
-def _resolved_ignore_eos(run: dict[str, Any], spec: dict[str, Any]) -> bool | None:
-    resolved = _dict(run.get("resolved")).get("ignore_eos")
-    if isinstance(resolved, bool):
-        return resolved
+def _resolved_ignore_eos(run: RunFacts, spec: Mapping[str, Any]) -> bool | None:
+    if run.resolved_ignore_eos is not None:
+        return run.resolved_ignore_eos
     asked = _dict(spec.get("request")).get("ignore_eos")
     return asked if isinstance(asked, bool) else None
 
 
-def _run_rate(run: dict[str, Any], summary: dict[str, Any]) -> float | None:
-    arrival = _dict(_dict(_dict(run.get("spec")).get("load")).get("arrival"))
-    workload = _dict(_dict(run.get("spec")).get("workload"))
-    if arrival.get("kind") in OPEN_LOOP_RATE and workload.get("trace") is None and _rate(arrival.get("rate")):
-        return _rate(arrival.get("rate"))
+def _run_rate(run: RunFacts, summary: dict[str, Any]) -> float | None:
+    if run.planned_rate is not None:
+        return run.planned_rate
     return _dict(summary.get("throughput")).get("offered_rps")
 
 
 def _read_run(directory: Path) -> Measured:
     summary = read_summary(directory)
-    run = _run_json(directory) or _dict(summary.get("run"))
-    spec = _dict(run.get("spec"))
+    run = RunFacts.from_json(run_or_none(directory) or summary.get("run"))
+    spec = run.spec
     judged = _dict(summary.get("goodput")).get("slo")  # the summary's (`goodput report --slo` may change it)
     slo = judged if isinstance(judged, dict) else _dict(spec.get("metrics")).get("slo")
     out = Measured(str(directory), "run", [], spec, slo_given(slo), _resolved_ignore_eos(run, spec))
     offered = _run_rate(run, summary)
-    if run.get("open_loop") is False or offered is None:
+    if run.closed_loop or offered is None:
         out.notes.append(f"{out.label} ran closed loop (no offered rate to predict at): left out")
         return out
     rate = _rate(offered)
@@ -148,7 +166,7 @@ def _read_sweep(directory: Path) -> Measured:
     rows = [replace(r, has_rate=True, rate=_rate(r.value)) for r in open_loop if _rate(r.value) is not None]
     bad = [_no_rate(directory.name or str(directory), r.label, r.value) for r in open_loop if _rate(r.value) is None]
     run = _first_point_run(directory, rows)
-    spec = _dict(run.get("spec")) or _shared_spec(doc)
+    spec = run.spec or _shared_spec(doc)
     out = Measured(str(directory), "sweep", rows, spec, slo_given(_dict(spec.get("metrics")).get("slo")),
                    _resolved_ignore_eos(run, spec), doc, bad)
     if len(open_loop) < len(finished):
@@ -163,7 +181,7 @@ def _read_capacity(directory: Path) -> Measured:
     rows = [replace(r, rate=_rate(r.rate)) for r in finished if _rate(r.rate) is not None]
     bad = [_no_rate(directory.name or str(directory), r.label, r.rate) for r in finished if _rate(r.rate) is None]
     run = _first_point_run(directory, rows)
-    spec = _dict(run.get("spec")) or _shared_spec(doc)
+    spec = run.spec or _shared_spec(doc)
     return Measured(str(directory), "capacity", rows, spec, slo_given(doc.slo),
                     _resolved_ignore_eos(run, spec), doc, bad)
 
@@ -212,7 +230,7 @@ def setting_text(value: Any) -> str:
     return str(value)
 
 
-def workload_differences(predicted: Mapping[str, Any], measured: dict[str, Any]) -> list[str]:
+def workload_differences(predicted: Mapping[str, Any], measured: Mapping[str, Any]) -> list[str]:
     """'prompt tokens: measured 512, predicted 1024' for each WORKLOAD_KEYS setting that differs between two
     run specs' workloads, and the arrival process; [] when they agree."""
     pw, mw = _dict(predicted.get("workload")), _dict(measured.get("workload"))

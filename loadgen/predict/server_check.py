@@ -22,7 +22,7 @@ Per run, three comparisons of what the server measured with what the fitted mode
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -32,6 +32,39 @@ from loadgen.predict.server_run import ServerRun
 from loadgen.predict.step_model import StepFeatures, StepModel
 from loadgen.predict.steps import Step, batch_at, chunk_times_s
 from metrics.records import RequestRecord
+
+
+class DecodeCheck(TypedDict):
+    """Decode time per output token, seconds: the server's, the model's and the chunk times'."""
+    server: float | None
+    model: float | None
+    chunks: float | None
+
+
+class PrefillCheck(TypedDict):
+    """Mean prefill time, seconds: the server's and the model's, over how many requests each."""
+    server: float | None
+    model: float | None
+    server_requests: float
+    requests: int
+    fitted: bool
+    note: NotRequired[str]
+
+
+class BatchCheck(TypedDict):
+    """The running (and waiting) gauges' means over the busy scrapes, and the batch the steps imply."""
+    scrapes: int
+    running: float
+    waiting: float | None
+    steps_imply: float
+
+
+class ServerCheck(TypedDict):
+    """One run's comparison with the server, as server-model.json's fit.runs.<run>.server holds it."""
+    decode_per_token_s: DecodeCheck
+    prefill_mean_s: PrefillCheck
+    queue_mean_s: float | None
+    batch: BatchCheck | None
 
 
 def prefill_aggregate(prefills: Prefills, server: ServerRun | None) -> Aggregate | None:
@@ -66,7 +99,7 @@ def in_flight_window(records: list[RequestRecord]) -> tuple[float, float] | None
     return min(a for a, _ in spans), max(b for _, b in spans)
 
 
-def batch_check(records: list[RequestRecord], server: ServerRun) -> dict[str, Any] | None:
+def batch_check(records: list[RequestRecord], server: ServerRun) -> BatchCheck | None:
     window = in_flight_window(records)
     if window is None:
         return None
@@ -81,14 +114,14 @@ def batch_check(records: list[RequestRecord], server: ServerRun) -> dict[str, An
 
 
 def server_check(model: StepModel, steps: list[Step], prefills: list[tuple[StepFeatures, ...]],
-                 records: list[RequestRecord], server: ServerRun, *, fitted: bool = False) -> dict[str, Any]:
+                 records: list[RequestRecord], server: ServerRun, *, fitted: bool = False) -> ServerCheck:
     """One run's comparison (module docstring); a figure the server did not give is None. `fitted`: the
     run's mean prefill time is a row of a fit with no more rows than the parameters it identifies (marked
     so only where the model does meet it)."""
     modelled = prefill_mean_s(model, prefills)
     met = fitted and modelled is not None and server.prefill_mean_s is not None and \
         math.isclose(modelled, server.prefill_mean_s, rel_tol=1e-6)  # a parameter held at 0 may miss it
-    prefill: dict[str, Any] = {"server": server.prefill_mean_s, "model": modelled,
+    prefill: PrefillCheck = {"server": server.prefill_mean_s, "model": modelled,
                                "server_requests": server.prefill_count, "requests": len(prefills), "fitted": met}
     if server.prefill_mean_s is not None and server.prefill_count != len(prefills):
         prefill["note"] = (f"the server timed {server.prefill_count:.0f} prefills, the chunk times place "
@@ -106,7 +139,7 @@ def _ms(value: float | None) -> str:
     return f"{value * 1e3:.2f} ms" if value is not None else "n/a"
 
 
-def check_line(check: dict[str, Any]) -> str:
+def check_line(check: ServerCheck) -> str:
     """One console line of a run's server check."""
     dec, pre, batch = check["decode_per_token_s"], check["prefill_mean_s"], check["batch"]
     parts = [f"server decode/token {_ms(dec['server'])} (model {_ms(dec['model'])}, chunks {_ms(dec['chunks'])})",

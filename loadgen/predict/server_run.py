@@ -19,16 +19,25 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from loadgen.predict.step_model import SchedulerLimits
 from metrics.results import SERVER_SECTION_FILE, SERVER_SERIES_FILE, run_or_none
 
+CacheLimit = Literal["block_size", "num_blocks", "enable_prefix_caching"]
 # server-model limit name → vllm:cache_config_info label
-CACHE_LABELS = {"block_size": "block_size", "num_blocks": "num_gpu_blocks",
-                "enable_prefix_caching": "enable_prefix_caching"}
+CACHE_LABELS: dict[CacheLimit, str] = {"block_size": "block_size", "num_blocks": "num_gpu_blocks",
+                                       "enable_prefix_caching": "enable_prefix_caching"}
+
+
+class CacheLimits(TypedDict, total=False):
+    """The scheduler limits a server's cache config gives (each absent where it gives none)."""
+    block_size: int
+    num_blocks: int
+    enable_prefix_caching: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +49,7 @@ class Gauge:
 
 @dataclass(frozen=True, slots=True)
 class ServerRun:
-    cache_config: dict[str, Any] = field(default_factory=dict)  # limit name → value, parsed
+    cache_config: CacheLimits = field(default_factory=CacheLimits)  # the limits its labels give, parsed
     prefill_mean_s: float | None = None
     prefill_count: float = 0.0
     decode_per_token_s: float | None = None
@@ -63,16 +72,24 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def parse_cache_config(labels: dict[str, Any]) -> dict[str, Any]:
+def _label(labels: Mapping[str, str], name: CacheLimit) -> str:
+    return str(labels.get(CACHE_LABELS[name], "")).strip()
+
+
+def _count(labels: Mapping[str, str], name: CacheLimit) -> int | None:
+    value = _label(labels, name)
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def parse_cache_config(labels: Mapping[str, str]) -> CacheLimits:
     """vllm:cache_config_info's labels (every value a string, "None" when unset) → the limits they give."""
-    out: dict[str, Any] = {}
-    for name, label in CACHE_LABELS.items():
-        value = str(labels.get(label, "")).strip()
-        if name == "enable_prefix_caching":
-            if value.lower() in ("true", "false"):
-                out[name] = value.lower() == "true"
-        elif value.isdigit() and int(value) > 0:
-            out[name] = int(value)
+    out = CacheLimits()
+    if (block_size := _count(labels, "block_size")) is not None:
+        out["block_size"] = block_size
+    if (num_blocks := _count(labels, "num_blocks")) is not None:
+        out["num_blocks"] = num_blocks
+    if (caching := _label(labels, "enable_prefix_caching").lower()) in ("true", "false"):
+        out["enable_prefix_caching"] = caching == "true"
     return out
 
 
@@ -150,7 +167,7 @@ def read_server_run(run_dir: Path) -> ServerRun | None:
     if section is None or not section.get("available"):
         return None
     problems: list[str] = []
-    labels = dict(_obj(section, "cache_config", "", problems))
+    labels = {str(k): str(v) for k, v in _obj(section, "cache_config", "", problems).items()}
     if "block_size" in section and "block_size" not in labels:
         labels["block_size"] = str(section["block_size"])
     hists = _obj(section, "histograms", "", problems)
@@ -171,36 +188,51 @@ FLAG_OF = {"block_size": "--block-size", "num_blocks": "--num-blocks",
            "enable_prefix_caching": "--prefix-caching or --no-prefix-caching"}
 
 
-def server_limits(runs: dict[str, ServerRun | None], given: tuple[str, ...] = ()) -> dict[str, Any]:
+def server_limits(runs: dict[str, ServerRun | None], given: tuple[str, ...] = ()) -> CacheLimits:
     """The limits the servers' cache configs give, but those `given` by a flag; ValueError naming the runs
     when they differ in one."""
-    found: dict[str, tuple[Any, str]] = {}
+    found: dict[CacheLimit, tuple[int | bool, str]] = {}
     for name, run in runs.items():
-        for key, value in (run.cache_config if run is not None else {}).items():
-            if key in given:
+        config = run.cache_config if run is not None else CacheLimits()
+        for key in CACHE_LABELS:
+            value = config.get(key)
+            if value is None or key in given:
                 continue
             if key in found and found[key][0] != value:
                 label = CACHE_LABELS[key]
                 raise ValueError(f"the runs' servers differ in {label} ({found[key][0]} in {found[key][1]}, {value} "
                                  f"in {name}): calibrate runs of one server configuration, or give {FLAG_OF[key]}")
             found.setdefault(key, (value, name))
-    return {k: v for k, (v, _) in found.items()}
+    out = CacheLimits()
+    if "block_size" in found:
+        out["block_size"] = int(found["block_size"][0])
+    if "num_blocks" in found:
+        out["num_blocks"] = int(found["num_blocks"][0])
+    if "enable_prefix_caching" in found:
+        out["enable_prefix_caching"] = bool(found["enable_prefix_caching"][0])
+    return out
 
 
 LIMITS = ("max_num_seqs", "max_num_batched_tokens", "block_size", "num_blocks", "enable_prefix_caching")
 
 
-def resolve_limits(flags: dict[str, Any], server: dict[str, Any]) -> tuple[SchedulerLimits, dict[str, str]]:
+def resolve_limits(flags: Mapping[str, int | bool | None],
+                   server: CacheLimits) -> tuple[SchedulerLimits, dict[str, str]]:
     """Each limit from its flag, else from the server's cache config, else SchedulerLimits' default, and
     where each came from ("flag", "server", "default"). ValueError for a limit below 1."""
     defaults = SchedulerLimits()
-    values: dict[str, Any] = {}
+    given: dict[str, int | bool] = {k: v for k in CACHE_LABELS if (v := server.get(k)) is not None}
+    values: dict[str, int | bool] = {}
     sources: dict[str, str] = {}
     for name in LIMITS:
-        if flags.get(name) is not None:
-            values[name], sources[name] = flags[name], "flag"
-        elif name in server:
-            values[name], sources[name] = server[name], "server"
+        flag = flags.get(name)
+        if flag is not None:
+            values[name], sources[name] = flag, "flag"
+        elif name in given:
+            values[name], sources[name] = given[name], "server"
         else:
             values[name], sources[name] = getattr(defaults, name), "default"
-    return SchedulerLimits(**values), sources
+    return SchedulerLimits(max_num_seqs=int(values["max_num_seqs"]),
+                           max_num_batched_tokens=int(values["max_num_batched_tokens"]),
+                           block_size=int(values["block_size"]), num_blocks=int(values["num_blocks"]),
+                           enable_prefix_caching=bool(values["enable_prefix_caching"])), sources

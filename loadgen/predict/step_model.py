@@ -19,14 +19,42 @@ parameter's standard error. The reference scheduler always chunks prefills (`chu
 
 from __future__ import annotations
 
+import copy
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 SCHEMA_VERSION = 1
 PARAMS = ("fixed_s", "memory_s", "prefill_s", "prefill_ctx_s", "decode_seq_s", "decode_kv_s")
 COMPUTE = ("prefill_s", "prefill_ctx_s", "decode_seq_s")
+
+
+class LimitsJson(TypedDict):
+    """server-model.json's `limits`: SchedulerLimits' fields."""
+
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    block_size: int
+    num_blocks: int
+    enable_prefix_caching: bool
+    chunked_prefill: bool
+
+
+class StepModelJson(TypedDict):
+    """server-model.json as `goodput calibrate` writes it: StepModel's fields after the schema version."""
+
+    schema_version: int
+    fixed_s: float
+    memory_s: float
+    prefill_s: float
+    prefill_ctx_s: float
+    decode_seq_s: float
+    decode_kv_s: float
+    overlap: bool
+    limits: LimitsJson
+    std_err: dict[str, float]
+    fit: dict[str, Any]  # how it was fitted, as calibrate records it (loadgen.predict.calibrate, loadgen.cli)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +130,36 @@ class StepModel:
         return "compute" if compute_seconds(self, f.prefill_tokens, f.prefill_ctx, f.decode_seqs) > \
             memory_seconds(self, f.kv_tokens) else "memory"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": SCHEMA_VERSION, **asdict(self)}
+    def to_json(self) -> StepModelJson:
+        """server-model.json's document (copies of the dicts: the frozen model shares none)."""
+        lim = self.limits
+        return {"schema_version": SCHEMA_VERSION, "fixed_s": self.fixed_s, "memory_s": self.memory_s,
+                "prefill_s": self.prefill_s, "prefill_ctx_s": self.prefill_ctx_s, "decode_seq_s": self.decode_seq_s,
+                "decode_kv_s": self.decode_kv_s, "overlap": self.overlap,
+                "limits": {"max_num_seqs": lim.max_num_seqs, "max_num_batched_tokens": lim.max_num_batched_tokens,
+                           "block_size": lim.block_size, "num_blocks": lim.num_blocks,
+                           "enable_prefix_caching": lim.enable_prefix_caching, "chunked_prefill": lim.chunked_prefill},
+                "std_err": dict(self.std_err), "fit": copy.deepcopy(self.fit)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], source: str = "server model") -> StepModel:
+        """ValueError with one line when the document is not a server model this version reads."""
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"{source}: schema_version {version!r} is not {SCHEMA_VERSION}")
+        try:
+            limits = SchedulerLimits(**data.get("limits", {}))
+            values = {name: float(data.get(name, 0.0) if name == "memory_s" else data[name]) for name in PARAMS}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{source}: not a server model ({exc})") from None
+        if any(v < 0 for v in values.values()):
+            raise ValueError(f"{source}: step-time parameters must be >= 0")
+        overlap = bool(data.get("overlap", False))
+        std = {str(k): float(v) for k, v in dict(data.get("std_err", {})).items()}
+        return model_of(values, overlap=overlap, limits=limits, std_err=std, fit=dict(data.get("fit", {})))
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
 
 
 def model_of(values: dict[str, float], *, overlap: bool = False, limits: SchedulerLimits | None = None,
@@ -138,23 +191,6 @@ def overlapped_step_seconds(m: StepModel, prefill_tokens: int, prefill_ctx: floa
     return m.fixed_s + max(memory_seconds(m, kv_tokens), compute_seconds(m, prefill_tokens, prefill_ctx, decode_seqs))
 
 
-def model_from_dict(data: dict[str, Any], source: str = "server model") -> StepModel:
-    """ValueError with one line when the file is not a server model this version reads."""
-    version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise ValueError(f"{source}: schema_version {version!r} is not {SCHEMA_VERSION}")
-    try:
-        limits = SchedulerLimits(**data.get("limits", {}))
-        values = {name: float(data.get(name, 0.0) if name == "memory_s" else data[name]) for name in PARAMS}
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{source}: not a server model ({exc})") from None
-    if any(v < 0 for v in values.values()):
-        raise ValueError(f"{source}: step-time parameters must be >= 0")
-    overlap = bool(data.get("overlap", False))
-    std = {str(k): float(v) for k, v in dict(data.get("std_err", {})).items()}
-    return model_of(values, overlap=overlap, limits=limits, std_err=std, fit=dict(data.get("fit", {})))
-
-
 def load_model(path: Path) -> StepModel:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -162,4 +198,4 @@ def load_model(path: Path) -> StepModel:
         raise ValueError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a server model (not a JSON object)")
-    return model_from_dict(data, str(path))
+    return StepModel.from_json(data, str(path))
