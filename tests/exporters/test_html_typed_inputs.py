@@ -1,4 +1,5 @@
-"""server_metrics.jsonl read back for the report: each line's numbers checked once, where it is read."""
+"""Inputs of the report read once, typed: server_metrics.jsonl lines (numbers checked where read), the
+header's SLO and workload lines from typed views."""
 
 from __future__ import annotations
 
@@ -24,3 +25,19 @@ def test_a_scrape_line_keeps_only_the_numbers_the_charts_read(tmp_path: Path) ->
 
 def test_no_scrape_file_is_no_row(tmp_path: Path) -> None:
     assert read_server_series(tmp_path) == []
+
+
+def test_the_header_lines_read_typed_views_not_documents() -> None:
+    """The SLO line takes the SLO's bounds (as every page holds them) and the workload line run.json's typed
+    view, each worded as the raw document was."""
+    from exporters.html.header import slo_text, workload_text
+    from metrics.results import Run
+
+    assert slo_text({"ttft_s": 0.2, "tpot_s": None, "fluidity_min": 0.9, "fluidity_deadlines": [0.1]}) == \
+        "TTFT ≤ 200 ms, fluidity ≥ 0.9"
+    assert slo_text(None).startswith("none given")
+    run = Run.from_json({"workload": {"kind": "synthetic", "prompt_tokens": 40, "output_tokens": "uniform(1,8)",
+                                      "path": None}})
+    assert workload_text(run) == "synthetic, prompt tokens 40, output tokens uniform(1,8)"
+    assert [workload_text(Run.from_json(r)) for r in ({"workload": {"kind": None}}, {}, {"workload": {"x": 1}})] \
+        == ["None", "–", "?"]
