@@ -55,7 +55,7 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def scrape_row(line: dict[Any, Any]) -> ScrapeRow:
+def scrape_row(line: dict[str, Any]) -> ScrapeRow:
     """The numbers of a parsed line, each once checked."""
     row: ScrapeRow = {}
     for key in SCRAPE_KEYS:
