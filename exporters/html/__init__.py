@@ -10,8 +10,8 @@
 - `write_predict_report(doc, path)`: `goodput predict`'s predict.html from predict.json, with the points of
   measured runs, sweeps and capacity searches overlaid (`predict_page`, `predict_charts`).
 
-Layout: `page` (page model and HTML), `figures` (Plotly figure JSON), one module per kind of data
-(`cdf`, `timeline`, `server_data`, `downsample`), one per group of charts (`dist_charts`, `time_charts`,
+Layout: `page` (page model and HTML), `figures` (Plotly figure JSON, its types in `plotly_json`), one module
+per kind of data (`cdf`, `timeline`, `server_data`, `downsample`), one per group of charts (`dist_charts`, `time_charts`,
 `server_charts`), `tables`, `header`, and one per page (`run_page`, `compare_page`, `sweep_page`,
 `capacity_page`, with their data in `sweep_data` / `capacity_data` and their charts in `sweep_charts` /
 `capacity_charts` / `load_charts`); a new page is a new page module built from the same parts.

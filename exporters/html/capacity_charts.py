@@ -4,12 +4,12 @@ the bracket and the capacity; the order in which the search probed; the requests
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from exporters.html import figures as fig
 from exporters.html import load_charts as lc
 from exporters.html.capacity_data import ProbeRun, Verdict
 from exporters.html.page import Chart, Text
+from exporters.html.plotly_json import Trace
 from metrics.results import Ceiling, ProbedRate
 
 
@@ -24,7 +24,7 @@ def attainment_chart(rates: Sequence[ProbedRate], runs: Sequence[ProbeRun], verd
     shown = [r for r in rates if r.attainment is not None]
     if not shown:
         return Text("Attainment against rate: no probe measured a request that was evidence.")
-    traces: list[dict[str, Any]] = []
+    traces: list[Trace] = []
     for key in lc.VERDICT_LOOK:
         group = [r for r in shown if lc.verdict_key(r.verdict) == key]
         if group:
@@ -38,7 +38,7 @@ def attainment_chart(rates: Sequence[ProbedRate], runs: Sequence[ProbeRun], verd
         each = fig.points("each run alone", fig.numbers([r.rate for r in single]),
                           fig.numbers([r.attainment for r in single], lc.PCT), 6, size=6, opacity=0.8)
         each["marker"]["symbol"] = "circle-open"
-        each.update(text=[r.label for r in single], hovertemplate="%{text}: %{y:.4g} %<extra></extra>")
+        each["text"], each["hovertemplate"] = [r.label for r in single], "%{text}: %{y:.4g} %<extra></extra>"
         traces.append(each)
     y0 = min([verdict.target, *(r.interval[0] for r in shown if r.interval),
               *(r.attainment for r in single if r.attainment is not None)]) * lc.PCT

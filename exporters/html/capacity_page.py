@@ -35,7 +35,7 @@ def capacity_meta(label: str, doc: CapacityView, verdict: Verdict, model: str | 
                      f"{ceiling.concurrency})")
     return [
         ("capacity search", label), ("target", server_text(doc.server)), ("model", model or fmt.NONE),
-        ("workload", workload or fmt.NONE), ("SLO", slo_text({"goodput": {"slo": doc.slo}})),
+        ("workload", workload or fmt.NONE), ("SLO", slo_text(doc.slo)),
         ("attainment target", f"{verdict.target * 100:g} % of measured requests good, judged on a "
                               f"{verdict.confidence * 100:g} % {verdict.method} interval"),
         ("rates searched", searched),

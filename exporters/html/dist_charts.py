@@ -9,6 +9,7 @@ from exporters.html import figures as fig
 from exporters.html import fmt
 from exporters.html.cdf import Curve, cdf_by_label, cdf_curve
 from exporters.html.page import Chart, Item, Section, Text
+from exporters.html.plotly_json import Layout, Trace
 from exporters.html.run_data import RunData
 
 # metric key, title, SLO field drawn on it, what one sample is
@@ -26,8 +27,8 @@ def mark_labels(curve: Curve) -> list[str]:
     return [f"p{p:g} {fmt.ms(v)}" for p, v in curve.marks.items()]
 
 
-def curve_traces(curve: Curve, i: int, *, name: str, width: float = 2.5, visible: object = True,
-                 dash: str | None = None, with_marks: bool = True, written: bool = True) -> list[dict[str, object]]:
+def curve_traces(curve: Curve, i: int, *, name: str, width: float = 2.5, visible: bool | str = True,
+                 dash: str | None = None, with_marks: bool = True, written: bool = True) -> list[Trace]:
     """A CDF line and, optionally, its marked percentiles (x in ms; their values written beside them, or
     shown on hover only where several runs' marks would overlap)."""
     traces = [fig.line(name, fig.numbers(curve.x, fig.MS), fig.numbers(curve.y), i, width=width, visible=visible,
@@ -39,13 +40,13 @@ def curve_traces(curve: Curve, i: int, *, name: str, width: float = 2.5, visible
     return traces
 
 
-def slo_rule(name: str, limit_s: float | None) -> list[dict[str, object]]:
+def slo_rule(name: str, limit_s: float | None) -> list[Trace]:
     if limit_s is None:
         return []
     return [fig.rule(f"SLO {name} ≤ {fmt.ms(limit_s)}", fig.numbers([limit_s, limit_s], fig.MS), [0, 1])]
 
 
-def cdf_layout(title: str, unit_title: str) -> dict[str, object]:
+def cdf_layout(title: str, unit_title: str) -> Layout:
     return fig.layout(title, fig.axis(unit_title), fig.axis(Y_AXIS, range_=[0, 1.02]),
                       updatemenus=fig.log_toggle(), height=420)
 
@@ -84,7 +85,7 @@ def distributions_section(data: RunData) -> Section:
 
 def overlay_chart(curves: Sequence[tuple[str, Curve | None]], name: str, slo_s: float | None) -> Chart | Text:
     """Several runs' CDFs of one metric on one chart (the first run is the candidate: solid and thickest)."""
-    traces: list[dict[str, object]] = []
+    traces: list[Trace] = []
     for i, (label, curve) in enumerate(curves):
         if curve is None:
             continue

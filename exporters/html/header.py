@@ -4,6 +4,7 @@ its figures are read. The warnings use the console's own wording (exporters.cons
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 from exporters import console_notes, workload_notes
@@ -11,9 +12,7 @@ from exporters.html import fmt
 from exporters.html.page import Flag
 from metrics.results import Run, SummaryView, Window
 
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+SloBounds = Mapping[str, float | list[float] | None]  # an SLO's bounds by field; None: not set
 
 
 def started_at(run: Run) -> str:
@@ -22,15 +21,16 @@ def started_at(run: Run) -> str:
     return dt.datetime.fromtimestamp(run.start_unix_s, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def workload_text(run: dict[str, Any]) -> str:
-    w = _dict(run.get("workload"))
-    if not w:
+def workload_text(run: Run) -> str:
+    """run.json's workload in a line: its kind, then the sizes, file and token counter it names."""
+    w = run.workload
+    if not w.present:
         return fmt.NONE
-    parts = [str(w.get("kind", "?"))]
-    for key, name in (("prompt_tokens", "prompt tokens"), ("output_tokens", "output tokens"), ("path", "file"),
-                      ("token_counter", "token counter")):
-        if w.get(key) is not None:
-            parts.append(f"{name} {w[key]}")
+    parts = [str(w.kind)]
+    for value, name in ((w.prompt_tokens, "prompt tokens"), (w.output_tokens, "output tokens"), (w.path, "file"),
+                        (w.token_counter, "token counter")):
+        if value is not None:
+            parts.append(f"{name} {value}")
     return ", ".join(parts)
 
 
@@ -59,8 +59,9 @@ def window_text(w: Window) -> str:
     return text + (f" ({', '.join(edges)} excluded)" if edges else "")
 
 
-def slo_text(summary: dict[str, Any]) -> str:
-    slo = _dict(_dict(summary.get("goodput")).get("slo"))
+def slo_text(slo: SloBounds | None) -> str:
+    """The SLO's set bounds in a line (`slo`: summary.json's goodput.slo, or a document's SLO)."""
+    slo = slo or {}
     given = []
     for key, name in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"), ("itl_max_s", "largest ITL")):
         if isinstance(slo.get(key), int | float):
@@ -71,12 +72,13 @@ def slo_text(summary: dict[str, Any]) -> str:
 
 
 def run_meta(label: str, summary: dict[str, Any]) -> list[tuple[str, str]]:
-    run = SummaryView.from_json(summary).run
+    view = SummaryView.from_json(summary)
+    run = view.run
     target = (run.target or fmt.NONE) + (" (embedded reference server)" if run.embedded else "")
     return [
         ("run", label), ("target", target), ("model", run.model or fmt.NONE),
-        ("load", load_text(run)), ("workload", workload_text(_dict(summary.get("run")))), ("started", started_at(run)),
-        ("measurement window", window_text(run.window)), ("SLO", slo_text(summary)),
+        ("load", load_text(run)), ("workload", workload_text(run)), ("started", started_at(run)),
+        ("measurement window", window_text(run.window)), ("SLO", slo_text(view.goodput.slo if view.goodput is not None else None)),
         ("percentiles", f"exact over every sample (numpy '{run.percentile_method}')"),
         ("goodput version", run.tool_version or fmt.NONE),
     ]
@@ -114,7 +116,8 @@ def run_flags(summary: dict[str, Any]) -> list[Flag]:
             flags.append(Flag("info", "Prefix cache.", line.removeprefix("note: ")))
     for note in console_notes.estimate_notes(tokens):
         flags.append(Flag("info", "Estimated token counts.", note.removeprefix("note: ")))
-    skipped = _dict(summary.get("input")).get("skipped")
+    found = summary.get("input")
+    skipped = found.get("skipped") if isinstance(found, dict) else None
     if isinstance(skipped, int) and skipped:
         flags.append(Flag("warn", "Damaged records file.",
                           f"{skipped} line(s) of records.jsonl are not records and were left out (summary.json 'input')."))

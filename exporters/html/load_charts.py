@@ -5,10 +5,10 @@ bars, limits drawn across a chart, and one look per verdict (symbol and colour, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from exporters.html import figures as fig
 from exporters.html import fmt
+from exporters.html.plotly_json import Annotation, Shape, Trace
 
 PCT = 100.0  # fractions → percent on attainment axes
 ATTAINMENT_AXIS = "SLO attainment (%)"
@@ -35,7 +35,7 @@ def verdict_key(verdict: str) -> str:
 
 def interval_trace(name: str, x: Sequence[float], attainment: Sequence[float | None],
                    intervals: Sequence[tuple[float, float] | None], labels: Sequence[str], *, symbol: str,
-                   colour: str, size: float = 10.0) -> dict[str, Any]:
+                   colour: str, size: float = 10.0) -> Trace:
     """Attainment points (in %) with their confidence intervals as error bars; each interval's ends are in
     the trace (customdata), so the chart's table view lists them beside the point."""
     y = fig.numbers(list(attainment), PCT)
@@ -55,7 +55,7 @@ def interval_trace(name: str, x: Sequence[float], attainment: Sequence[float | N
     }
 
 
-def hrule(name: str, x0: float, x1: float, y: float, *, colour: str = "#B00020", dash: str = "dash") -> dict[str, Any]:
+def hrule(name: str, x0: float, x1: float, y: float, *, colour: str = "#B00020", dash: str = "dash") -> Trace:
     """A horizontal limit across [x0, x1] (a target, a threshold)."""
     trace = fig.rule(name, fig.numbers([x0, x1]), fig.numbers([y, y]), colour=colour)
     trace["line"]["dash"] = dash
@@ -63,39 +63,39 @@ def hrule(name: str, x0: float, x1: float, y: float, *, colour: str = "#B00020",
 
 
 def vrule(name: str, x: float, y0: float, y1: float, *, colour: str = CAPACITY_COLOUR,
-          dash: str = "dashdot") -> dict[str, Any]:
+          dash: str = "dashdot") -> Trace:
     """A vertical mark at x over [y0, y1] (the capacity, a ceiling)."""
     trace = fig.rule(name, fig.numbers([x, x]), fig.numbers([y0, y1]), colour=colour)
     trace["line"]["dash"] = dash
     return trace
 
 
-def drawn_if_near(rule: dict[str, Any], limit: float, highest: float | None, *, factor: float = 3.0) -> dict[str, Any]:
+def drawn_if_near(rule: Trace, limit: float, highest: float | None, *, factor: float = 3.0) -> Trace:
     """A limit far above every plotted value (more than `factor` × the highest) would flatten the points
     against the axis: it is then listed in the legend, drawn when chosen there."""
     if highest is not None and highest > 0 and limit > factor * highest:
-        rule.update(name=rule["name"] + ": far above every point (choose it in the legend to draw it)",
-                    visible="legendonly")
+        rule["name"] += ": far above every point (choose it in the legend to draw it)"
+        rule["visible"] = "legendonly"
     return rule
 
 
-def upper_rule(upper: float, y0: float, y1: float) -> dict[str, Any]:
+def upper_rule(upper: float, y0: float, y1: float) -> Trace:
     """The lowest rate not shown to pass: the bracket's upper end."""
     return vrule(f"lowest rate not shown to pass {upper:g} req/s", upper, y0, y1, colour="#D55E00", dash="dash")
 
 
-def band(x0: float, x1: float, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def band(x0: float, x1: float, label: str) -> tuple[Shape, Annotation]:
     """A shaded interval of the x axis with its label above the plot (the bracket)."""
     shape, note = fig.shaded(x0, x1, label)
-    shape.update(fillcolor=CAPACITY_COLOUR, opacity=0.12)
+    shape["fillcolor"], shape["opacity"] = CAPACITY_COLOUR, 0.12
     return shape, note
 
 
-def hband(y0: float, y1: float, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def hband(y0: float, y1: float, label: str) -> tuple[Shape, Annotation]:
     """A shaded interval of the y axis with its label at the right (the bracket, on a chart of rates)."""
-    shape = {"type": "rect", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": y0, "y1": y1,
+    shape: Shape = {"type": "rect", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": y0, "y1": y1,
              "fillcolor": CAPACITY_COLOUR, "opacity": 0.12, "line": {"width": 0}, "layer": "below"}
-    note = {"xref": "paper", "yref": "y", "x": 1, "xanchor": "right", "y": y1, "yanchor": "bottom", "text": label,
+    note: Annotation = {"xref": "paper", "yref": "y", "x": 1, "xanchor": "right", "y": y1, "yanchor": "bottom", "text": label,
             "showarrow": False, "font": {"size": 10, "color": "#555"}}
     return shape, note
 

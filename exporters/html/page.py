@@ -16,6 +16,7 @@ import orjson
 
 from exporters.html.assets import plotly_js, plotly_js_version
 from exporters.html.page_static import BOOTSTRAP_JS, STYLE
+from exporters.html.plotly_json import Figure
 
 Level = Literal["warn", "info", "ok", "fail"]
 
@@ -42,12 +43,12 @@ class Table:
 class Chart:
     """One Plotly figure; `description` says what it shows and how it was computed."""
 
-    figure: dict[str, Any]
+    figure: Figure
     description: str = ""
 
     @property
     def title(self) -> str:
-        return str(self.figure.get("layout", {}).get("title", {}).get("text", ""))
+        return self.figure["layout"]["title"]["text"]
 
 
 @dataclass(slots=True)

@@ -5,12 +5,12 @@ output throughput against the offered rate, the predicted capacity with its band
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from exporters.html import figures as fig
 from exporters.html import fmt
 from exporters.html import load_charts as lc
 from exporters.html.page import Chart, Text
+from exporters.html.plotly_json import Annotation, Shape, Trace
 from metrics.capacity_search import proportion_interval
 from metrics.results import MeasuredComparison, PredictedPoint, PredictView
 
@@ -29,7 +29,7 @@ def _measured(doc: PredictView) -> list[MeasuredComparison]:
 
 
 def _marker_trace(name: str, xs: list[float], ys: list[float | None], labels: list[str], *, colour: str,
-                  symbol: str) -> dict[str, Any]:
+                  symbol: str) -> Trace:
     return {"type": "scatter", "mode": "markers", "name": name, "x": fig.numbers(xs), "y": ys, "text": labels,
             "hovertemplate": "%{text}<br>%{x} req/s: %{y:.4g}<extra>" + name + "</extra>",
             "marker": {"symbol": symbol, "color": colour, "size": 10, "line": {"width": 2, "color": colour}}}
@@ -43,7 +43,7 @@ def latency_chart(doc: PredictView, metric: str, name: str) -> Chart | Text:
     """Predicted p50/p90/p99 of one metric against the offered rate, each --measured point's the same."""
     points, measured = _points(doc), _measured(doc)
     rates = [float(p.rate) for p in points]
-    traces: list[dict[str, Any]] = []
+    traces: list[Trace] = []
     values: list[float] = []
     for i, pct in enumerate(PERCENTILES):
         ys = [p.latency_s[metric][pct] for p in points]
@@ -73,10 +73,11 @@ def latency_chart(doc: PredictView, metric: str, name: str) -> Chart | Text:
                  "per measured directory. 'log' switches the y axis to a log scale.")
 
 
-def _capacity_marks(doc: PredictView, y0: float, y1: float) -> tuple[list[dict[str, Any]], list[Any], list[Any]]:
+def _capacity_marks(doc: PredictView, y0: float, y1: float) -> tuple[list[Trace], list[Shape], list[Annotation]]:
     """The predicted capacity and its band, and each measured capacity, as traces, shapes and notes."""
-    traces: list[dict[str, Any]] = []
-    shapes, notes = [], []
+    traces: list[Trace] = []
+    shapes: list[Shape] = []
+    notes: list[Annotation] = []
     if doc.capacity is not None:
         cap = doc.capacity.band
         traces.append(lc.vrule(f"predicted capacity {cap.rate:.3g} req/s", cap.rate, y0, y1))
@@ -97,7 +98,7 @@ def attainment_chart(doc: PredictView) -> Chart | Text:
     measured point's attainment with its 95 % Wilson interval, and each measured capacity."""
     points, measured = _points(doc), _measured(doc)
     predicted = [(p.rate, p.attainment) for p in points if p.attainment is not None]
-    traces: list[dict[str, Any]] = []
+    traces: list[Trace] = []
     if predicted:
         traces.append(fig.line("predicted attainment", fig.numbers([r for r, _ in predicted]),
                                fig.numbers([a for _, a in predicted], lc.PCT), 0, mode="lines+markers"))

@@ -49,7 +49,7 @@ def predict_meta(doc: PredictView) -> list[tuple[str, str]]:
         ("arrivals", f"{_or_none(_spec_value(doc, 'load', 'arrival', 'kind'))}, "
                      f"{fmt.count(_spec_value(doc, 'load', 'requests'))} requests per rate, "
                      f"seed {_or_none(_spec_value(doc, 'load', 'seed'))}"),
-        ("SLO", slo_text({"goodput": {"slo": dict(doc.slo or {})}})),
+        ("SLO", slo_text(doc.slo)),
         ("rates predicted", rates_text([float(p.rate) for p in doc.points])),
         ("capacity", f"highest rate with {fmt.pct(cap.attainment)} of requests good" if cap
          else "not searched (--capacity)"),

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from exporters.html.server_data import ScrapeRow, scrape_row
 from metrics import good_requests
 from metrics.latency import Samples, answer, derive, fluidity_index
 from metrics.records import OK, RequestFrame
@@ -45,7 +46,7 @@ class RunData:
     good: BoolArray
     dimensions: list[Dimension]
     view: SummaryView  # `summary` parsed once (metrics.results.summary_view)
-    server_series: list[dict[str, Any]] = field(default_factory=list)
+    server_series: list[ScrapeRow] = field(default_factory=list)
 
     @property
     def sampled(self) -> BoolArray:
@@ -61,7 +62,7 @@ def gap_samples(frame: RequestFrame) -> tuple[Samples, Samples]:
 
 
 def run_data(label: str, summary: dict[str, Any], run: dict[str, Any], frame: RequestFrame, config: SummaryConfig,
-             *, gaps: tuple[Samples, Samples] | None = None, server_series: list[dict[str, Any]] | None = None) -> RunData:
+             *, gaps: tuple[Samples, Samples] | None = None, server_series: list[ScrapeRow] | None = None) -> RunData:
     """Derive what the charts need; `gaps` are the run's ITL samples when the caller has them sorted already."""
     window = measurement_window(frame, warmup_s=config.warmup_s, cooldown_s=config.cooldown_s,
                                 schedule_end_s=config.schedule_end_s)
@@ -105,9 +106,10 @@ def _slo_values(frame: RequestFrame, config: SummaryConfig, sampled: BoolArray) 
     return out
 
 
-def read_server_series(run_dir: Path) -> list[dict[str, Any]]:
-    """The server gauges scraped during the run, one dict per scrape (none when the file is absent;
-    lines that are not JSON objects are skipped: the chart shows what could be read)."""
+def read_server_series(run_dir: Path) -> list[ScrapeRow]:
+    """The server gauges scraped during the run, one row per scrape (none when the file is absent; lines
+    that are not JSON objects are skipped, and values that are not numbers: the chart shows what could be
+    read)."""
     path = run_dir / SERVER_SERIES_FILE
     if not path.is_file():
         return []
@@ -118,5 +120,5 @@ def read_server_series(run_dir: Path) -> list[dict[str, Any]]:
         except ValueError:
             continue
         if isinstance(row, dict):
-            rows.append(row)
+            rows.append(scrape_row(row))
     return rows

@@ -10,6 +10,7 @@ from exporters.html import fmt
 from exporters.html.cdf import cdf_curve
 from exporters.html.dist_charts import cdf_layout, curve_traces
 from exporters.html.page import Cell, Chart, Item, Section, Table, Text
+from exporters.html.plotly_json import Trace
 from exporters.html.run_data import RunData
 from exporters.html.server_data import client_minus_server_ttft, gauge_series
 from exporters.html.time_charts import T_AXIS
@@ -31,7 +32,7 @@ def client_server_chart(data: RunData) -> Chart | None:
 
 
 def phases_chart(data: RunData) -> Chart | None:
-    traces: list[dict[str, object]] = []
+    traces: list[Trace] = []
     for i, (key, name) in enumerate(PHASES):
         values = data.frame.server_phases.get(key)
         if values is None:

@@ -4,7 +4,7 @@ scraped from its /metrics during the run (server_metrics.jsonl, written by loadg
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -16,6 +16,32 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 Series = tuple[list[float], list[float | None]]
+
+# the numbers of a server_metrics.jsonl line the charts read (metrics.server's SeriesPoint, as written)
+ScrapeKey = Literal["t_s", "unix_s", "running", "waiting", "kv_cache_usage", "prefix_cache_hit_rate",
+                    "prefix_cache_queries_total", "prefix_cache_hits_total"]
+SCRAPE_KEYS: tuple[ScrapeKey, ...] = ("t_s", "unix_s", "running", "waiting", "kv_cache_usage", "prefix_cache_hit_rate",
+               "prefix_cache_queries_total", "prefix_cache_hits_total")
+
+
+class ScrapeRow(TypedDict, total=False):
+    """A line of server_metrics.jsonl as read back: the numbers it holds of SCRAPE_KEYS (a damaged or older
+    line may lack any of them, or hold something else there: that key is then absent)."""
+
+    t_s: float
+    unix_s: float
+    running: float
+    waiting: float
+    kv_cache_usage: float
+    prefix_cache_hit_rate: float
+    prefix_cache_queries_total: float
+    prefix_cache_hits_total: float
+
+
+# key, name on the chart, scale
+GAUGES: tuple[tuple[ScrapeKey, str, float], ...] = (
+    ("running", "running", 1.0), ("waiting", "waiting", 1.0), ("kv_cache_usage", "KV-cache usage", 100.0),
+    ("prefix_cache_hit_rate", "prefix-cache hit rate (server's gauge)", 100.0))
 
 
 def client_minus_server_ttft(frame: RequestFrame, client_ttft_s: FloatArray, include: BoolArray) -> FloatArray:
@@ -29,31 +55,39 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def scrape_times(rows: Sequence[dict[str, Any]], start_unix_s: float | None) -> list[float | None]:
+def scrape_row(line: dict[str, Any]) -> ScrapeRow:
+    """The numbers of a parsed line, each once checked."""
+    row: ScrapeRow = {}
+    for key in SCRAPE_KEYS:
+        value = _number(line.get(key))
+        if value is not None:
+            row[key] = value
+    return row
+
+
+def scrape_times(rows: Sequence[ScrapeRow], start_unix_s: float | None) -> list[float | None]:
     """Each scrape's time on the run's axis: wall clock minus the run's anchor (the scraper's own clock
     when the run has no anchor)."""
     out: list[float | None] = []
     for row in rows:
-        unix = _number(row.get("unix_s"))
-        own = _number(row.get("t_s"))
+        unix = row.get("unix_s")
+        own = row.get("t_s")
         out.append(unix - start_unix_s if unix is not None and start_unix_s is not None else own)
     return out
 
 
-def gauge_series(rows: Sequence[dict[str, Any]], start_unix_s: float | None) -> dict[str, Series]:
+def gauge_series(rows: Sequence[ScrapeRow], start_unix_s: float | None) -> dict[str, Series]:
     """Per gauge, (times, values) over the scrapes that have both: running and waiting requests, KV-cache
     usage in percent, and the prefix-cache hit rate in percent over each interval between two scrapes
     (Δhits / Δqueries; none for an interval with no query or a counter reset). A gauge no scrape has is
     left out — absent, not zero."""
     times = scrape_times(rows, start_unix_s)
     out: dict[str, Series] = {}
-    for key, name, scale in (("running", "running", 1.0), ("waiting", "waiting", 1.0),
-                             ("kv_cache_usage", "KV-cache usage", 100.0),
-                             ("prefix_cache_hit_rate", "prefix-cache hit rate (server's gauge)", 100.0)):
+    for key, name, scale in GAUGES:
         xs: list[float] = []
         ys: list[float | None] = []
         for t, row in zip(times, rows, strict=True):
-            v = _number(row.get(key))
+            v = row.get(key)
             if t is not None and v is not None:
                 xs.append(t)
                 ys.append(v * scale)
@@ -63,7 +97,7 @@ def gauge_series(rows: Sequence[dict[str, Any]], start_unix_s: float | None) -> 
     hit_y: list[float | None] = []
     previous: tuple[float, float] | None = None
     for t, row in zip(times, rows, strict=True):
-        q, h = _number(row.get("prefix_cache_queries_total")), _number(row.get("prefix_cache_hits_total"))
+        q, h = row.get("prefix_cache_queries_total"), row.get("prefix_cache_hits_total")
         if q is None or h is None or t is None:
             continue
         if previous is not None:

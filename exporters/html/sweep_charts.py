@@ -4,12 +4,12 @@ errors and the client's dispatch lag per point. Built from sweep.json's rows (ex
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from exporters.html import figures as fig
 from exporters.html import fmt
 from exporters.html import load_charts as lc
 from exporters.html.page import Chart, Text
+from exporters.html.plotly_json import Trace
 from exporters.html.sweep_data import (
     LOAD_AXES,
     SWEEP_CONFIDENCE,
@@ -25,9 +25,9 @@ from metrics.results import PointRow
 THROUGHPUT_AXIS = "completed requests/s (req/s)"
 
 
-def _line(name: str, s: Series, i: int, scale: float = 1.0, *, width: float = 2.0) -> dict[str, Any]:
+def _line(name: str, s: Series, i: int, scale: float = 1.0, *, width: float = 2.0) -> Trace:
     trace = fig.line(name, fig.numbers(s.x), fig.numbers(s.y, scale), i, width=width, mode="lines+markers")
-    trace.update(text=s.labels, hovertemplate="%{text}<br>x %{x}<br>y %{y}<extra>" + name + "</extra>")
+    trace["text"], trace["hovertemplate"] = s.labels, "%{text}<br>x %{x}<br>y %{y}<extra>" + name + "</extra>"
     return trace
 
 
@@ -147,7 +147,8 @@ def lag_chart(rows: Sequence[PointRow], threshold_s: float | None) -> Chart:
         traces.append(fig.marks("client saturated (the point measured the client too)", [x for x, _ in saturated],
                                 fig.numbers([v for _, v in saturated], fig.MS), ["client saturated"] * len(saturated), 1,
                                 written=False))
-        traces[-1]["marker"].update(symbol="x", size=12, color="#B00020")
+        marker = traces[-1]["marker"]
+        marker["symbol"], marker["size"], marker["color"] = "x", 12, "#B00020"
     if threshold_s is not None and labels:
         rule = fig.rule(f"saturation threshold {fmt.ms(threshold_s)} (--lag-threshold)", [labels[0], labels[-1]],
                         fig.numbers([threshold_s] * 2, fig.MS))

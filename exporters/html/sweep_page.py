@@ -71,7 +71,7 @@ def sweep_meta(label: str, doc: SweepView, model: str | None, workload: str | No
         ("sweep", label), ("target", target), ("model", model or fmt.NONE), ("workload", workload or fmt.NONE),
         ("points", mode_text(doc)), ("length", length_text(doc)),
         ("finished", f"{len(done(rows))} of {len(rows)} planned points"),
-        ("SLO", slo_text({"goodput": {"slo": doc.slo}})),
+        ("SLO", slo_text(doc.slo)),
         ("capacity rule", f"goodput capacity's defaults: {SWEEP_TARGET * 100:g} % attainment, "
                           f"{SWEEP_CONFIDENCE * 100:g} % Wilson interval per point"),
     ]

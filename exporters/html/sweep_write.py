@@ -22,8 +22,8 @@ from metrics.results import CAPACITY_REPORT_FILE as CAPACITY_REPORT_FILE
 from metrics.results import REPORT_FILE as POINT_REPORT
 from metrics.results import SWEEP_FILE as SWEEP_FILE
 from metrics.results import SWEEP_REPORT_FILE as SWEEP_REPORT_FILE
+from metrics.results import Run, point_path, read_capacity_points, read_sweep, run_or_none, write_atomic
 from metrics.results import point_labels as _labels
-from metrics.results import point_path, read_capacity_points, read_sweep, run_or_none, write_atomic
 from metrics.results import read_document as read_document
 
 
@@ -50,7 +50,7 @@ def point_run(directory: Path, labels: Iterable[str]) -> tuple[str | None, str |
             continue
         if run is not None:
             model = run.get("model")
-            return (str(model) if model else None), workload_text(run)
+            return (str(model) if model else None), workload_text(Run.from_json(run))
     return None, None
 
 

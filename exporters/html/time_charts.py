@@ -7,7 +7,7 @@ of the run outside the measurement window (warm-up, cool-down): they are drawn, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -16,15 +16,24 @@ from exporters.html import fmt
 from exporters.html import timeline as tl
 from exporters.html.downsample import SCATTER_POINTS, thin_scatter
 from exporters.html.page import Chart, Item, Section, Text
+from exporters.html.plotly_json import Annotation, Shape
 from exporters.html.run_data import RunData
 from metrics.records import OK
 
 T_AXIS = "time since the run's start (s)"
 
 
-def excluded_bands(data: RunData, span: tuple[float, float]) -> dict[str, Any]:
+class Bands(TypedDict):
+    """Layout keys: the grey bands and their labels."""
+
+    shapes: list[Shape]
+    annotations: list[Annotation]
+
+
+def excluded_bands(data: RunData, span: tuple[float, float]) -> Bands:
     """Layout shapes and notes for warm-up and cool-down."""
-    shapes, notes = [], []
+    shapes: list[Shape] = []
+    notes: list[Annotation] = []
     lo, hi = span
     cfg = data.config
     if cfg.warmup_s > 0:

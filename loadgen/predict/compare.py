@@ -62,7 +62,7 @@ def point_comparison(row: PointRow, predicted: PredictedPoint, *, attainment: bo
 
 
 def _slo_words(slo: Mapping[str, float]) -> str:
-    return slo_text({"goodput": {"slo": dict(slo)}})
+    return slo_text(slo)
 
 
 def compare(m: Measured, predicted: Mapping[float, PredictedPoint], *, spec: Mapping[str, Any],
