@@ -4,7 +4,8 @@ config file and the defaults (see `loadgen.spec.options`) are checked against ea
 Flags (Typer has converted them), a config file (`loadgen.spec.config_file` has coerced its keys) and the
 defaults each give a layer of raw values keyed by the parameter name; `merge_values` stacks the layers and
 `OptionValues.parse` checks the merged layer once, so `loadgen.spec.build` reads typed fields. The fields
-are the options of `loadgen.spec.options.OPTIONS`, in their order, with the type their kind gives
+are the options of `loadgen.spec.options.OPTIONS`, in their order, with the type their kind gives:
+generated from the declarations by `python -m loadgen.spec.field_block loadgen/spec/values.py`
 (tests/loadgen/test_spec_values.py keeps the two equal): str, int, float, bool as such, a path as its
 text (a `Path` from the command line too), a repeatable option as a tuple (empty when not given), and
 `| None` where the option's default is None.
@@ -32,6 +33,7 @@ class OptionValues:
 
     __slots__ = tuple(o.param for o in OPTIONS)
 
+    # fields: generated from loadgen/spec/options.py (python -m loadgen.spec.field_block)
     url: str | None
     model: str | None
     endpoint: str
@@ -129,6 +131,7 @@ class OptionValues:
     abort_interval: str | None
     junit: str | None
     markdown: str | None
+    # /fields
 
     @classmethod
     def parse(cls, raw: Mapping[str, OptionValue]) -> OptionValues:

@@ -7,23 +7,29 @@ from pathlib import Path
 
 import pytest
 
+import loadgen.spec.values as values_module
 from loadgen.cli.run import run_defaults
 from loadgen.spec.build import build_spec
-from loadgen.spec.options import OPTIONS
+from loadgen.spec.field_block import field_type, replace_block
+from loadgen.spec.options import BY_PARAM, OPTIONS
 from loadgen.spec.sections import SpecError
 from loadgen.spec.values import OptionValues
 
 
-def _expected_type(kind: str, param: str, default: object) -> str:
-    if kind == "list":
-        return "tuple[ThresholdEntry, ...]" if param == "threshold" else "tuple[str, ...]"
-    base = {"path": "str"}.get(kind, kind)
-    return base + (" | None" if default is None else "")
-
-
 def test_fields_are_the_options_in_order_with_their_kinds_type() -> None:
     fields = list(OptionValues.__annotations__.items())
-    assert fields == [(o.param, _expected_type(o.kind, o.param, o.default)) for o in OPTIONS]
+    assert fields == [(o.param, field_type(o)) for o in OPTIONS]
+    assert field_type(BY_PARAM["threshold"]) == "tuple[ThresholdEntry, ...]"
+    assert field_type(BY_PARAM["rate"]) == "float | None" and field_type(BY_PARAM["dataset"]) == "str | None"
+    assert field_type(BY_PARAM["seed"]) == "int"
+
+
+def test_the_field_block_is_made_from_the_declarations() -> None:
+    source = Path(values_module.__file__).read_text()
+    assert replace_block(source) == source, "run: python -m loadgen.spec.field_block loadgen/spec/values.py"
+    assert replace_block(source.replace("    seed: int\n", "")) == source
+    with pytest.raises(ValueError, match="no generated field block"):
+        replace_block("class OptionValues: ...")
 
 
 def test_the_defaults_parse_to_the_declared_defaults() -> None:
