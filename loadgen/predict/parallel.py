@@ -10,6 +10,7 @@ Workers ignore SIGINT and take SIGTERM's default: Ctrl-C interrupts the parent, 
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -63,7 +64,11 @@ def map_rates(task: Callable[[float], Point], rates: Sequence[float], jobs: int)
     _TASK, _RATES = task, rates
     pool: Pool | None = None
     try:
-        pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init)
+        gc.freeze()  # the workers' collections skip the workload: its pages stay shared, not copied
+        try:
+            pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init)
+        finally:
+            gc.unfreeze()
         points: list[Point] = []
         for result in pool.imap(_run_one, range(len(rates)), chunksize=1):
             if isinstance(result, ValueError):
