@@ -58,6 +58,7 @@ def _predict_options(
     gpu_hour_cost: Annotated[float | None, typer.Option(help=GPU_HOUR_COST_HELP + " At the predicted capacity (--capacity).", rich_help_panel=COST)] = None,
     gpus_per_replica: Annotated[int | None, typer.Option(help=GPUS_PER_REPLICA_HELP, rich_help_panel=COST)] = None,
     target_rate: Annotated[float | None, typer.Option(help=TARGET_RATE_HELP, rich_help_panel=COST)] = None,
+    jobs: Annotated[int | None, typer.Option(help="Processes predicting the rates side by side (default: one per CPU this process may use; 1: one rate after another in this process). The predictions are the same.", rich_help_panel=PREDICT)] = None,
 ) -> None:
     """The command's own options (their signature is what Typer reads)."""
 
@@ -80,12 +81,13 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         RequestSource,
         capacity_band,
         compare_measured,
+        default_jobs,
         format_table,
         load_model,
         measured_lines,
         measured_rates,
         monotone_note,
-        point,
+        points_at,
         prediction_context,
         read_measured,
         slo_given,
@@ -126,14 +128,18 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         if costs is not None and not options["capacity"]:
             raise ValueError("--gpu-hour-cost prices the predicted capacity: add --capacity")
 
+        jobs = default_jobs() if options["jobs"] is None else options["jobs"]
+        if jobs < 1:
+            raise ValueError(f"--jobs must be >= 1, got {jobs}")
         source = RequestSource(spec)
+        source.warm(rates)  # built once, before the rates' processes fork
 
         def requests_at(rate: float) -> tuple[list[list[int]], list[int], Any]:
             r = source.at(rate)
             return r.prompts, r.max_tokens, r.offsets
 
         # A bad workload, or a request the model's KV pool cannot hold, is a usage error (ValueError).
-        points = [point(model, rate, requests_at, slo, fleet) for rate in rates]
+        points = points_at(model, rates, requests_at, slo, fleet, jobs)
         band = capacity_band(model, requests_at, slo, target, start=spec.load.arrival.rate or 1.0, fleet=fleet) \
             if options["capacity"] and slo is not None else None
     except ValueError as exc:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from loadgen.predict.compare import measured_rates
     from loadgen.predict.expand import split_chunks
     from loadgen.predict.measured import read_measured, slo_given
+    from loadgen.predict.parallel import default_jobs, points_at
     from loadgen.predict.predict import Fleet, capacity_band, format_table, monotone_note, point
     from loadgen.predict.prefill import replay
     from loadgen.predict.report import measured_lines, prediction_context
@@ -39,6 +40,7 @@ __all__ = [
     "check_against_server",
     "check_line",
     "compare_measured",
+    "default_jobs",
     "fit_best",
     "format_table",
     "load_model",
@@ -47,6 +49,7 @@ __all__ = [
     "monotone_note",
     "no_steps_message",
     "point",
+    "points_at",
     "prediction_context",
     "prefill_aggregate",
     "prefill_unidentified",
@@ -71,6 +74,7 @@ __getattr__ = lazy_names(__name__, {
     "read_measured": "measured", "slo_given": "measured",
     "Fleet": "predict", "capacity_band": "predict", "format_table": "predict", "monotone_note": "predict",
     "point": "predict",
+    "default_jobs": "parallel", "points_at": "parallel",
     "replay": "prefill",
     "measured_lines": "report", "prediction_context": "report",
     "RequestSource": "requests",

@@ -84,6 +84,16 @@ class RequestSource:
             self.prompts.append(text_token_ids(text, max(1, tokens), self._stride))
             self.max_tokens.append(item.max_tokens or DEFAULT_OUTPUT_TOKENS)
 
+    def warm(self, rates: list[float]) -> None:
+        """Build the items every rate's schedule needs now, once (a rate's schedule alone is cheap), so that
+        processes forked afterwards share them (loadgen.predict.parallel); a rate whose schedule is refused
+        raises where it is predicted."""
+        for rate in rates:
+            try:
+                self.at(rate)
+            except ValueError:
+                continue
+
     def at(self, rate: float | None) -> Requests:
         """The requests and their send offsets at `rate` (None: the spec's own)."""
         schedule = run_schedule(at_rate(self.spec, rate).load, self.trace)
