@@ -19,7 +19,7 @@ from exporters.html.run_page import run_page
 from metrics.gate import Row, RunView, Verdict, evaluate_one, parse_threshold
 from metrics.latency import Samples
 from metrics.records import RequestFrame
-from metrics.results import RECORDS_FILE, read_summary, write_atomic
+from metrics.results import RECORDS_FILE, RunDocument, read_summary, write_atomic
 from metrics.results import REPORT_FILE as REPORT_FILE
 from metrics.summary import SummaryConfig
 
@@ -41,20 +41,14 @@ def read_frame(run_dir: Path) -> RequestFrame:
         return read_jsonl_frame(path)[0]
 
 
-def run_thresholds(run: dict[str, Any]) -> list[str]:
+def run_thresholds(run: RunDocument) -> list[str]:
     """The thresholds a run was gated with, as written in its run.json (none for a run without a gate)."""
-    spec = run.get("spec")
-    gate = spec.get("gate") if isinstance(spec, dict) else None
-    found = gate.get("thresholds") if isinstance(gate, dict) else run.get("settings", {}).get("thresholds")
-    return [str(t) for t in found] if isinstance(found, list) else []
+    return list(run.thresholds)
 
 
-def run_gate_baseline(run: dict[str, Any]) -> str | None:
+def run_gate_baseline(run: RunDocument) -> str | None:
     """The baseline run directory a run's gate compared with, if any (as written in its run.json)."""
-    spec = run.get("spec")
-    gate = spec.get("gate") if isinstance(spec, dict) else None
-    found = gate.get("baseline") if isinstance(gate, dict) else run.get("settings", {}).get("baseline")
-    return found if isinstance(found, str) and found else None
+    return run.gate_baseline
 
 
 def judge_thresholds(data: RunData, baseline: RunView | None = None) -> tuple[list[Verdict], list[tuple[str, str]]]:
@@ -67,7 +61,7 @@ def judge_thresholds(data: RunData, baseline: RunView | None = None) -> tuple[li
 
     view = RunView(data.summary, records=records)
     verdicts, unjudged = [], []
-    for text in run_thresholds(data.run):
+    for text in run_thresholds(RunDocument.from_json(data.run)):
         try:
             threshold = parse_threshold(text)
             if threshold.needs_baseline and baseline is None:

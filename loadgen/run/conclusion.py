@@ -99,10 +99,12 @@ def _summary_in_memory(out: Path, info: dict[str, Any]) -> dict[str, Any] | None
     """The summary of what records.jsonl holds, for the console when the result files cannot be written
     (disk full): the same figures `goodput report` gives once there is space again."""
     from metrics.records import frame_from_jsonl
+    from metrics.results import RunDocument
     from metrics.summary import summarize_frame
 
     try:
-        return summarize_frame(frame_from_jsonl(out / RECORDS_FILE), run_summary_config(info), dict(info))[0]
+        config = run_summary_config(RunDocument.from_json(info))
+        return summarize_frame(frame_from_jsonl(out / RECORDS_FILE), config, dict(info))[0]
     except (OSError, ValueError):
         return None
 
