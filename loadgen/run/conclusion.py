@@ -52,7 +52,8 @@ def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, cons
     try:
         built = build_outputs(out, info)
         summary = built.summary
-        add_server_section(out, summary, with_cancel_release(run.server_prom, out, built.frame, info, console=console))
+        add_server_section(out, summary, with_cancel_release(run.server_prom, out, built.frame, built.run,
+                                                                  console=console))
         add_gpu_section(out, summary)
     except OSError as exc:
         run.output_errors.append(exc)

@@ -141,6 +141,7 @@ class Outputs:
     frame: RequestFrame
     gap_samples: tuple[Samples, Samples]  # ITL, ITL per token
     input: InputReport  # what reading records.jsonl found (also summary["input"])
+    run: RunDocument  # run.json as the summary was built from it
 
 
 def write_outputs(out_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
@@ -229,4 +230,4 @@ def build_outputs(out_dir: Path, run: dict[str, Any], *, slo: SLO | None = None)
     write_summary_csv(out_dir / SUMMARY_CSV_FILE, summary)
     if parquet_error is not None:
         raise parquet_error
-    return Outputs(summary, frame, (per.samples["itl_s"], per.samples["itl_token_s"]), report)
+    return Outputs(summary, frame, (per.samples["itl_s"], per.samples["itl_token_s"]), report, doc)
