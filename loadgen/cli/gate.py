@@ -106,9 +106,9 @@ def gate(
         run = load_run_view(run_dir, slo=rejudge)
     except ValueError as exc:
         raise _bad(str(exc)) from None
-    info = run.summary.get("run", {})
-    if info.get("complete") is False:
-        why = "aborted by a threshold" if info.get("aborted") else "interrupted"
+    info = RunDocument.from_json(run.summary.get("run"))
+    if info.complete is False:
+        why = "aborted by a threshold" if info.aborted else "interrupted"
         typer.echo(f"warning: {run_dir} is an incomplete run ({why}); judging what it measured", err=True)
     try:
         code = judge(plan, run, label=str(run_dir))
