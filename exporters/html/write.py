@@ -61,7 +61,7 @@ def judge_thresholds(data: RunData, baseline: RunView | None = None) -> tuple[li
 
     view = RunView(data.summary, records=records)
     verdicts, unjudged = [], []
-    for text in run_thresholds(RunDocument.from_json(data.run)):
+    for text in run_thresholds(data.run):
         try:
             threshold = parse_threshold(text)
             if threshold.needs_baseline and baseline is None:
@@ -78,8 +78,9 @@ def load_run_data(run_dir: Path, config: SummaryConfig, *, frame: RequestFrame |
                   gaps: tuple[Samples, Samples] | None = None) -> RunData:
     """A run directory, ready to draw (`config`: the metric settings its summary was made with)."""
     summary = read_summary(run_dir)
-    return run_data(run_label(run_dir), summary, summary_run(summary), frame if frame is not None else read_frame(run_dir),
-                    config, gaps=gaps, server_series=read_server_series(run_dir))
+    run = RunDocument.from_json(summary_run(summary))
+    return run_data(run_label(run_dir), summary, run, frame if frame is not None else read_frame(run_dir), config,
+                    gaps=gaps, server_series=read_server_series(run_dir))
 
 
 def summary_run(summary: dict[str, Any]) -> dict[str, Any]:

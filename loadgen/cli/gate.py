@@ -11,7 +11,7 @@ import typer
 
 from loadgen.run import run_summary_config
 from metrics import SLO, parse_slo
-from metrics.results import RECORDS_FILE, read_run, read_run_view, summary_or_none
+from metrics.results import RECORDS_FILE, read_run_view, summary_or_none
 
 if TYPE_CHECKING:  # imported by the commands themselves: `goodput --help` stays light
     from metrics.gate import Row, RunSamples
@@ -228,7 +228,7 @@ def write_compare_html(path: Path, run_dirs: list[Path], runs: list[tuple[Summar
     loaded = []
     for d, (config, samples) in zip(run_dirs, runs, strict=True):
         summary = summary_or_none(d) or {}  # flags need it; the figures come from the records
-        loaded.append(run_data(run_label(d), summary, read_run(d), samples.frame,
+        loaded.append(run_data(run_label(d), summary, read_run_view(d), samples.frame,
                                config, gaps=(samples.samples["itl_s"], samples.samples["itl_token_s"]),
                                server_series=read_server_series(d)))
     return write_compare_report(path, loaded[:-1], loaded[-1], rows, rule)
