@@ -20,7 +20,7 @@ from exporters.html.server_data import ScrapeRow, scrape_row
 from metrics import good_requests
 from metrics.latency import Samples, answer, derive, fluidity_index
 from metrics.records import OK, RequestFrame
-from metrics.results import SERVER_SERIES_FILE, SummaryView
+from metrics.results import SERVER_SERIES_FILE, RunDocument, SummaryView
 from metrics.summary import Dimension, SummaryConfig, Window, bucket_dimensions, measurement_window, shown
 
 BoolArray = npt.NDArray[np.bool_]
@@ -37,7 +37,7 @@ class RunData:
 
     label: str
     summary: dict[str, Any]
-    run: dict[str, Any]
+    run: RunDocument  # run.json (or the summary's copy of it), parsed once
     frame: RequestFrame
     config: SummaryConfig
     window: Window
@@ -61,7 +61,7 @@ def gap_samples(frame: RequestFrame) -> tuple[Samples, Samples]:
     return itl, (itl if gaps.tokens is None else Samples.from_gaps(gaps.ns, gaps.off, gaps.tokens))
 
 
-def run_data(label: str, summary: dict[str, Any], run: dict[str, Any], frame: RequestFrame, config: SummaryConfig,
+def run_data(label: str, summary: dict[str, Any], run: RunDocument, frame: RequestFrame, config: SummaryConfig,
              *, gaps: tuple[Samples, Samples] | None = None, server_series: list[ScrapeRow] | None = None) -> RunData:
     """Derive what the charts need; `gaps` are the run's ITL samples when the caller has them sorted already."""
     window = measurement_window(frame, warmup_s=config.warmup_s, cooldown_s=config.cooldown_s,

@@ -47,7 +47,7 @@ def phases_chart(data: RunData) -> Chart | None:
 
 
 def gauges_charts(data: RunData) -> list[Chart]:
-    series = gauge_series(data.server_series, data.run.get("start_unix_s"))
+    series = gauge_series(data.server_series, data.run.start_unix_s)
     charts = []
     groups = ((("running", "waiting"), "Server: requests running and waiting", "requests"),
               (("KV-cache usage", "prefix-cache hit rate", "prefix-cache hit rate (server's gauge)"),

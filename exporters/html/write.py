@@ -19,7 +19,7 @@ from exporters.html.run_page import run_page
 from metrics.gate import Row, RunView, Verdict, evaluate_one, parse_threshold
 from metrics.latency import Samples
 from metrics.records import RequestFrame
-from metrics.results import RECORDS_FILE, read_summary, write_atomic
+from metrics.results import RECORDS_FILE, RunDocument, read_summary, write_atomic
 from metrics.results import REPORT_FILE as REPORT_FILE
 from metrics.summary import SummaryConfig
 
@@ -41,20 +41,14 @@ def read_frame(run_dir: Path) -> RequestFrame:
         return read_jsonl_frame(path)[0]
 
 
-def run_thresholds(run: dict[str, Any]) -> list[str]:
+def run_thresholds(run: RunDocument) -> list[str]:
     """The thresholds a run was gated with, as written in its run.json (none for a run without a gate)."""
-    spec = run.get("spec")
-    gate = spec.get("gate") if isinstance(spec, dict) else None
-    found = gate.get("thresholds") if isinstance(gate, dict) else run.get("settings", {}).get("thresholds")
-    return [str(t) for t in found] if isinstance(found, list) else []
+    return list(run.thresholds)
 
 
-def run_gate_baseline(run: dict[str, Any]) -> str | None:
+def run_gate_baseline(run: RunDocument) -> str | None:
     """The baseline run directory a run's gate compared with, if any (as written in its run.json)."""
-    spec = run.get("spec")
-    gate = spec.get("gate") if isinstance(spec, dict) else None
-    found = gate.get("baseline") if isinstance(gate, dict) else run.get("settings", {}).get("baseline")
-    return found if isinstance(found, str) and found else None
+    return run.gate_baseline
 
 
 def judge_thresholds(data: RunData, baseline: RunView | None = None) -> tuple[list[Verdict], list[tuple[str, str]]]:
@@ -84,8 +78,9 @@ def load_run_data(run_dir: Path, config: SummaryConfig, *, frame: RequestFrame |
                   gaps: tuple[Samples, Samples] | None = None) -> RunData:
     """A run directory, ready to draw (`config`: the metric settings its summary was made with)."""
     summary = read_summary(run_dir)
-    return run_data(run_label(run_dir), summary, summary_run(summary), frame if frame is not None else read_frame(run_dir),
-                    config, gaps=gaps, server_series=read_server_series(run_dir))
+    run = RunDocument.from_json(summary_run(summary))
+    return run_data(run_label(run_dir), summary, run, frame if frame is not None else read_frame(run_dir), config,
+                    gaps=gaps, server_series=read_server_series(run_dir))
 
 
 def summary_run(summary: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import typer
 
 from loadgen.run import run_summary_config
 from metrics import SLO, parse_slo
-from metrics.results import RECORDS_FILE, read_run, summary_or_none
+from metrics.results import RECORDS_FILE, read_run_view, summary_or_none
 
 if TYPE_CHECKING:  # imported by the commands themselves: `goodput --help` stays light
     from metrics.gate import Row, RunSamples
@@ -90,9 +90,10 @@ def gate(
         return 0
     from loadgen.run import build_gate_plan, judge, load_run_view  # here: `goodput --help` stays light
     from metrics.gate import load_gate_config
+    from metrics.results import RunDocument
 
     try:
-        own = run_summary_config(read_run(run_dir) if run_dir.is_dir() else {})  # the run's edges and SLOs
+        own = run_summary_config(read_run_view(run_dir) if run_dir.is_dir() else RunDocument())  # the run's edges and SLOs
         cfg = load_gate_config(config) if config is not None else None
         cfg_slo = cfg.slo if cfg is not None and cfg.slo != SLO() else None
         rejudge = parse_slo(slo, base=cfg_slo) if slo else cfg_slo  # --slo on top of the config file's
@@ -105,9 +106,9 @@ def gate(
         run = load_run_view(run_dir, slo=rejudge)
     except ValueError as exc:
         raise _bad(str(exc)) from None
-    info = run.summary.get("run", {})
-    if info.get("complete") is False:
-        why = "aborted by a threshold" if info.get("aborted") else "interrupted"
+    info = RunDocument.from_json(run.summary.get("run"))
+    if info.complete is False:
+        why = "aborted by a threshold" if info.aborted else "interrupted"
         typer.echo(f"warning: {run_dir} is an incomplete run ({why}); judging what it measured", err=True)
     try:
         code = judge(plan, run, label=str(run_dir))
@@ -181,7 +182,7 @@ def compare(
         for d in run_dirs:
             if not (d / RECORDS_FILE).is_file():
                 raise ValueError(f"no {RECORDS_FILE} in {d}")
-            config = run_summary_config(read_run(d), slo=judged_with)
+            config = run_summary_config(read_run_view(d), slo=judged_with)
             runs.append((config, RunSamples(frame_from_jsonl(d / RECORDS_FILE), config)))
         rows = compare_runs([r for _, r in runs[:-1]], runs[-1][1], stats, resamples=resamples,
                             confidence=confidence, min_change=min_rel, min_change_abs=min_abs, seed=seed,
@@ -227,7 +228,7 @@ def write_compare_html(path: Path, run_dirs: list[Path], runs: list[tuple[Summar
     loaded = []
     for d, (config, samples) in zip(run_dirs, runs, strict=True):
         summary = summary_or_none(d) or {}  # flags need it; the figures come from the records
-        loaded.append(run_data(run_label(d), summary, read_run(d), samples.frame,
+        loaded.append(run_data(run_label(d), summary, read_run_view(d), samples.frame,
                                config, gaps=(samples.samples["itl_s"], samples.samples["itl_token_s"]),
                                server_series=read_server_series(d)))
     return write_compare_report(path, loaded[:-1], loaded[-1], rows, rule)

@@ -106,7 +106,7 @@ def report(
     run = {**run, "settings": settings, "complete": bool(run.get("complete", False)), "rebuilt": True}
     try:
         built = build_outputs(run_dir, run, slo=judged_with)
-        summary, read = built.summary, built.input
+        summary, read, ended = built.summary, built.input, built.run
         add_server_section(run_dir, summary, load_server_section(run_dir))
         add_gpu_section(run_dir, summary)
         if textfile or (textfile is None and (slo or not (run_dir / TEXTFILE).exists())):
@@ -126,10 +126,9 @@ def report(
         print(f"HTML report: {report_path}")
     for line in input_lines(read, allow_damaged):
         print(line, file=sys.stderr)
-    unwritten = run.get("unwritten_records") or 0
-    if unwritten:
-        print(f"goodput report: the run could not write {unwritten} record(s) to {RECORDS_FILE}"
-              f" ({run.get('write_error') or 'write error'}); they are not in this summary", file=sys.stderr)
+    if ended.unwritten_records:
+        print(f"goodput report: the run could not write {ended.unwritten_records} record(s) to {RECORDS_FILE}"
+              f" ({ended.write_error or 'write error'}); they are not in this summary", file=sys.stderr)
     return 1 if read.skipped and not allow_damaged else 0
 
 

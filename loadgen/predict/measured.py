@@ -27,6 +27,7 @@ from metrics.results import (
     CapacityView,
     MeasuredCapacity,
     PointRow,
+    RunDocument,
     SweepView,
     point_path,
     read_capacity_points,
@@ -74,13 +75,10 @@ class RunFacts:
 
     @classmethod
     def from_json(cls, data: object) -> RunFacts:
-        run = _dict(data)
-        spec = _dict(run.get("spec"))
-        resolved = _dict(run.get("resolved")).get("ignore_eos")
-        arrival = _dict(_dict(spec.get("load")).get("arrival"))
-        planned = arrival.get("kind") in OPEN_LOOP_RATE and _dict(spec.get("workload")).get("trace") is None
-        return cls(spec, resolved if isinstance(resolved, bool) else None, run.get("open_loop") is False,
-                   _rate(arrival.get("rate")) if planned else None, bool(run))
+        run = RunDocument.from_json(data)
+        planned = run.planned.arrival_kind in OPEN_LOOP_RATE and not run.planned.trace
+        return cls(run.spec or {}, run.resolved_ignore_eos, run.open_loop is False,
+                   _rate(run.planned.rate) if planned else None, run.present)
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metrics.records import RequestFrame
 from metrics.results import SERVER_SECTION_FILE as SECTION_FILE
@@ -19,6 +19,9 @@ from metrics.results import SERVER_SERIES_FILE as SERIES_FILE
 from metrics.results import write_json
 from metrics.server import GaugePoint, ServerPrometheusJSON, release_report, release_warning
 from metrics.summary import planned
+
+if TYPE_CHECKING:
+    from metrics.results import RunDocument
 
 
 def gauge_points(path: Path, start_unix_s: float) -> list[GaugePoint]:
@@ -45,13 +48,13 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def with_cancel_release(section: ServerPrometheusJSON | None, out: Path, frame: RequestFrame, run: dict[str, Any],
+def with_cancel_release(section: ServerPrometheusJSON | None, out: Path, frame: RequestFrame, run: RunDocument,
                         *, console: bool = True) -> ServerPrometheusJSON | None:
     """`section` (the server's Prometheus section) with `cancel_release` added when the run cancelled
     requests as planned and the server was scraped; prints the release or the warning when `console`."""
     cancelled = planned(frame)
-    start = run.get("start_unix_s")
-    if section is None or not section.get("available") or not cancelled.any() or not isinstance(start, float):
+    start = run.start_unix_s
+    if section is None or not section.get("available") or not cancelled.any() or start is None:
         return section
     sent = frame.has_sent
     last_cancel_s = float(frame.closed_ns[cancelled].max()) / 1e9  # when the client closed the last one

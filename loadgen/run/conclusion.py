@@ -52,7 +52,8 @@ def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, cons
     try:
         built = build_outputs(out, info)
         summary = built.summary
-        add_server_section(out, summary, with_cancel_release(run.server_prom, out, built.frame, info, console=console))
+        add_server_section(out, summary, with_cancel_release(run.server_prom, out, built.frame, built.run,
+                                                                  console=console))
         add_gpu_section(out, summary)
     except OSError as exc:
         run.output_errors.append(exc)
@@ -99,10 +100,12 @@ def _summary_in_memory(out: Path, info: dict[str, Any]) -> dict[str, Any] | None
     """The summary of what records.jsonl holds, for the console when the result files cannot be written
     (disk full): the same figures `goodput report` gives once there is space again."""
     from metrics.records import frame_from_jsonl
+    from metrics.results import RunDocument
     from metrics.summary import summarize_frame
 
     try:
-        return summarize_frame(frame_from_jsonl(out / RECORDS_FILE), run_summary_config(info), dict(info))[0]
+        config = run_summary_config(RunDocument.from_json(info))
+        return summarize_frame(frame_from_jsonl(out / RECORDS_FILE), config, dict(info))[0]
     except (OSError, ValueError):
         return None
 

@@ -139,7 +139,9 @@ def load_run_view(run_dir: Path, *, slo: SLO | None = None) -> RunView:
         raise ValueError(f"unreadable run in {run_dir}: {exc}") from None
     if summary is not None and not run:
         run = dict(summary.get("run", {}))
-    config = run_summary_config(run, slo=slo)
+    from metrics.results import RunDocument  # the view of run.json: loaded once a run is judged
+
+    config = run_summary_config(RunDocument.from_json(run), slo=slo)
 
     def samples() -> Any:
         from metrics.gate import RunSamples
@@ -245,7 +247,9 @@ def finish_run_gate(plan: GatePlan | None, out_dir: Path, summary: dict[str, Any
         return 0
     if plan.abort_verdicts:
         print(f"run aborted: {abort_fields(plan)['abort_reason']}")  # part of the verdict: stdout, as judge()
-    config = run_summary_config(summary.get("run", {}))
+    from metrics.results import RunDocument  # the view of run.json: loaded once a run is judged
+
+    config = run_summary_config(RunDocument.from_json(summary.get("run", {})))
 
     def samples() -> Any:
         from metrics.gate import RunSamples

@@ -17,13 +17,13 @@ from metrics import SLO
 from metrics.gate import RunView
 from metrics.latency import Samples
 from metrics.records import RequestFrame
-from metrics.results import read_summary
+from metrics.results import RunDocument, read_summary
 
 
 def gate_baseline(run_dir: Path, *, quiet: bool = False) -> RunView | None:
     """The baseline run the run's gate compared with, re-judged with the run's SLOs as the gate does; None
     when it had none, or (said on stderr unless `quiet`) when it cannot be read any more."""
-    run = summary_run(read_summary(run_dir))
+    run = RunDocument.from_json(summary_run(read_summary(run_dir)))
     base_dir = run_gate_baseline(run)
     if base_dir is None:
         return None
@@ -46,7 +46,7 @@ def write_run_report(run_dir: Path, *, path: Path | None = None, frame: RequestF
     gate's baseline run when the caller has it loaded, else it is loaded here unless `load_baseline` is
     false. ValueError: not a run directory with a summary; OSError: reading or writing failed; RuntimeError:
     the plotting library is not installed."""
-    config = run_summary_config(summary_run(read_summary(run_dir)))
+    config = run_summary_config(RunDocument.from_json(summary_run(read_summary(run_dir))))
     if baseline is None and load_baseline:
         baseline = gate_baseline(run_dir)
     return write_report(run_dir, config, path=path, frame=frame, gaps=gaps, baseline=baseline)

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from exporters import write_records_parquet, write_summary_csv
 from loadgen.run.layout import RECORDS_FILE as RECORDS_FILE
@@ -37,6 +37,9 @@ from metrics.records import (
 from metrics.results import RECORDS_PARQUET_FILE, SUMMARY_CSV_FILE, write_summary
 from metrics.results import read_run as read_run
 from metrics.summary import SummaryConfig, summarize_frame
+
+if TYPE_CHECKING:
+    from metrics.results import RunDocument
 
 
 def summary_config(settings: dict[str, Any], slo: SLO) -> SummaryConfig:
@@ -82,29 +85,31 @@ def _edges(value: object, key: str, default: Sequence[int]) -> Sequence[int]:
     raise ValueError(f"run.json: settings.{key} must be a list of integers, got {value!r}")
 
 
-def stored_slo(run: dict[str, Any]) -> SLO | None:
+def stored_slo(run: RunDocument) -> SLO | None:
     """The SLO items stored in a run's `settings` (schema 1; on schema 2, what `goodput report --slo` judged
     it with), parsed: the edge where a run directory's SLO text is read back. None when there are none."""
-    items = run.get("settings", {}).get("slo")
-    return parse_slo(list(items)) if items else None
+    items = run.settings_slo
+    if not items:
+        return None
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise ValueError(f"run.json: settings.slo must be a list of SLO items, got {items!r}")
+    return parse_slo([str(i) for i in items])
 
 
-def run_summary_config(run: dict[str, Any], *, slo: SLO | None = None) -> SummaryConfig:
+def run_summary_config(run: RunDocument, *, slo: SLO | None = None) -> SummaryConfig:
     """The metric settings of a run from its run.json: the spec (schema 2) or the settings (schema 1).
     `slo` replaces the run's SLOs (a re-judgement)."""
-    if "spec" not in run:
+    if not run.has_spec:
         stored = stored_slo(run)  # checked even when replaced, as a schema-1 run.json always was
-        return summary_config(dict(run.get("settings", {})), slo if slo is not None else stored or SLO())
+        return summary_config(dict(run.settings or {}), slo if slo is not None else stored or SLO())
     if slo is None:
         slo = stored_slo(run)  # `goodput report --slo` on a schema-2 run
-    return summary_config_of(RunSpec.from_json(run["spec"]), run.get("resolved", {}).get("schedule_end_s"),
-                             slo=slo)
+    return summary_config_of(RunSpec.from_json(run.spec), run.schedule_end_s, slo=slo)
 
 
-def run_roofline(run: dict[str, Any]) -> RooflineSpecJSON | None:
+def run_roofline(run: RunDocument) -> RooflineSpecJSON | None:
     """The deployment a run's roofline floors are computed for, if any."""
-    source = run.get("resolved") if "spec" in run else run.get("settings")
-    return roofline_spec((source or {}).get("roofline"))
+    return roofline_spec(run.roofline)
 
 
 def _tune_memory() -> None:
@@ -136,6 +141,7 @@ class Outputs:
     frame: RequestFrame
     gap_samples: tuple[Samples, Samples]  # ITL, ITL per token
     input: InputReport  # what reading records.jsonl found (also summary["input"])
+    run: RunDocument  # run.json as the summary was built from it
 
 
 def write_outputs(out_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
@@ -189,6 +195,9 @@ def build_outputs(out_dir: Path, run: dict[str, Any], *, slo: SLO | None = None)
     """`write_outputs`, keeping what the summary was derived from; `slo` replaces the run's SLOs."""
     import pyarrow as pa
 
+    from metrics.results import RunDocument  # the view of run.json, loaded after the run's last request
+
+    doc = RunDocument.from_json(run)
     _tune_memory()
     records = out_dir / RECORDS_FILE
     table, report = _arrow_table(records)  # one parse (Arrow, every core) serves the frame and records.parquet
@@ -208,17 +217,17 @@ def build_outputs(out_dir: Path, run: dict[str, Any], *, slo: SLO | None = None)
             if frame is None:
                 frame, _ = read_jsonl_frame(records)
             del table
-            summary, per = summarize_frame(frame, run_summary_config(run, slo=slo), dict(run))
+            summary, per = summarize_frame(frame, run_summary_config(doc, slo=slo), dict(run))
             parquet_error = parquet.exception()  # summary.json and summary.csv are written whatever happened
     pa.default_memory_pool().release_unused()
     from metrics.results import json_object  # the summary's JSON types, loaded with the summary
 
     summary["input"] = json_object(report.to_json())
-    spec = run_roofline(run)
+    spec = run_roofline(doc)
     if spec:
         summary["roofline"] = json_object(roofline_section(summary, spec))
     write_summary(out_dir, summary)
     write_summary_csv(out_dir / SUMMARY_CSV_FILE, summary)
     if parquet_error is not None:
         raise parquet_error
-    return Outputs(summary, frame, (per.samples["itl_s"], per.samples["itl_token_s"]), report)
+    return Outputs(summary, frame, (per.samples["itl_s"], per.samples["itl_token_s"]), report, doc)

@@ -131,9 +131,9 @@ def rebuild_textfile(out: Path, frame: RequestFrame, run: dict[str, Any],
     in-flight and sent series; `slo` replaces the run's SLOs."""
     from exporters.prometheus import write_textfile
     from loadgen.run.outputs import run_summary_config
-    from metrics.results import TEXTFILE
+    from metrics.results import TEXTFILE, RunDocument
 
-    config = run_summary_config(run, slo=slo)
+    config = run_summary_config(RunDocument.from_json(run), slo=slo)
     exporters = RunExporters.create(PromOptions(server_metrics=NONE), config, run_id=out.name,
                                     model=str(run.get("model", "")), load=str(run.get("load", "")),
                                     offered_rps=None, schedule_end_s=config.schedule_end_s)

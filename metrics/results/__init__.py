@@ -31,6 +31,7 @@ from metrics.results.documents import (
     read_capacity_points,
     read_document,
     read_run,
+    read_run_view,
     read_summary,
     read_sweep,
     run_or_none,
@@ -81,6 +82,7 @@ if TYPE_CHECKING:  # the views load on first use (__getattr__ below): a run impo
         ServerModelInfo,
     )
     from metrics.results.row_view import COLUMNS, LATENCY_COLUMNS, PERCENTILES, PointRow
+    from metrics.results.run_view import PlannedLoad, RunDocument
     from metrics.results.shared_view import Ceiling, ServerInfo
     from metrics.results.summary_document import SummaryDocument
     from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls, slo_bounds
@@ -152,6 +154,7 @@ __all__ = [
     "MeasuredComparison",
     "MeasuredFigures",
     "ParamFit",
+    "PlannedLoad",
     "PointComparison",
     "PointKind",
     "PointPlan",
@@ -169,6 +172,7 @@ __all__ = [
     "Roofline",
     "RooflineRow",
     "Run",
+    "RunDocument",
     "Saturation",
     "Server",
     "ServerInfo",
@@ -203,6 +207,7 @@ __all__ = [
     "read_capacity_points",
     "read_document",
     "read_run",
+    "read_run_view",
     "read_summary",
     "read_summary_view",
     "read_sweep",
@@ -248,6 +253,8 @@ _VIEWS = {
     "LATENCY_COLUMNS": "row_view",
     "PERCENTILES": "row_view",
     "PointRow": "row_view",
+    "PlannedLoad": "run_view",
+    "RunDocument": "run_view",
     "Ceiling": "shared_view",
     "ServerInfo": "shared_view",
     "PointKind": "sweep_view",

@@ -5,7 +5,7 @@ Each reader keeps the behaviour its callers rely on; where callers need differen
 or damaged file, the document has one variant per answer, all parsing through `_load`:
 
 - run.json: `read_run` ({} when absent or not an object; a damaged file raises), `run_or_none` (None
-  unless it is a readable object);
+  unless it is a readable object), `read_run_view` (read_run's answer as a typed `RunDocument`);
 - summary.json: `load_summary` (the parsed JSON; OSError/ValueError as they come), `read_summary`
   (ValueError, one line, when absent or not an object), `summary_or_none`;
 - sweep.json / capacity.json: `load_sweep` (raw, for `--resume`), `read_document` (checked: kind,
@@ -29,6 +29,7 @@ from metrics.results.points import check_label
 if TYPE_CHECKING:  # imported where they are read: a run imports this module before its first request
     from metrics.results.capacity_view import CapacityView
     from metrics.results.row_view import PointRow
+    from metrics.results.run_view import RunDocument
     from metrics.results.sweep_view import SweepView
 
 
@@ -190,3 +191,14 @@ def read_capacity_points(directory: Path) -> CapacityView:
     from metrics.results.capacity_view import CapacityView
 
     return CapacityView.from_json(read_document(directory, CAPACITY_FILE, "capacity"))
+
+
+# the typed view of run.json
+
+
+def read_run_view(directory: Path) -> RunDocument:
+    """run.json as `read_run` reads it (absent or not an object: an empty view; ValueError: not JSON), as a
+    typed view."""
+    from metrics.results.run_view import RunDocument
+
+    return RunDocument.from_json(read_run(directory))

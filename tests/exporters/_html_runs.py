@@ -13,6 +13,7 @@ from exporters.html.run_data import RunData
 from exporters.html.write import load_run_data
 from loadgen.run.outputs import run_summary_config, write_outputs
 from metrics.records.record import RequestRecord
+from metrics.results import RunDocument
 from tests.exporters._records import MS, random_records
 
 RUN: dict[str, Any] = {
@@ -53,7 +54,7 @@ def sample_run(path: Path, n: int = 400, *, error_every: int = 7, seed: int = 0)
     """A run of `n` random requests (every `error_every`-th failing), and its summary.json."""
     run_dir = write_run(path, with_server_timing(random_records(n, seed=seed, error_every=error_every)))
     summary = json.loads((run_dir / "summary.json").read_text())
-    return load_run_data(run_dir, run_summary_config(summary["run"])), summary
+    return load_run_data(run_dir, run_summary_config(RunDocument.from_json(summary["run"]))), summary
 
 
 __all__ = ["MS", "RUN", "sample_run", "with_server_timing", "write_run"]

@@ -18,6 +18,7 @@ from loadgen.run.cancel_release import with_cancel_release
 from loadgen.run.scrape import ServerScraper
 from metrics.records.frame import frame_from_records
 from metrics.records.record import RequestRecord
+from metrics.results import RunDocument
 from metrics.server.release import GaugePoint, release_report
 
 MS = 1_000_000
@@ -85,7 +86,7 @@ def _scraped_run(url: str, tmp_path: Path, release_s: float | None) -> tuple[dic
 def test_the_release_is_bracketed_by_two_scrapes(metrics_url: str, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     section, start = _scraped_run(metrics_url, tmp_path, RELEASE_S)
-    out = with_cancel_release(section, tmp_path, frame_from_records(_records()), {"start_unix_s": start})
+    out = with_cancel_release(section, tmp_path, frame_from_records(_records()), RunDocument.from_json({"start_unix_s": start}))
     assert out is not None
     report = out["cancel_release"]
     assert report["planned_cancels"] == 2 and report["last_cancel_s"] == CANCEL_S
@@ -103,7 +104,7 @@ def test_the_release_is_bracketed_by_two_scrapes(metrics_url: str, tmp_path: Pat
 def test_a_server_that_never_releases_them_is_warned_about(metrics_url: str, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     section, start = _scraped_run(metrics_url, tmp_path, None)
-    out = with_cancel_release(section, tmp_path, frame_from_records(_records()), {"start_unix_s": start})
+    out = with_cancel_release(section, tmp_path, frame_from_records(_records()), RunDocument.from_json({"start_unix_s": start}))
     assert out is not None
     report = out["cancel_release"]
     assert report["released"] is False and report["held"] == 2 and report["client_open"] == 0
@@ -116,7 +117,7 @@ def test_a_server_that_never_releases_them_is_warned_about(metrics_url: str, tmp
 def test_a_run_without_planned_cancels_gets_no_report(tmp_path: Path) -> None:
     section = {"available": True}
     records = [r for r in _records() if r.error_kind is None]
-    assert with_cancel_release(section, tmp_path, frame_from_records(records), {"start_unix_s": 1.0}) == section
+    assert with_cancel_release(section, tmp_path, frame_from_records(records), RunDocument.from_json({"start_unix_s": 1.0})) == section
 
 
 def _hand(points: list[GaugePoint]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from exporters.html.tables import slo_table
 from exporters.html.write import load_run_data
 from loadgen.run.outputs import run_summary_config
 from metrics.records.record import RequestRecord
+from metrics.results import RunDocument
 from tests.exporters._html_runs import RUN, write_run
 from tests.metrics._reasoning import reasoning_records
 from tests.metrics._records import MS, rec
@@ -21,7 +22,7 @@ from tests.metrics._records import MS, rec
 def _page_of(path: Path, records: list[RequestRecord], slo: list[str]) -> tuple[RunData, Page]:
     run_dir = write_run(path, records, run={**RUN, "settings": {"slo": slo}})
     summary = json.loads((run_dir / "summary.json").read_text())
-    data = load_run_data(run_dir, run_summary_config(summary["run"]))
+    data = load_run_data(run_dir, run_summary_config(RunDocument.from_json(summary["run"])))
     return data, run_page(data)
 
 

@@ -24,7 +24,7 @@ from loadgen.run.html_report import write_run_report
 from metrics.gate.evaluate import RunView
 from metrics.latency.samples import Samples
 from metrics.records.frame import OK
-from metrics.results import Roofline, SummaryView
+from metrics.results import Roofline, RunDocument, SummaryView
 from tests.exporters._html_runs import RUN, sample_run, with_server_timing, write_run
 from tests.exporters._records import random_records
 
@@ -112,9 +112,9 @@ def test_slo_table_counts_each_part_alone(run: tuple[RunData, dict[str, Any]]) -
 def test_thresholds_judged_as_the_gate_judges_them(run: tuple[RunData, dict[str, Any]]) -> None:
     data, summary = run
     p99 = summary["latency"]["ttft_s"]["p99"]
-    data.run = {**data.run, "spec": {"gate": {"thresholds": [
+    data.run = RunDocument.from_json({**summary["run"], "spec": {"gate": {"thresholds": [
         f"ttft:p(99) < {p99 * 2}", f"ttft:p(99) < {p99 / 2}", "ttft{cache:full}:p(75) < 10s",
-        "ttft:p(99) < baseline * 1.1"]}}}
+        "ttft:p(99) < baseline * 1.1"]}}})
     verdicts, unjudged = judge_thresholds(data)
     assert [v.passed for v in verdicts] == [True, False, True]
     assert [t for t, _ in unjudged] == ["ttft:p(99) < baseline * 1.1"]
