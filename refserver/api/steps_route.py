@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response
 
 from refserver.api.errors import APIError
 from refserver.api.state import ServerState
-from refserver.engine.step_log import StepLog
+from refserver.engine import StepLog
 
 
 def step_log_of(engine: object) -> StepLog | None:

@@ -141,7 +141,7 @@ class LLMEngine:
         t3 = self.clock()
         self.overhead_s += (t1 - t0) + (t3 - t2)
         if self.step_log is not None:
-            self.step_log.record(batch, t0, t3)
+            self.step_log.record(batch, t0, t3, busy=self.has_unfinished())
         return events
 
     def run_until(self, until_s: float) -> list[RequestEvent]:

@@ -1,7 +1,10 @@
 """A bounded record of the engine's recent steps, for `goodput calibrate` (GET /v1/goodput/steps).
 
 Each record is one engine step as the scheduler made it and the clock timed it: its start and duration
-(schedule, model run and postprocessing: seconds of the engine's clock), and what it computed, in the
+(schedule, model run and postprocessing: seconds of the engine's clock), `lead_s` the time since the
+previous step ended when that step left work to do (the engine loop's own time between two busy steps:
+taking new requests, handing events over, waiting for the interpreter; null after an idle spell, when
+the engine waited for requests), and what it computed, in the
 step model's terms (loadgen.predict.step_model): P prefill tokens, PC Σ chunk tokens × context after the
 chunk, D decoding sequences, K Σ of their contexts. A scheduled item of one token is a decode (as the
 predictor counts it, loadgen.predict.virtual.batch_features). The ring keeps the last `capacity` steps;
@@ -19,7 +22,7 @@ from typing import TypedDict
 from refserver.engine.runner_base import ScheduledBatch
 
 DEFAULT_CAPACITY = 8192
-FIELDS = ("seq", "start_s", "duration_s", "prefill_tokens", "prefill_ctx", "decode_seqs", "kv_tokens")
+FIELDS = ("seq", "start_s", "duration_s", "lead_s", "prefill_tokens", "prefill_ctx", "decode_seqs", "kv_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,14 +30,16 @@ class StepRecord:
     seq: int  # 1, 2, ... in step order
     start_s: float
     duration_s: float
+    lead_s: float | None
     prefill_tokens: int
     prefill_ctx: float
     decode_seqs: int
     kv_tokens: int
 
-    def row(self) -> list[float]:
+    def row(self) -> list[float | None]:
         """The record as a JSON row in FIELDS order."""
-        return [self.seq, round(self.start_s, 6), round(self.duration_s, 9), self.prefill_tokens,
+        lead = None if self.lead_s is None else round(self.lead_s, 9)
+        return [self.seq, round(self.start_s, 6), round(self.duration_s, 9), lead, self.prefill_tokens,
                 self.prefill_ctx, self.decode_seqs, self.kv_tokens]
 
 
@@ -42,7 +47,7 @@ class StepsBody(TypedDict):
     """GET /v1/goodput/steps: the steps after `after`, oldest first, as rows in `fields` order."""
 
     fields: list[str]
-    steps: list[list[float]]
+    steps: list[list[float | None]]
     last: int  # the newest step's seq (0 before the first step): the next `after`
     dropped: int  # steps after `after` the ring no longer holds
 
@@ -72,12 +77,16 @@ class StepLog:
         self._ring: deque[StepRecord] = deque(maxlen=capacity)
         self._lock = threading.Lock()
         self._seq = 0
+        self._busy_end: float | None = None  # the previous step's end, when it left work to do
 
-    def record(self, batch: ScheduledBatch, start_s: float, end_s: float) -> None:
+    def record(self, batch: ScheduledBatch, start_s: float, end_s: float, *, busy: bool = False) -> None:
+        """One step; `busy`: the engine has unfinished requests after it (the next step's lead is timed)."""
         p, pc, d, k = batch_work(batch)
+        lead = None if self._busy_end is None else start_s - self._busy_end
+        self._busy_end = end_s if busy else None
         with self._lock:
             self._seq += 1
-            self._ring.append(StepRecord(self._seq, start_s, end_s - start_s, p, pc, d, k))
+            self._ring.append(StepRecord(self._seq, start_s, end_s - start_s, lead, p, pc, d, k))
 
     def after(self, seq: int) -> StepsBody:
         with self._lock:

@@ -106,6 +106,23 @@ def test_the_ring_says_how_many_steps_a_late_reader_missed() -> None:
     assert log.after(10) == {"fields": body["fields"], "steps": [], "last": 10, "dropped": 0}
 
 
+def test_a_steps_time_takes_the_loops_time_before_the_next_busy_step(tmp_path: Path) -> None:
+    log = StepLog()
+    log.record(ScheduledBatch(), 0.0, 0.010, busy=True)  # work left: the next step's lead is the loop's
+    log.record(ScheduledBatch(), 0.013, 0.020, busy=False)  # idle after it: the next lead is not timed
+    log.record(ScheduledBatch(), 5.0, 5.004, busy=True)
+    assert [row[3] for row in log.after(0)["steps"]] == [None, pytest.approx(0.003), None]
+    collector = EngineSteps("http://127.0.0.1:1/v1/goodput/steps")
+    collector.poll(_serve(log))
+    log.record(ScheduledBatch(), 5.006, 5.010)
+    for k in range(3):
+        log.record(ScheduledBatch(), 6.0 + k, 6.0 + k + 0.01, busy=True)
+    collector.poll(_serve(log))
+    assert collector.save(tmp_path) is not None
+    steps = read_engine_steps(tmp_path)
+    assert [s.duration_s for s in steps or []] == pytest.approx([0.004, 0.01 + 0.99, 0.01 + 0.99, 0.01])
+
+
 def test_the_fit_from_engine_steps_recovers_every_parameter(tmp_path: Path) -> None:
     steps = []
     for k, rate in enumerate((4, 12, 30)):

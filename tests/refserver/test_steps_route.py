@@ -48,7 +48,7 @@ def test_the_route_serves_the_steps_after_a_given_one(served: tuple[str, StepLog
     body = httpx.get(f"{url}/v1/goodput/steps", params={"after": before}, timeout=10).json()
     assert body["last"] == before + 1 and body["dropped"] == 0
     assert dict(zip(body["fields"], body["steps"][0], strict=True)) == {
-        "seq": before + 1, "start_s": 1.0, "duration_s": 0.25, "prefill_tokens": 300,
+        "seq": before + 1, "start_s": 1.0, "duration_s": 0.25, "lead_s": None, "prefill_tokens": 300,
         "prefill_ctx": 300 * 300, "decode_seqs": 2, "kv_tokens": 100 + 42}
     bad = httpx.get(f"{url}/v1/goodput/steps", params={"after": "-1"}, timeout=10)
     assert bad.status_code == 400 and "after must be a whole number" in bad.json()["error"]["message"]
