@@ -87,6 +87,7 @@ def calibrate(
         no_steps_message,
         prefill_aggregate,
         prefill_unidentified,
+        read_engine_steps,
         read_server_run,
         reconstruct,
         replay,
@@ -117,7 +118,9 @@ def calibrate(
         limits, limit_sources = resolve_limits(flags, server_limits(servers, given))
         budget = limits.max_num_batched_tokens
         records = {str(d): split_chunks(read_records(str(d / RECORDS_FILE))) for d in dirs}
-        by_run: dict[str, list[Step]] = {k: reconstruct(v, max_batched_tokens=budget) for k, v in records.items()}
+        engine_steps = {str(d): read_engine_steps(d) for d in dirs}
+        by_run: dict[str, list[Step]] = {k: e if (e := engine_steps[k]) else reconstruct(v, max_batched_tokens=budget)
+                                         for k, v in records.items()}
         all_steps = [s for steps in by_run.values() for s in steps]
         if not all_steps:
             raise ValueError(no_steps_message([r for recs in records.values() for r in recs]))
@@ -140,7 +143,8 @@ def calibrate(
     exact = bool(need) and len(rows) == len(need)  # as many rows as unknowns: each mean is met exactly
     checks = {k: check_against_server(server, by_run[k], prefills[k].per_request, records[k], s, fitted=exact and k in rows)
               for k, s in servers.items() if s is not None and s.has_figures}
-    run_fit = {k: {**v, **({"server": checks[k]} if k in checks else {})} for k, v in server.fit["runs"].items()}
+    run_fit = {k: {**v, "step_source": "engine" if engine_steps.get(k) else "chunks",
+                   **({"server": checks[k]} if k in checks else {})} for k, v in server.fit["runs"].items()}
     server_rows = {"parameters": need, "runs": sorted(rows), "weight": "sqrt(distinct prefill steps)",
                    "exact": exact} if need and rows else None
     server = replace(server, fit={**server.fit, "runs": run_fit, "limits_source": limit_sources,
@@ -159,7 +163,8 @@ def calibrate(
                                                "exactly, (fitted) below" if exact else ""))
     typer.echo("limits: " + ", ".join(f"{k} {getattr(limits, k)} ({limit_sources[k]})" for k in limit_sources))
     for run, r in run_fit.items():
-        typer.echo(f"  {run}: {r['steps']:.0f} steps, mean {r['mean_step_s'] * 1e3:.2f} ms, "
+        source = "the server's engine steps" if engine_steps.get(run) else "steps rebuilt from chunk times"
+        typer.echo(f"  {run}: {r['steps']:.0f} steps ({source}), mean {r['mean_step_s'] * 1e3:.2f} ms, "
                    f"residual RMS {r['rms_residual_s'] * 1e3:.3f} ms")
         if "server" in r:
             typer.echo(f"    {check_line(r['server'])}")

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from loadgen.predict.calibrate import IdentifyError, build_model, fit_best, prefill_unidentified
     from loadgen.predict.compare import compare as compare_measured
     from loadgen.predict.compare import measured_rates
+    from loadgen.predict.engine_steps import read_engine_steps
     from loadgen.predict.expand import split_chunks
     from loadgen.predict.measured import read_measured, slo_given
     from loadgen.predict.parallel import default_jobs, points_at
@@ -53,6 +54,7 @@ __all__ = [
     "prediction_context",
     "prefill_aggregate",
     "prefill_unidentified",
+    "read_engine_steps",
     "read_measured",
     "read_server_run",
     "reconstruct",
@@ -83,5 +85,5 @@ __getattr__ = lazy_names(__name__, {
     "prefill_aggregate": "server_check",
     "read_server_run": "server_run", "resolve_limits": "server_run", "server_limits": "server_run",
     "PARAMS": "step_model", "load_model": "step_model",
-    "Step": "steps", "no_steps_message": "steps", "reconstruct": "steps",
+    "Step": "steps", "no_steps_message": "steps", "reconstruct": "steps", "read_engine_steps": "engine_steps",
 })

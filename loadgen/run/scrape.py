@@ -23,6 +23,7 @@ from typing import Literal
 import httpx
 
 from loadgen.http import needs_tls, public_url, scrub_userinfo
+from loadgen.run.engine_steps import EngineSteps, steps_url_for
 from loadgen.run.startup import first_line
 from metrics.results import SERVER_SERIES_FILE as SERIES_FILE
 from metrics.server import (
@@ -188,6 +189,7 @@ class ServerScraper:
         self.snapshots: list[Snapshot] = []
         self.series: list[SeriesPoint] = []
         self.failures: list[str] = []
+        self.steps = EngineSteps(steps_url_for(url))  # the reference server's engine steps, when it has them
 
     def scrape(self) -> Snapshot:
         """One scrape; raises httpx.HTTPError or ValueError on failure."""
@@ -196,6 +198,7 @@ class ServerScraper:
         resp.raise_for_status()
         snap = parse_exposition(resp.text, unix_s=time.time())
         self._keep(snap, started)
+        self.steps.poll(self._client)
         return snap
 
     def _keep(self, snap: Snapshot, started_unix_s: float) -> None:
@@ -241,6 +244,7 @@ class ServerScraper:
 
         path = out_dir / SERIES_FILE
         write_atomic(path, "".join(json.dumps(point) + "\n" for point in self.series).encode())
+        self.steps.save(out_dir)
         return path
 
     def section(self) -> ServerPrometheusJSON:

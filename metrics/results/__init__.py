@@ -44,6 +44,7 @@ from metrics.results.documents import (
 from metrics.results.layout import (
     CAPACITY_FILE,
     CAPACITY_REPORT_FILE,
+    ENGINE_STEPS_FILE,
     GPU_FILE,
     POINTS_DIR,
     POINTS_RESULT_FILES,
@@ -109,6 +110,7 @@ __all__ = [
     "CAPACITY_REPORT_FILE",
     "CAPACITY_SCHEMA_VERSION",
     "COLUMNS",
+    "ENGINE_STEPS_FILE",
     "GPU_FILE",
     "LATENCY_COLUMNS",
     "PERCENTILES",

@@ -31,6 +31,7 @@ RECORDS_PARQUET_FILE = "records.parquet"
 TEXTFILE = "metrics.prom"
 SERVER_SERIES_FILE = "server_metrics.jsonl"
 SERVER_SECTION_FILE = "server_prometheus.json"
+ENGINE_STEPS_FILE = "engine_steps.jsonl"  # the reference server's engine steps (loadgen.run.engine_steps)
 GPU_FILE = "gpu_metrics.json"
 REPORT_FILE = "report.html"
 
@@ -43,6 +44,6 @@ POINTS_DIR = "points"  # DIR/points/<label>/: one run directory per point (metri
 
 # What `--overwrite` removes from a run directory (and what makes a directory hold a run).
 RUN_FILES = (RECORDS_FILE, RUN_FILE, SUMMARY_FILE, SUMMARY_CSV_FILE, RECORDS_PARQUET_FILE, TEXTFILE,
-             SERVER_SERIES_FILE, SERVER_SECTION_FILE, REPORT_FILE, RECORDS_STATUS_FILE)
+             SERVER_SERIES_FILE, SERVER_SECTION_FILE, REPORT_FILE, RECORDS_STATUS_FILE, ENGINE_STEPS_FILE)
 # The result files of a sweep or capacity directory (besides its points).
 POINTS_RESULT_FILES = (SWEEP_FILE, SWEEP_CSV_FILE, CAPACITY_FILE)

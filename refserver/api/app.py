@@ -2,7 +2,7 @@
 
 `create_app(engine, tokenizer, config)` builds it; the engine is started and stopped by the app's
 lifespan. Routes: `POST /v1/chat/completions`, `POST /v1/completions`, `POST /v1/responses` and
-`POST /v1/messages` (apis.py), `GET /v1/models`, `GET /health`,
+`POST /v1/messages` (apis.py), `GET /v1/models`, `GET /v1/goodput/steps` (steps_route.py), `GET /health`,
 `GET /metrics`, and `POST /tokenize` unless `config.tokenize_endpoint` is off. A request naming a model other
 than the served names (`config.model_name` and `config.other_names`, the same weights) is refused as vLLM
 refuses it (404, "The model `x` does not exist."); one that names none gets the first name. With `config.api_key` set, `/v1/*` needs `Authorization: Bearer <key>`. Every error,
@@ -36,6 +36,7 @@ from refserver.api.openai_wire import (
 )
 from refserver.api.protocol import Kind, parse_request
 from refserver.api.state import AppConfig, ServerState, served_names
+from refserver.api.steps_route import engine_steps
 from refserver.api.streaming import ChunkBuilder, SSEResponse, chat_finish_reason, stream_events
 from refserver.api.timing import final_goodput, llama_timings, usage
 from refserver.api.tokenize import tokenize
@@ -194,6 +195,7 @@ def create_app(
         Route("/v1/models", models, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
+        Route("/v1/goodput/steps", engine_steps, methods=["GET"]),
     ]
     if config.tokenize_endpoint:
         routes.append(Route("/tokenize", tokenize, methods=["POST"]))

@@ -18,11 +18,12 @@ if TYPE_CHECKING:
     from refserver.engine.llm_engine import LLMEngine
     from refserver.engine.runner_base import ScheduledBatch
     from refserver.engine.sim_runner import SimDescription, describe_engine, sim_options_from_flags
+    from refserver.engine.step_log import StepLog
     from refserver.engine.types import AsyncEngine, EngineStats, QueueFullError, SamplingParams, TokenEvent
 
 __all__ = [
     "AsyncEngine", "AsyncLLMEngine", "EngineConfig", "EngineStats", "LLMEngine", "QueueFullError",
-    "SamplingParams", "ScheduledBatch", "SimDescription", "TokenEvent", "build_engine", "build_llm_engine", "build_runner",
+    "SamplingParams", "ScheduledBatch", "SimDescription", "StepLog", "TokenEvent", "build_engine", "build_llm_engine", "build_runner",
     "describe_engine", "sim_options_from_flags",
 ]
 
@@ -33,6 +34,7 @@ __getattr__ = lazy_names(__name__, {
     "LLMEngine": "llm_engine",
     "ScheduledBatch": "runner_base",
     "SimDescription": "sim_runner", "describe_engine": "sim_runner", "sim_options_from_flags": "sim_runner",
+    "StepLog": "step_log",
     "AsyncEngine": "types", "EngineStats": "types", "QueueFullError": "types", "SamplingParams": "types",
     "TokenEvent": "types",
 })

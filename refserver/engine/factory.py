@@ -52,5 +52,8 @@ def build_llm_engine(config: EngineConfig) -> LLMEngine:
 def build_engine(config: EngineConfig) -> AsyncLLMEngine:
     """The AsyncEngine the HTTP layer serves from; call `await engine.start()` before generating."""
     from refserver.engine.async_engine import AsyncLLMEngine
+    from refserver.engine.step_log import StepLog
 
-    return AsyncLLMEngine(build_llm_engine(config))
+    engine = build_llm_engine(config)
+    engine.step_log = StepLog()  # served at GET /v1/goodput/steps
+    return AsyncLLMEngine(engine)

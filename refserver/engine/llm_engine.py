@@ -11,6 +11,7 @@ from refserver.engine.fast_decode import FastDecode
 from refserver.engine.runner_base import ModelRunner
 from refserver.engine.scheduler import Scheduler, SchedulerConfig
 from refserver.engine.sequence import Sequence
+from refserver.engine.step_log import StepLog
 from refserver.engine.types import EngineStats, FinishReason, RequestEvent, SamplingParams, TokenEvent
 from refserver.model import max_positions
 
@@ -55,6 +56,7 @@ class LLMEngine:
         self.seqs: dict[str, Sequence] = {}
         self.overhead_s = 0.0  # cumulative schedule + postprocess time (everything but runner.execute)
         self.num_steps = 0
+        self.step_log: StepLog | None = None  # each step's work and time, when set (GET /v1/goodput/steps)
         self.num_finished: dict[FinishReason, int] = {}  # cumulative, by finish reason
         pool = self.block_manager.num_total_blocks * self.block_manager.block_size
         # Prompt + output tokens one request may reach: model positions, capped by the KV pool.
@@ -136,7 +138,10 @@ class LLMEngine:
             if item.sample:
                 events.append((seq.request_id, self._append(seq, next(sampled), t2)))
         self.num_steps += 1
-        self.overhead_s += (t1 - t0) + (self.clock() - t2)
+        t3 = self.clock()
+        self.overhead_s += (t1 - t0) + (t3 - t2)
+        if self.step_log is not None:
+            self.step_log.record(batch, t0, t3, busy=self.has_unfinished())
         return events
 
     def run_until(self, until_s: float) -> list[RequestEvent]:
