@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from loadgen.predict.step_model import StepModel
 from metrics.model import ModelConfig
-from refserver.engine import EngineConfig, LLMEngine, SamplingParams, ScheduledBatch
+from refserver.engine import EngineConfig, LLMEngine, SamplingParams, ScheduledBatch, batch_work
 from refserver.model import tiny_config
 
 FloatArray = npt.NDArray[np.float64]
@@ -34,24 +34,6 @@ class VirtualClock:
 
     def now(self) -> float:
         return self.t
-
-
-def batch_features(batch: ScheduledBatch) -> tuple[int, float, int, int, int]:
-    """P, PC, D and K of one scheduled batch (loadgen.predict.step_model), and the tokens it samples."""
-    prefill, decode, kv = 0, batch.quiet_decodes, batch.quiet_kv
-    prefill_ctx = 0.0
-    samples = 0
-    for s in batch.seqs:
-        n = len(s.token_ids)
-        ctx = s.start_pos + n
-        if n > 1:
-            prefill += n
-            prefill_ctx += n * ctx
-        else:
-            decode += 1
-            kv += ctx
-        samples += s.sample
-    return prefill, prefill_ctx, decode, kv, samples
 
 
 class ModelStepRunner:
@@ -77,7 +59,7 @@ class ModelStepRunner:
 
     def execute(self, batch: ScheduledBatch) -> list[int]:
         if batch.seqs:
-            prefill, prefill_ctx, decode, kv, samples = batch_features(batch)
+            prefill, prefill_ctx, decode, kv, samples = batch_work(batch)
             duration = self.model.seconds(prefill, prefill_ctx, decode, kv)
         else:  # quiet decodes only (refserver.engine.fast_decode)
             duration, samples = self.model.seconds(0, 0.0, batch.quiet_decodes, batch.quiet_kv), 0

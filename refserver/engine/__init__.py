@@ -18,13 +18,13 @@ if TYPE_CHECKING:
     from refserver.engine.llm_engine import LLMEngine
     from refserver.engine.runner_base import ScheduledBatch
     from refserver.engine.sim_runner import SimDescription, describe_engine, sim_options_from_flags
-    from refserver.engine.step_log import StepLog
+    from refserver.engine.step_log import StepLog, batch_work
     from refserver.engine.types import AsyncEngine, EngineStats, QueueFullError, SamplingParams, TokenEvent
 
 __all__ = [
     "AsyncEngine", "AsyncLLMEngine", "EngineConfig", "EngineStats", "LLMEngine", "QueueFullError",
-    "SamplingParams", "ScheduledBatch", "SimDescription", "StepLog", "TokenEvent", "build_engine", "build_llm_engine", "build_runner",
-    "describe_engine", "sim_options_from_flags",
+    "SamplingParams", "ScheduledBatch", "SimDescription", "StepLog", "TokenEvent", "batch_work", "build_engine",
+    "build_llm_engine", "build_runner", "describe_engine", "sim_options_from_flags",
 ]
 
 __getattr__ = lazy_names(__name__, {
@@ -34,7 +34,7 @@ __getattr__ = lazy_names(__name__, {
     "LLMEngine": "llm_engine",
     "ScheduledBatch": "runner_base",
     "SimDescription": "sim_runner", "describe_engine": "sim_runner", "sim_options_from_flags": "sim_runner",
-    "StepLog": "step_log",
+    "StepLog": "step_log", "batch_work": "step_log",
     "AsyncEngine": "types", "EngineStats": "types", "QueueFullError": "types", "SamplingParams": "types",
     "TokenEvent": "types",
 })

@@ -7,7 +7,7 @@ taking new requests, handing events over, waiting for the interpreter; null afte
 the engine waited for requests), and what it computed, in the
 step model's terms (loadgen.predict.step_model): P prefill tokens, PC Σ chunk tokens × context after the
 chunk, D decoding sequences, K Σ of their contexts. A scheduled item of one token is a decode (as the
-predictor counts it, loadgen.predict.virtual.batch_features). The ring keeps the last `capacity` steps;
+predictor counts it: loadgen.predict.virtual runs the same `batch_work`). The ring keeps the last `capacity` steps;
 each has a sequence number, so a reader asks for those after the last it has and learns how many it
 missed (`dropped`) when it asked too rarely.
 """
@@ -52,10 +52,11 @@ class StepsBody(TypedDict):
     dropped: int  # steps after `after` the ring no longer holds
 
 
-def batch_work(batch: ScheduledBatch) -> tuple[int, float, int, int]:
-    """P, PC, D and K of a scheduled batch."""
+def batch_work(batch: ScheduledBatch) -> tuple[int, float, int, int, int]:
+    """P, PC, D and K of a scheduled batch (loadgen.predict.step_model), and the tokens it samples."""
     prefill, decode, kv = 0, batch.quiet_decodes, batch.quiet_kv
     prefill_ctx = 0.0
+    samples = 0
     for s in batch.seqs:
         n = len(s.token_ids)
         ctx = s.start_pos + n
@@ -65,7 +66,8 @@ def batch_work(batch: ScheduledBatch) -> tuple[int, float, int, int]:
         else:
             decode += 1
             kv += ctx
-    return prefill, prefill_ctx, decode, kv
+        samples += s.sample
+    return prefill, prefill_ctx, decode, kv, samples
 
 
 class StepLog:
@@ -81,7 +83,7 @@ class StepLog:
 
     def record(self, batch: ScheduledBatch, start_s: float, end_s: float, *, busy: bool = False) -> None:
         """One step; `busy`: the engine has unfinished requests after it (the next step's lead is timed)."""
-        p, pc, d, k = batch_work(batch)
+        p, pc, d, k, _ = batch_work(batch)
         lead = None if self._busy_end is None else start_s - self._busy_end
         self._busy_end = end_s if busy else None
         with self._lock:

@@ -7,14 +7,9 @@ callback's argument, and the record's `server` block. Everything else has a Type
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+from tests.untyped_json import aliases, counts
 
-ROOT = Path(__file__).resolve().parents[2]
 SCOPE = ("loadgen/http", "loadgen/workload", "loadgen/types.py", "loadgen/tools.py")
-UNTYPED = re.compile(r"\b(?:dict|Dict|Mapping|MutableMapping)\[str,\s*(?:Any|object)\]")
-ALIAS = re.compile(r"^\s*\w+\s*(?::\s*TypeAlias\s*)?=\s*(?:dict|Dict|Mapping|MutableMapping)\[str,\s*(?:Any|object)\]\s*$",
-                   re.MULTILINE)
 
 ALLOWED = {
     "loadgen/http/payload.py": 5,  # the body sent: request_body, merge_body (base, extra, result), encode_body
@@ -31,25 +26,12 @@ ALLOWED = {
 }
 
 
-def _files() -> list[Path]:
-    out: list[Path] = []
-    for part in SCOPE:
-        path = ROOT / part
-        out.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
-    return out
-
-
 def test_untyped_json_objects_only_where_listed() -> None:
-    found = {}
-    for path in _files():
-        count = len(UNTYPED.findall(path.read_text(encoding="utf-8")))
-        if count:
-            found[path.relative_to(ROOT).as_posix()] = count
+    found = counts(SCOPE)
     over = {name: (count, ALLOWED.get(name, 0)) for name, count in found.items() if count > ALLOWED.get(name, 0)}
     assert not over, f"untyped JSON objects (found, allowed): {over}"
     assert sum(found.values()) <= sum(ALLOWED.values()) == 25
 
 
 def test_no_alias_hides_one() -> None:
-    aliases = [path.name for path in _files() if ALIAS.search(path.read_text(encoding="utf-8"))]
-    assert not aliases
+    assert not aliases(SCOPE)

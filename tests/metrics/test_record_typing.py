@@ -5,9 +5,7 @@ crosses the process's edge, each one listed with its reason. And a checked recor
 
 from __future__ import annotations
 
-import re
 import typing
-from pathlib import Path
 
 from metrics.records.record import RequestRecord
 from metrics.records.record_check import (
@@ -18,13 +16,10 @@ from metrics.records.record_check import (
     STRING_FIELDS,
     RecordLine,
 )
+from tests.untyped_json import aliases, counts
 
-ROOT = Path(__file__).resolve().parents[2]
 SCOPE = ("exporters/grafana", "metrics/records", "metrics/slo.py", "metrics/burst.py", "exporters/files.py",
          "exporters/console.py", "exporters/failure_notes.py")
-UNTYPED = re.compile(r"\b(?:dict|Dict|Mapping|MutableMapping)\[str,\s*(?:Any|object)\]")
-ALIAS = re.compile(r"^\s*\w+\s*(?::\s*TypeAlias\s*)?=\s*(?:dict|Dict|Mapping|MutableMapping)\[str,\s*(?:Any|object)\]\s*$",
-                   re.MULTILINE)
 
 ALLOWED = {
     # the server's own figures, passed through as it sent them (unknown keys kept): RequestRecord.server,
@@ -41,27 +36,16 @@ ALLOWED = {
 }
 
 
-def _files() -> list[Path]:
-    out: list[Path] = []
-    for part in SCOPE:
-        path = ROOT / part
-        out.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
-    return out
-
-
 def test_untyped_json_objects_only_where_listed() -> None:
-    found = {}
-    for path in _files():
-        count = len(UNTYPED.findall(path.read_text(encoding="utf-8")))
-        if count:
-            found[path.relative_to(ROOT).as_posix()] = count
+    found = counts(SCOPE)
     over = {name: (count, ALLOWED.get(name, 0)) for name, count in found.items() if count > ALLOWED.get(name, 0)}
     assert not over, f"untyped JSON objects (found, allowed): {over}"
     assert sum(found.values()) <= sum(ALLOWED.values()) == 11
 
 
 def test_no_alias_hides_one() -> None:
-    assert not [path.name for path in _files() if ALIAS.search(path.read_text(encoding="utf-8"))]
+    assert not aliases(SCOPE)
+
 
 
 def test_record_line_names_every_checked_field_and_only_those() -> None:
