@@ -42,7 +42,7 @@ from refserver.api.messages_wire import (
     ToolUseBlock,
 )
 from refserver.api.streaming import Drop, FaultPacer, named_event
-from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings, stream_time_s
+from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings
 from refserver.api.turn import Answer, CallStart, Delta, Finish, turn_events
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -123,8 +123,8 @@ class MessagesStream:
 
     def event(self, kind: str, tokens: int = 0, *, final: bool = False, **fields: Unpack[EventFields]) -> bytes:
         payload: MessagesEvent = {"type": kind, **fields}
+        now = time.perf_counter()
         times = self.builder.times
-        now = stream_time_s(times)
         payload["goodput"] = final_goodput(times, now, tokens) if final else chunk_goodput(times, now, tokens)
         if final:
             payload["timings"] = llama_timings(times)

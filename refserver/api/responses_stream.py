@@ -34,7 +34,7 @@ from refserver.api.responses_wire import (
     ResponsesUsage,
 )
 from refserver.api.streaming import Drop, FaultPacer, named_event
-from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings, stream_time_s
+from refserver.api.timing import RequestTimes, chunk_goodput, final_goodput, llama_timings
 from refserver.api.turn import Answer, CallStart, Delta, Finish, turn_events
 
 _PART = {"reasoning": "reasoning_text", "text": "output_text"}
@@ -147,8 +147,8 @@ class ResponsesStream:
     def event(self, kind: str, tokens: int = 0, *, final: bool = False, **fields: Unpack[EventFields]) -> bytes:
         payload: ResponsesEvent = {"type": kind, "sequence_number": self.sequence, **fields}
         self.sequence += 1
+        now = time.perf_counter()
         times = self.builder.times
-        now = stream_time_s(times)
         payload["goodput"] = final_goodput(times, now, tokens) if final else chunk_goodput(times, now, tokens)
         if final:
             payload["timings"] = llama_timings(times)

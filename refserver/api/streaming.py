@@ -2,9 +2,8 @@
 
 Chat: a role-only chunk, content chunks, a chunk with `finish_reason` (empty delta), a usage-only chunk
 (`choices: []`) when `stream_options.include_usage`, then `data: [DONE]`. Completions: the same without
-the role chunk. Every chunk carries `goodput: {t, n}` (t: the engine's time of its tokens, see
-timing.stream_time_s); the finish chunk's `goodput` adds the phase times and `cached_tokens`, and the
-chunk carries llama.cpp-style `timings`. With
+the role chunk. Every chunk carries `goodput: {t, n}`; the finish chunk's `goodput` adds the phase
+times and `cached_tokens`, and the chunk carries llama.cpp-style `timings`. With
 `continuous_usage_stats` every chunk carries the running usage, whose `completion_tokens` is the sum of
 the `n` sent so far (so Δcompletion_tokens is exactly the chunk's tokens).
 """
@@ -27,15 +26,7 @@ from refserver.api.messages_wire import MessagesEvent
 from refserver.api.openai_wire import ChatDelta, Chunk, ChunkChoice, ChunkHead, FunctionDelta, ToolCallDelta
 from refserver.api.protocol import GenerationRequest
 from refserver.api.responses_wire import ResponsesEvent
-from refserver.api.timing import (
-    RequestTimes,
-    Usage,
-    chunk_goodput,
-    final_goodput,
-    llama_timings,
-    stream_time_s,
-    usage,
-)
+from refserver.api.timing import RequestTimes, Usage, chunk_goodput, final_goodput, llama_timings, usage
 from refserver.api.turn import CallStart, Delta, Finish, turn_events
 
 
@@ -96,7 +87,7 @@ class ChunkBuilder:
 
     def _chunk(self, choices: list[ChunkChoice], tokens: int, *, final: bool = False) -> Chunk:
         self.sent_tokens += tokens
-        now = stream_time_s(self.times)
+        now = time.perf_counter()
         chunk: Chunk = {**self.base, "choices": choices}
         if final:
             chunk["goodput"] = final_goodput(self.times, now, tokens)
@@ -143,7 +134,7 @@ class ChunkBuilder:
 
     def usage_only(self) -> Chunk:
         chunk: Chunk = {**self.base, "choices": [], "usage": usage(self.times, reasoning=self.reasons)}
-        chunk["goodput"] = chunk_goodput(self.times, stream_time_s(self.times), 0)
+        chunk["goodput"] = chunk_goodput(self.times, time.perf_counter(), 0)
         return chunk
 
 
@@ -162,7 +153,6 @@ class FaultPacer:
         delay = first_delay + self.faults.token_delay_s * tokens
         if delay > 0:
             await asyncio.sleep(delay)
-            self.generation.times.held_s = time.perf_counter()
 
     async def after_content(self) -> bytes | Drop | None:
         self.content_events += 1
@@ -178,7 +168,6 @@ class FaultPacer:
             return DROP
         if self.fault == "stall":
             await asyncio.sleep(self.faults.stall_s)
-            self.generation.times.held_s = time.perf_counter()
         elif self.fault == "malformed":
             return MALFORMED_EVENT
         return None

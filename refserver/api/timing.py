@@ -83,8 +83,6 @@ class RequestTimes:
     num_cached_tokens: int = 0
     num_output_tokens: int = 0
     num_reasoning_tokens: int = 0  # of the output tokens, those streamed as reasoning
-    held_s: float | None = None  # the end of the last delay the HTTP layer injected (faults)
-    stamped_s: float | None = None  # the last chunk's server time (`stream_time_s`)
 
     def update(self, event: TokenEvent) -> None:
         self.scheduled_s = event.scheduled_s
@@ -123,18 +121,6 @@ def per_token_ms(seconds: float | None, count: int) -> float | None:
 
 def per_second(count: int, seconds: float | None) -> float | None:
     return None if seconds is None or seconds <= 0.0 else count / seconds
-
-
-def stream_time_s(times: RequestTimes) -> float:
-    """A streamed chunk's server time: the end of the engine step that made the last token sent so far
-    (the arrival before any), moved to the end of a delay the HTTP layer injected after it, and never
-    before the stream's previous chunk. Not the moment the HTTP layer builds the chunk: its event loop may
-    deliver the tokens of several steps at once."""
-    made = times.last_token_s if times.last_token_s is not None else times.arrival_s
-    t = max(made, times.held_s if times.held_s is not None else made,
-            times.stamped_s if times.stamped_s is not None else made)
-    times.stamped_s = t
-    return t
 
 
 def chunk_goodput(times: RequestTimes, now_s: float, tokens: int) -> ChunkGoodput:
