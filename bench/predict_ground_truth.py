@@ -104,7 +104,8 @@ def without_prefix_cache(model: Path) -> Path:
 
 
 def replay(model_path: Path, run_dir: Path, mix: Mix) -> dict[str, tuple[float, float]]:
-    """(measured, predicted) median TTFT and TPOT of one run, the prediction at the run's own send times."""
+    """(measured, predicted) median TTFT and TPOT and mean TTFT of one run, the prediction at the run's own
+    send times."""
     records = sorted(read_records(str(run_dir / "records.jsonl")), key=lambda r: r.id)
     values = run_defaults()
     values.update(mix.values())
@@ -116,6 +117,7 @@ def replay(model_path: Path, run_dir: Path, mix: Mix) -> dict[str, tuple[float, 
     tpot = np.array([(r.chunk_ns[-1] - r.chunk_ns[0]) / 1e9 / (len(r.chunk_ns) - 1)
                      for r in records if len(r.chunk_ns) > 1])
     return {"ttft": (float(np.median(ttft)), float(np.nanmedian(out.ttft_s))),
+            "ttft_mean": (float(np.mean(ttft)), float(np.nanmean(out.ttft_s))),
             "tpot": (float(np.median(tpot)), float(np.nanmedian(out.tpot_s)))}
 
 

@@ -9,6 +9,8 @@ import typer
 
 from metrics.results import POINTS_DIR, RECORDS_FILE
 
+FEW_PREFILL_STEPS = 10  # fewer fitted steps that carry prefill tokens than this: calibrate says the cost rests on them
+
 CALIBRATE_HELP = """Fit a step-time model of the served engine from measured runs.
 
 Reads each run directory's records.jsonl (a sweep or capacity directory: every point's), rebuilds the
@@ -84,6 +86,7 @@ def calibrate(
         check_against_server,
         check_line,
         fit_best,
+        left_out_prefill,
         no_steps_message,
         prefill_aggregate,
         prefill_unidentified,
@@ -95,7 +98,7 @@ def calibrate(
         roofline_bounds,
         server_limits,
         split_chunks,
-        trimmed_fit,
+        trim,
     )
     from metrics.records import read_records
 
@@ -130,7 +133,8 @@ def calibrate(
         need = prefill_unidentified(all_steps, pinned)
         rows = {k: a for k, p in prefills.items() if (a := prefill_aggregate(p, servers[k])) is not None}
         try:
-            fit, forms = trimmed_fit(fit_best, all_steps, pinned, lower, tuple(rows.values()) if need else ())
+            trimmed = trim(fit_best, all_steps, pinned, lower, tuple(rows.values()) if need else ())
+            fit, forms = trimmed.fit, trimmed.forms
         except IdentifyError as exc:
             prefill_named = bool(set(exc.names) & set(need))
             hint = ("; the server's mean prefill time (one row per run) was fitted too" if prefill_named and rows else
@@ -147,7 +151,9 @@ def calibrate(
                    **({"server": checks[k]} if k in checks else {})} for k, v in server.fit["runs"].items()}
     server_rows = {"parameters": need, "runs": sorted(rows), "weight": "sqrt(distinct prefill steps)",
                    "exact": exact} if need and rows else None
+    dropped, carrying = left_out_prefill(all_steps, trimmed.kept)
     server = replace(server, fit={**server.fit, "runs": run_fit, "limits_source": limit_sources,
+                                  "prefill_steps": {"all": carrying, "left_out": dropped},
                                   **({"server_rows": server_rows} if server_rows else {})})
     for name in PARAMS:
         err = fit.std_err.get(name)
@@ -161,6 +167,14 @@ def calibrate(
                    f"weighted by the square root of the distinct steps its prefills span (the chunk times time "
                    f"no prefill-only step)" + ("; as many rows as parameters: each run's prefill mean is met "
                                                "exactly, (fitted) below" if exact else ""))
+    if carrying:
+        typer.echo(f"prefill steps: {carrying - dropped} of {carrying} fitted ({dropped} left out as outliers)")
+    if carrying and carrying - dropped < FEW_PREFILL_STEPS:
+        typer.echo(f"goodput calibrate: note: the prefill cost rests on {carrying - dropped} steps (of {carrying} "
+                   f"that carry prefill tokens, {dropped} left out as outliers): " + (
+                       "their times spread wider than the decode steps'" if all(engine_steps.values())
+                       else "chunk times place prefills loosely; the server's own engine steps (the reference "
+                            "server, scraped during the runs) or longer runs identify it better"), err=True)
     typer.echo("limits: " + ", ".join(f"{k} {getattr(limits, k)} ({limit_sources[k]})" for k in limit_sources))
     for run, r in run_fit.items():
         source = "the server's engine steps" if engine_steps.get(run) else "steps rebuilt from chunk times"

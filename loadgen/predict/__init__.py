@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from loadgen.predict.prefill import replay
     from loadgen.predict.report import measured_lines, prediction_context
     from loadgen.predict.requests import RequestSource
-    from loadgen.predict.robust import trimmed_fit
+    from loadgen.predict.robust import left_out_prefill, trim
     from loadgen.predict.server_check import check_line, prefill_aggregate
     from loadgen.predict.server_check import server_check as check_against_server
     from loadgen.predict.server_run import read_server_run, resolve_limits, server_limits
@@ -44,6 +44,7 @@ __all__ = [
     "default_jobs",
     "fit_best",
     "format_table",
+    "left_out_prefill",
     "load_model",
     "measured_lines",
     "measured_rates",
@@ -64,7 +65,7 @@ __all__ = [
     "server_limits",
     "slo_given",
     "split_chunks",
-    "trimmed_fit",
+    "trim",
 ]
 
 __getattr__ = lazy_names(__name__, {
@@ -80,7 +81,7 @@ __getattr__ = lazy_names(__name__, {
     "replay": "prefill",
     "measured_lines": "report", "prediction_context": "report",
     "RequestSource": "requests",
-    "trimmed_fit": "robust",
+    "trim": "robust", "left_out_prefill": "robust",
     "check_against_server": "server_check:server_check", "check_line": "server_check",
     "prefill_aggregate": "server_check",
     "read_server_run": "server_run", "resolve_limits": "server_run", "server_limits": "server_run",

@@ -5,7 +5,7 @@ into one (its D and K doubled, its duration one step), and a stalled server (a p
 machine's other load) stretches one gap. Least squares weighs such a step by its squared residual, so a
 few of them pull the slopes: on the sim server under load they held `decode_kv_s` at a fifth of the
 simulated GPU's KV read per token, and predicted a long-context workload's capacity 18 % too high.
-`trimmed_fit` fits, leaves out the steps whose residual lies more than K robust standard deviations
+`trim` fits, leaves out the steps whose residual lies more than K robust standard deviations
 (1.4826 × the median absolute deviation, at least 1 µs) from the median residual, and refits, until nothing more is left
 out or ROUNDS are done; a refit the remaining steps cannot identify keeps the last fit.
 """
@@ -13,6 +13,7 @@ out or ROUNDS are done; a refit the remaining steps cannot identify keeps the la
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,8 +37,17 @@ def outliers(fit: Fit, steps: list[Step], k: float = K) -> np.ndarray:
     return dev > k * sigma
 
 
-def trimmed_fit(fit_fn: Callable[..., tuple[Fit, dict[str, float]]], steps: list[Step], *args: Any,
-                rounds: int = ROUNDS, **kwargs: Any) -> tuple[Fit, dict[str, float]]:
+@dataclass(frozen=True, slots=True)
+class Trimmed:
+    """The fit after trimming, each form's residual RMS, and the steps fitted (the rest were left out)."""
+
+    fit: Fit
+    forms: dict[str, float]
+    kept: list[Step]
+
+
+def trim(fit_fn: Callable[..., tuple[Fit, dict[str, float]]], steps: list[Step], *args: Any,
+         rounds: int = ROUNDS, **kwargs: Any) -> Trimmed:
     """`fit_fn(steps, *args, **kwargs)` (calibrate.fit_best), refitted without the outlier steps."""
     fit, forms = fit_fn(steps, *args, **kwargs)
     for _ in range(rounds):
@@ -50,4 +60,10 @@ def trimmed_fit(fit_fn: Callable[..., tuple[Fit, dict[str, float]]], steps: list
         except IdentifyError:
             break
         steps = kept
-    return fit, forms
+    return Trimmed(fit, forms, steps)
+
+
+def left_out_prefill(steps: list[Step], kept: list[Step]) -> tuple[int, int]:
+    """(left out, all) of the steps that carry prefill tokens."""
+    carrying = sum(s.features.prefill_tokens > 0 for s in steps)
+    return carrying - sum(s.features.prefill_tokens > 0 for s in kept), carrying
