@@ -40,6 +40,8 @@ from loadgen.predict.step_model import load_model
 from loadgen.predict.virtual import simulate
 from loadgen.run import embedded_server
 from loadgen.spec.build import build_spec
+from metrics.latency import derive
+from metrics.records import frame_from_records
 from metrics.records.record import read_records
 
 GOODPUT = str(Path(sys.executable).with_name("goodput"))
@@ -114,11 +116,10 @@ def replay(model_path: Path, run_dir: Path, mix: Mix) -> dict[str, tuple[float, 
     offsets = np.array([r.intended_ns for r in records], dtype=np.float64) / 1e9
     out = simulate(load_model(model_path), reqs.prompts, reqs.max_tokens, offsets - offsets[0])
     ttft = np.array([(r.chunk_ns[0] - r.intended_ns) / 1e9 for r in records if r.chunk_ns])
-    tpot = np.array([(r.chunk_ns[-1] - r.chunk_ns[0]) / 1e9 / (len(r.chunk_ns) - 1)
-                     for r in records if len(r.chunk_ns) > 1])
+    tpot = derive.tpot_s(frame_from_records(records))  # per output token: a chunk may carry several
     return {"ttft": (float(np.median(ttft)), float(np.nanmedian(out.ttft_s))),
             "ttft_mean": (float(np.mean(ttft)), float(np.nanmean(out.ttft_s))),
-            "tpot": (float(np.median(tpot)), float(np.nanmedian(out.tpot_s)))}
+            "tpot": (float(np.nanmedian(tpot)), float(np.nanmedian(out.tpot_s)))}
 
 
 def measure_run(url: str, out: Path, mix: Mix, rate: float, duration: str) -> Path:
