@@ -260,7 +260,6 @@ def model_from_hf_config(config: Mapping[str, Json], *, name: str | None = None)
     num_heads = _int(config.get("num_attention_heads"), "num_attention_heads", source)
     num_kv_heads = config.get("num_key_value_heads") or num_heads  # absent = multi-head attention
     head_dim = config.get("head_dim") or hidden // num_heads
-    positions = config.get("max_position_embeddings")
     model_type = config["model_type"]
     theta, rope_scaling = _rope_from_hf(config, source)
     bos, eos = special_token_ids(config, source)
@@ -278,7 +277,7 @@ def model_from_hf_config(config: Mapping[str, Json], *, name: str | None = None)
             qkv_bias=model_type == "qwen2" or bool(config.get("attention_bias", False)),
             qk_norm=model_type == "qwen3",
             layer_windows=_layer_windows(config, num_layers, source),
-            max_position_embeddings=_positions(positions, source),
+            max_position_embeddings=_positions(config.get("max_position_embeddings"), source),
             rms_norm_eps=_number(config.get("rms_norm_eps", 1e-5), "rms_norm_eps", source),
             rope_theta=theta,
             rope_scaling=rope_scaling,
