@@ -4,7 +4,8 @@ own figures (exporters.server_console), the table and the server section within 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from exporters.answer_notes import answer_lines
 from exporters.burst_note import burst_warning
@@ -23,7 +24,7 @@ from exporters.server_console import format_server_section
 from exporters.workload_notes import cache_lines
 
 if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
-    from metrics.results import Roofline, Run, Stats
+    from metrics.results import Json, Roofline, Run, Stats
 
 TABLE_CAPTION = "latency p50/p99 in ms:"
 _COLUMNS = (("ttft_s", "TTFT"), ("itl_s", "ITL/chunk"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
@@ -98,7 +99,7 @@ def _roofline_lines(roof: Roofline | None) -> list[str]:
     return [f"roofline: not computed ({roof.error})"] if roof.error else []
 
 
-def format_summary(summary: dict[str, Any]) -> str:
+def format_summary(summary: Mapping[str, Json]) -> str:
     from metrics.results import SummaryView
 
     view = SummaryView.from_json(summary)

@@ -5,10 +5,11 @@ what the requests asked (`--ignore-eos`). They read the summary's typed view of 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
-    from metrics.results import FailureMessage, Requests, Run, SummaryView
+    from metrics.results import FailureMessage, Json, Requests, Run, SummaryView
 
 
 
@@ -21,7 +22,7 @@ def failure_text(failure: FailureMessage) -> str:
     return f"{kind}: {message}" if message else kind
 
 
-def all_failed_alike(req: dict[str, Any]) -> str | None:
+def all_failed_alike(req: Mapping[str, Json]) -> str | None:
     """The one line for a run in which nothing succeeded and every failure was the same; else None.
     `req` is summary.json's `requests` as the run wrote it (parsed here, at the boundary)."""
     from metrics.results import Requests

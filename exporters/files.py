@@ -9,7 +9,7 @@ import csv
 import io
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -19,7 +19,7 @@ from metrics.results import named_error as _failed
 from metrics.results import write_atomic
 
 if TYPE_CHECKING:  # the summary's view is imported where a summary is read, not at start-up
-    from metrics.results import Stats
+    from metrics.results import Json, Stats
 
 
 def _latency_rows(scope: str, label: str, latency: dict[str, Stats]) -> Iterator[list[str | float | None]]:
@@ -27,7 +27,7 @@ def _latency_rows(scope: str, label: str, latency: dict[str, Stats]) -> Iterator
         yield [scope, label, metric, *block.values()]
 
 
-def summary_csv_rows(summary: dict[str, Any]) -> Iterator[list[str | float | None]]:
+def summary_csv_rows(summary: Mapping[str, Json]) -> Iterator[list[str | float | None]]:
     """Long format: one row per (scope, bucket label, metric) with every statistic as a column."""
     from metrics.results import STAT_KEYS, SummaryView
 
@@ -38,7 +38,7 @@ def summary_csv_rows(summary: dict[str, Any]) -> Iterator[list[str | float | Non
         yield from _latency_rows(bucket.dimension, bucket.label, bucket.latency)
 
 
-def write_summary_csv(path: Path, summary: dict[str, Any]) -> None:
+def write_summary_csv(path: Path, summary: Mapping[str, Json]) -> None:
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(summary_csv_rows(summary))
     write_atomic(path, buf.getvalue().encode())
@@ -61,7 +61,8 @@ def _table_from_records(records: list[RequestRecord]) -> Any:
     from metrics.records import record_schema  # pyarrow: kept off the start of a run
 
     schema = record_schema()
-    cols: dict[str, Any] = {f.name: pa.array([getattr(r, f.name) for r in records], type=f.type) for f in schema}
+    cols: dict[str, pa.Array | list[str | None]] = {
+        f.name: pa.array([getattr(r, f.name) for r in records], type=f.type) for f in schema}
     cols["tags"] = [json.dumps(r.tags, sort_keys=True) for r in records]
     cols["server"] = [json.dumps(r.server) if r.server is not None else None for r in records]
     return pa.table(cols)

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from exporters.html import fmt
 from exporters.html.page import Cell, Table
 from metrics.results import CAPACITY_FILE
 
+if TYPE_CHECKING:
+    from metrics.results import Json
 
-def _usd(value: Any) -> str:
-    return fmt.NONE if value is None else f"${float(value):,.2f}"
+
+def _usd(value: Json) -> str:
+    if value is None:
+        return fmt.NONE
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"a cost is a number, not {value!r}")
+    return f"${float(value):,.2f}"
 
 
-def cost_table(cost: Mapping[str, Any] | None, *, capacity_upper: float | None = None, source: str = CAPACITY_FILE) -> Table | None:
+def cost_table(cost: Mapping[str, Json] | None, *, capacity_upper: float | None = None, source: str = CAPACITY_FILE) -> Table | None:
     """The document's 'cost' entry (metrics.model.cost's block); None when it has none (no cost was asked
     for). `source`: the file whose 'cost' it shows (a search's capacity can be known only from below, when
     `capacity_upper` is None; a predicted one, predict.json's, cannot)."""

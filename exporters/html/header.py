@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from exporters import console_notes, workload_notes
 from exporters.html import fmt
 from exporters.html.page import Flag
 from metrics.results import Run, SummaryView, Window
+
+if TYPE_CHECKING:
+    from metrics.results import Json
 
 SloBounds = Mapping[str, float | list[float] | None]  # an SLO's bounds by field; None: not set
 
@@ -71,8 +74,8 @@ def slo_text(slo: SloBounds | None) -> str:
     return ", ".join(given) if given else "none given (every successful request with content is good)"
 
 
-def run_meta(label: str, summary: dict[str, Any]) -> list[tuple[str, str]]:
-    view = SummaryView.from_json(summary)
+def run_meta(label: str, view: SummaryView) -> list[tuple[str, str]]:
+    """The header's lines of a run (`view`: its summary.json, parsed)."""
     run = view.run
     target = (run.target or fmt.NONE) + (" (embedded reference server)" if run.embedded else "")
     return [
@@ -84,7 +87,7 @@ def run_meta(label: str, summary: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def run_flags(summary: dict[str, Any]) -> list[Flag]:
+def run_flags(summary: Mapping[str, Json]) -> list[Flag]:
     """What changes how this run is read, worst first; one 'ok' flag when nothing does."""
     view = SummaryView.from_json(summary)
     run, req, tokens = view.run, view.requests, view.tokens

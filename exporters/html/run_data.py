@@ -9,9 +9,10 @@ run directory on its own reads them from records.jsonl.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +23,9 @@ from metrics.latency import Samples, answer, derive, fluidity_index
 from metrics.records import OK, RequestFrame
 from metrics.results import SERVER_SERIES_FILE, RunDocument, SummaryView
 from metrics.summary import Dimension, SummaryConfig, Window, bucket_dimensions, measurement_window, shown
+
+if TYPE_CHECKING:
+    from metrics.results import Json
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
@@ -36,7 +40,7 @@ class RunData:
     samples (measured and ok), as in summary.json."""
 
     label: str
-    summary: dict[str, Any]
+    summary: Mapping[str, Json]  # summary.json as read
     run: RunDocument  # run.json (or the summary's copy of it), parsed once
     frame: RequestFrame
     config: SummaryConfig
@@ -61,7 +65,7 @@ def gap_samples(frame: RequestFrame) -> tuple[Samples, Samples]:
     return itl, (itl if gaps.tokens is None else Samples.from_gaps(gaps.ns, gaps.off, gaps.tokens))
 
 
-def run_data(label: str, summary: dict[str, Any], run: RunDocument, frame: RequestFrame, config: SummaryConfig,
+def run_data(label: str, summary: Mapping[str, Json], run: RunDocument, frame: RequestFrame, config: SummaryConfig,
              *, gaps: tuple[Samples, Samples] | None = None, server_series: list[ScrapeRow] | None = None) -> RunData:
     """Derive what the charts need; `gaps` are the run's ITL samples when the caller has them sorted already."""
     window = measurement_window(frame, warmup_s=config.warmup_s, cooldown_s=config.cooldown_s,

@@ -31,6 +31,6 @@ def run_page(data: RunData, verdicts: Sequence[Verdict] = (), unjudged: Sequence
     for extra in (answer_section(data), server_section(data), gpu_section(data.view.gpu), roofline_section(data.view.roofline)):
         if extra is not None:
             sections.append(extra)
-    return Page(title=f"goodput run report: {data.label}", meta=run_meta(data.label, s), flags=run_flags(s),
+    return Page(title=f"goodput run report: {data.label}", meta=run_meta(data.label, data.view), flags=run_flags(s),
                 sections=sections,
                 footer="Written by goodput from summary.json and records.jsonl; the tables hold summary.json's figures.")

@@ -3,14 +3,17 @@ scraped from its /metrics during the run (server_metrics.jsonl, written by loadg
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
 from metrics.records import RequestFrame
 from metrics.summary import server_ttft_s
+
+if TYPE_CHECKING:
+    from metrics.results import Json
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -51,11 +54,11 @@ def client_minus_server_ttft(frame: RequestFrame, client_ttft_s: FloatArray, inc
     return np.where(include & frame.has_server, diff, np.nan)
 
 
-def _number(value: Any) -> float | None:
+def _number(value: Json) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def scrape_row(line: dict[str, Any]) -> ScrapeRow:
+def scrape_row(line: Mapping[str, Json]) -> ScrapeRow:
     """The numbers of a parsed line, each once checked."""
     row: ScrapeRow = {}
     for key in SCRAPE_KEYS:

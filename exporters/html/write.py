@@ -7,9 +7,9 @@ from run.json), so it derives its samples exactly as the summary did. Files are 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exporters.html.assets import library_src, results_dir, shared_library
 from exporters.html.compare_page import compare_page
@@ -22,6 +22,9 @@ from metrics.records import RequestFrame
 from metrics.results import RECORDS_FILE, RunDocument, read_summary, write_atomic
 from metrics.results import REPORT_FILE as REPORT_FILE
 from metrics.summary import SummaryConfig
+
+if TYPE_CHECKING:
+    from metrics.results import Json, JsonObject
 
 
 def read_frame(run_dir: Path) -> RequestFrame:
@@ -59,7 +62,7 @@ def judge_thresholds(data: RunData, baseline: RunView | None = None) -> tuple[li
 
         return RunSamples(data.frame, data.config)
 
-    view = RunView(data.summary, records=records)
+    view = RunView(dict(data.summary), records=records)
     verdicts, unjudged = [], []
     for text in run_thresholds(data.run):
         try:
@@ -83,7 +86,7 @@ def load_run_data(run_dir: Path, config: SummaryConfig, *, frame: RequestFrame |
                     gaps=gaps, server_series=read_server_series(run_dir))
 
 
-def summary_run(summary: dict[str, Any]) -> dict[str, Any]:
+def summary_run(summary: Mapping[str, Json]) -> JsonObject:
     """The `run` entry of a summary: run.json as the summary saw it (with any `--slo` of `goodput report`)."""
     run = summary.get("run")
     return run if isinstance(run, dict) else {}

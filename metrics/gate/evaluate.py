@@ -11,14 +11,14 @@ from the run's records (`metrics.gate.run_samples.RunSamples`, built lazily, sam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from metrics.gate.thresholds import ANSWER_METRICS, CAPACITY_METRICS, Kind, Query, Threshold, compare
 
 if TYPE_CHECKING:  # the summary's view is imported when a run is judged, not with a gate planned at start-up
-    from metrics.results import Bucket, SummaryView
+    from metrics.results import Bucket, Json, SummaryView
 
 SUMMARY_PERCENTILES: dict[float, str] = {50.0: "p50", 90.0: "p90", 95.0: "p95", 99.0: "p99", 99.9: "p999"}
 
@@ -35,7 +35,7 @@ class Measurer(Protocol):
 class RunView:
     """One run as thresholds see it: its summary, and (lazily) its records for what the summary lacks."""
 
-    summary: dict[str, Any]
+    summary: dict[str, Any]  # summary.json, or capacity.json (loadgen.sweep.gate: its TypedDict as a dict)
     records: Callable[[], Measurer] | None = None
     _measurer: Measurer | None = field(default=None, repr=False)
     _view: SummaryView | None = field(default=None, repr=False)  # `summary` parsed once, on first use
@@ -130,11 +130,12 @@ def _scope(view: SummaryView, query: Query) -> Bucket | SummaryView | None:
     return None
 
 
-def summary_value(summary: dict[str, Any], query: Query) -> float | None:
+def summary_value(summary: Mapping[str, Json], query: Query) -> float | None:
     """The queried number from a summary.json dict (or a capacity.json for `capacity:*`); None when there
     is no data for it."""
     if query.metric in CAPACITY_METRICS:
-        return _number(summary.get(query.metric, {}).get(query.agg))
+        section = summary.get(query.metric)
+        return _number(section.get(query.agg)) if isinstance(section, dict) else None
     from metrics.results import SummaryView
 
     return view_value(SummaryView.from_json(summary), query)

@@ -20,9 +20,13 @@ actually run (the Llama family, silu, linear or llama3 RoPE scaling) it decides 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
+
+if TYPE_CHECKING:
+    from metrics.results import Json
 
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 
@@ -117,13 +121,39 @@ def _int(value: object, key: str, source: str) -> int:
     return value
 
 
-def _refuse_unmodelled(config: dict[str, Any], source: str) -> None:
+def _int_like(value: Json, key: str, source: str) -> int:
+    """`value`, config.json's `key`, as `int()` reads it (a number or a numeral); a list, an object or null
+    cannot be read as one."""
+    if not isinstance(value, int | float | str):
+        raise UnsupportedModelError(f"{source}: config.json needs an integer {key!r}, got {value!r}")
+    return int(value)
+
+
+def _layer_types(config: Mapping[str, Json], source: str) -> list[str] | None:
+    """config.json's `layer_types` (one attention kind per layer); None when absent or null."""
+    value = config.get("layer_types")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise UnsupportedModelError(f"{source}: layer_types must be a list of strings, got {value!r}")
+    return [t for t in value if isinstance(t, str)]
+
+
+def _positions(value: Json, source: str) -> int | None:
+    """config.json's `max_position_embeddings`: a positive integer or null (ModelConfig checks it is positive)."""
+    if value is not None and not _is_int(value):
+        raise UnsupportedModelError(f"{source}: max_position_embeddings must be a positive integer or None, "
+                                    f"got {value!r}")
+    return value
+
+
+def _refuse_unmodelled(config: Mapping[str, Json], source: str) -> None:
     model_type = str(config.get("model_type", ""))
     if any(k in config for k in _MLA_KEYS) or model_type.startswith(("deepseek", "kimi")):
         raise UnsupportedModelError(
             f"{source}: multi-head latent attention (MLA, model_type {model_type!r}) caches a compressed "
             "latent per token, not 2·Hkv·d; the KV formula here would be wrong, so it is not modelled")
-    layer_types = config.get("layer_types") or []
+    layer_types = _layer_types(config, source) or []
     non_attention = sorted({t for t in layer_types if t not in ("full_attention", "sliding_attention")})
     if (any(k in config for k in _SSM_KEYS) or non_attention
             or any(s in model_type for s in ("mamba", "jamba", "zamba", "falcon_h1", "nemotron_h"))):
@@ -140,15 +170,16 @@ def _refuse_unmodelled(config: dict[str, Any], source: str) -> None:
             f"{source}: model_type {model_type!r} is not supported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
 
 
-def _layer_windows(config: dict[str, Any], num_layers: int, source: str) -> tuple[int | None, ...]:
+def _layer_windows(config: Mapping[str, Json], num_layers: int, source: str) -> tuple[int | None, ...]:
     window = config.get("sliding_window")
-    layer_types = config.get("layer_types")
+    layer_types = _layer_types(config, source)
     if layer_types is not None:
         if len(layer_types) != num_layers:
             raise UnsupportedModelError(f"{source}: layer_types has {len(layer_types)} entries for {num_layers} layers")
-        if "sliding_attention" in layer_types and not isinstance(window, int):
+        slide = window if isinstance(window, int) else None
+        if "sliding_attention" in layer_types and slide is None:
             raise UnsupportedModelError(f"{source}: sliding_attention layers but no integer sliding_window")
-        return tuple(window if t == "sliding_attention" else None for t in layer_types)
+        return tuple(slide if t == "sliding_attention" else None for t in layer_types)
     if window is None:
         return (None,) * num_layers
     if not isinstance(window, int) or window <= 0:
@@ -158,7 +189,7 @@ def _layer_windows(config: dict[str, Any], num_layers: int, source: str) -> tupl
         # Qwen writes a sliding_window even when it is off; when on, layers from max_window_layers up slide.
         if not config.get("use_sliding_window", False):
             return (None,) * num_layers
-        first_sliding = int(config.get("max_window_layers", num_layers))
+        first_sliding = _int_like(config.get("max_window_layers", num_layers), "max_window_layers", source)
         return tuple(window if i >= first_sliding else None for i in range(num_layers))
     if model_type == "llama":
         return (None,) * num_layers
@@ -172,7 +203,7 @@ def _number(value: object, key: str, source: str) -> float:
     return float(value)
 
 
-def _rope_from_hf(config: dict[str, Any], source: str) -> tuple[float, RopeScaling | None]:
+def _rope_from_hf(config: Mapping[str, Json], source: str) -> tuple[float, RopeScaling | None]:
     """RoPE base and scaling. transformers >= 5 writes `rope_parameters` (theta inside); older configs
     write `rope_theta` and `rope_scaling`. Kinds other than linear and llama3 are kept by name only."""
     params = config.get("rope_parameters") or {}
@@ -211,7 +242,7 @@ def _token_id(value: object, key: str, source: str) -> int:
     return value
 
 
-def special_token_ids(config: dict[str, Any], source: str = "config") -> tuple[int | None, tuple[int, ...]]:
+def special_token_ids(config: Mapping[str, Json], source: str = "config") -> tuple[int | None, tuple[int, ...]]:
     """(bos id, eos ids) of a HF config: `eos_token_id` may be one id, a list of them, or absent."""
     bos = config.get("bos_token_id")
     eos = config.get("eos_token_id")
@@ -220,7 +251,7 @@ def special_token_ids(config: dict[str, Any], source: str = "config") -> tuple[i
             tuple(_token_id(e, "eos_token_id", source) for e in eos_list))
 
 
-def model_from_hf_config(config: dict[str, Any], *, name: str | None = None) -> ModelConfig:
+def model_from_hf_config(config: Mapping[str, Json], *, name: str | None = None) -> ModelConfig:
     """Read a parsed HF `config.json` into a `ModelConfig`; refuse what the formulas cannot model."""
     source = name or str(config.get("_name_or_path") or config.get("model_type") or "config")
     _refuse_unmodelled(config, source)
@@ -238,15 +269,15 @@ def model_from_hf_config(config: dict[str, Any], *, name: str | None = None) -> 
             num_layers=num_layers,
             hidden_size=hidden,
             num_heads=num_heads,
-            num_kv_heads=int(num_kv_heads),
-            head_dim=int(head_dim),
+            num_kv_heads=_int_like(num_kv_heads, "num_key_value_heads", source),
+            head_dim=_int_like(head_dim, "head_dim", source),
             intermediate_size=_int(config.get("intermediate_size"), "intermediate_size", source),
             vocab_size=_int(config.get("vocab_size"), "vocab_size", source),
             tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
             qkv_bias=model_type == "qwen2" or bool(config.get("attention_bias", False)),
             qk_norm=model_type == "qwen3",
             layer_windows=_layer_windows(config, num_layers, source),
-            max_position_embeddings=config.get("max_position_embeddings"),
+            max_position_embeddings=_positions(config.get("max_position_embeddings"), source),
             rms_norm_eps=_number(config.get("rms_norm_eps", 1e-5), "rms_norm_eps", source),
             rope_theta=theta,
             rope_scaling=rope_scaling,

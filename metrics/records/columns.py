@@ -20,12 +20,15 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from metrics.records.answer_columns import AnswerRow, answer_fields
+
+if TYPE_CHECKING:
+    from metrics.results import Json
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -132,7 +135,7 @@ class Columns:
         prompt_target: int | None,
         cached_tokens: int | None,
         server_chunk_s: Sequence[float] | None,
-        server: dict[str, Any] | None,
+        server: Mapping[str, Json] | None,
         tags: Mapping[str, str | None] | None,
         session: int | None = None,
         turn: int | None = None,
@@ -227,7 +230,7 @@ class Columns:
         )
 
 
-def _number(value: Any) -> float:
+def _number(value: Json) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else np.nan
 
 

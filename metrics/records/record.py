@@ -14,9 +14,12 @@ record has null there.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
+
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
 
 RECORD_VERSION = 1
 
@@ -69,7 +72,7 @@ class RequestRecord:
     tags: dict[str, str] = field(default_factory=dict)  # scenario, tenant, ...
     # Server-reported timing, when the server sends it (reference server extension, llama.cpp timings).
     server_chunk_s: list[float] | None = None  # server seconds since arrival, per content chunk
-    server: dict[str, Any] | None = None  # final-chunk figures: queue_s, prefill_s, decode_s, timings
+    server: JsonObject | None = None  # final-chunk figures: queue_s, prefill_s, decode_s, timings
     worker: int = 0
     session: int | None = None  # the conversation this request is a turn of (--turns); None: a lone request
     turn: int | None = None  # 1-based turn within that conversation

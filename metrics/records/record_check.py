@@ -28,11 +28,12 @@ from __future__ import annotations
 import json
 import operator
 from dataclasses import dataclass, field
-from typing import Any, Required, TypedDict
+from typing import Any, Required, TypedDict, TypeGuard
 
 import orjson
 
 from metrics.records.record import Status
+from metrics.results import Json, JsonObject
 
 NOT_JSON = "not valid JSON"
 NOT_OBJECT = "not a JSON object"
@@ -102,7 +103,7 @@ class RecordLine(TypedDict, total=False):
     chunk_tokens: list[int] | None
     server_chunk_s: list[float] | None
     tags: dict[str, str | None] | None
-    server: dict[str, Any] | None  # the server's own figures as it sent them (RequestRecord.server)
+    server: JsonObject | None  # the server's own figures as it sent them (RequestRecord.server)
 
 
 class SkippedLine(TypedDict):
@@ -213,33 +214,39 @@ def _is_int(value: Any, bounds: tuple[int, int]) -> bool:
     return value is None or (type(value) is int and bounds[0] <= value <= bounds[1])
 
 
-def _list_of(value: Any, kinds: frozenset[type]) -> bool:
-    return type(value) is list and set(map(type, value)) <= kinds
+def _ints(value: Json) -> TypeGuard[list[int]]:
+    """A list of integers (a bool is not one)."""
+    return type(value) is list and set(map(type, value)) <= _INTS
 
 
-def _lists_problem(data: dict[str, Any]) -> str | None:
+def _numbers(value: Json) -> TypeGuard[list[int | float]]:
+    """A list of numbers (a bool is not one)."""
+    return type(value) is list and set(map(type, value)) <= _NUMBERS
+
+
+def _lists_problem(data: JsonObject) -> str | None:
     chunks, tokens, server = (data.get(name) for name in LIST_FIELDS)
     if chunks is not None:
-        if not _list_of(chunks, _INTS):
+        if not _ints(chunks):
             return "chunk_ns is not a list of integers"
         if not all(map(operator.le, chunks, chunks[1:])):
             return "chunk_ns goes backwards"
         if chunks and not (_INT64[0] <= chunks[0] and chunks[-1] <= _INT64[1]):  # in order: the ends bound it
             return "chunk_ns is not a list of integers"
     if tokens is not None:
-        if not _list_of(tokens, _INTS) or (tokens and not (_INT32[0] <= min(tokens) and max(tokens) <= _INT32[1])):
+        if not _ints(tokens) or (tokens and not (_INT32[0] <= min(tokens) and max(tokens) <= _INT32[1])):
             return "chunk_tokens is not a list of integers"
         if len(tokens) != len(chunks or ()):
             return "chunk_tokens and chunk_ns differ in length"
     if server is not None:
-        if not _list_of(server, _NUMBERS):
+        if not _numbers(server):
             return "server_chunk_s is not a list of numbers"
         if chunks and len(server) != len(chunks):
             return "server_chunk_s and chunk_ns differ in length"
     return None
 
 
-def _objects_problem(data: dict[str, Any]) -> str | None:
+def _objects_problem(data: JsonObject) -> str | None:
     tags, server = (data.get(name) for name in OBJECT_FIELDS)
     if tags is not None and not (type(tags) is dict and all(v is None or type(v) is str for v in tags.values())):
         return "tags is not an object of strings"

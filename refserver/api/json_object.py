@@ -7,10 +7,14 @@ literal past 64 bits as a float, so such a number is refused as out of range, no
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from refserver.api.errors import bad_request
+
+if TYPE_CHECKING:
+    from metrics.results import Json
 
 _INT64_END = 2**63
 
@@ -22,7 +26,7 @@ def is_int(value: object) -> TypeGuard[int]:
 
 @dataclass(frozen=True, slots=True)
 class JSONObject:
-    fields: dict[str, object]  # as orjson decoded it: JSON keys are strings
+    fields: Mapping[str, Json]  # as orjson decoded it: JSON keys are strings
 
     @staticmethod
     def of_body(value: object) -> JSONObject:
@@ -89,4 +93,4 @@ class JSONObject:
             return []
         if not isinstance(value, list) or not all(isinstance(s, str) and s for s in value):
             raise bad_request(f"'{name}' must be a list of non-empty strings", param=name)
-        return list(value)
+        return [s for s in value if isinstance(s, str)]

@@ -9,9 +9,13 @@ of configs this Llama implementation cannot run (other families, other activatio
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from metrics.model import ModelConfig, model_from_hf_config
+
+if TYPE_CHECKING:
+    from metrics.results import Json
 
 TINY_VOCAB_BYTES = 256
 # The tiny model's specials follow the 256 byte tokens; the byte-level tokenizer uses the same ids.
@@ -60,7 +64,7 @@ def check_servable(config: ModelConfig) -> None:
     max_positions(config)
 
 
-def config_from_hf(hf: dict[str, Any], *, name: str | None = None) -> ModelConfig:
+def config_from_hf(hf: Mapping[str, Json], *, name: str | None = None) -> ModelConfig:
     """Read a Hugging Face Llama `config.json` dict; refuse other families instead of mis-running them."""
     model_type = hf.get("model_type")
     if model_type != "llama":

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from metrics.results import Json
 
 # Order fixes the ids: BYTE_SPECIALS[i] has id 256 + i. It matches refserver.model.config.TINY_SPECIAL_IDS
 # (the tiny model's vocabulary; a test keeps the two equal). Never reorder.
@@ -162,7 +166,7 @@ def _template_text(value: object) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> Mapping[str, Json]:
     if not path.is_file():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
