@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
+from metrics.results.cost_json import CapacityCostJson
 from metrics.results.fields import (
     flag,
     integer,
@@ -83,7 +84,7 @@ class CapacityJson(TypedDict):
     notes: list[str]
     server: ServerJson | EmptyJson
     spec: Mapping[str, Json]  # the run spec's own JSON (loadgen.spec)
-    cost: NotRequired[Mapping[str, Any]]  # metrics.model.cost's block
+    cost: NotRequired[CapacityCostJson | Mapping[str, Json]]  # as goodput drew it, or as read back
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +173,7 @@ class CapacityView:
     notes: tuple[str, ...] = ()
     server: ServerInfo | None = None
     spec: Mapping[str, Json] = field(default_factory=dict)  # the run spec every probe starts from (loadgen.spec)
-    cost: Mapping[str, Any] | None = None  # `--gpu-hour-cost`: metrics.model.cost's block, "basis" added
+    cost: CapacityCostJson | Mapping[str, Json] | None = None  # `--gpu-hour-cost`: cost_json; a read one as found
     schema_version: int = CAPACITY_SCHEMA_VERSION
 
     def to_json(self) -> CapacityJson:

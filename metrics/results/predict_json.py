@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
+
+from metrics.results.cost_json import CostJson
 
 if TYPE_CHECKING:
     from metrics.results.summary_parse import Json
@@ -116,5 +118,5 @@ class PredictJson(TypedDict):
     workload: str
     model: ServerModelJson
     capacity: NotRequired[CapacityPredictedJson]
-    cost: NotRequired[Mapping[str, Any]]  # metrics.model.cost's block
+    cost: NotRequired[CostJson | Mapping[str, Json]]  # metrics.model.cost's block (read back: as found)
     measured: NotRequired[list[MeasuredJson]]

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from metrics.results.cost_json import CostJson
 from metrics.results.fields import integer, num, obj, obj_or_none, objects, text
 from metrics.results.predict_compare_view import MeasuredComparison, PredictedBand, latency_table
 from metrics.results.predict_json import (
@@ -111,7 +112,7 @@ class PredictView:
     workload: str
     model: ServerModelInfo
     capacity: PredictedCapacity | None = None
-    cost: Mapping[str, Any] | None = None  # --gpu-hour-cost: metrics.model.cost's block
+    cost: CostJson | Mapping[str, Json] | None = None  # --gpu-hour-cost: cost_json (read back: as found)
     measured: tuple[MeasuredComparison, ...] | None = None  # None: no --measured given
 
     def to_json(self) -> PredictJson:
