@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
+from metrics.results.cost_json import CapacityCostJson
 from metrics.results.fields import (
     flag,
     integer,
@@ -21,8 +22,19 @@ from metrics.results.fields import (
     texts,
 )
 from metrics.results.row_view import PointRow, RowJson
-from metrics.results.shared_view import Ceiling, CeilingJson, EmptyJson, ServerInfo, ServerJson, spec_json
+from metrics.results.shared_view import (
+    Ceiling,
+    CeilingJson,
+    EmptyJson,
+    ServerInfo,
+    ServerJson,
+    numbers,
+    spec_json,
+)
 from metrics.results.versions import CAPACITY_SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from metrics.results.summary_parse import Json
 
 
 class CapacityFigureJson(TypedDict):
@@ -71,8 +83,8 @@ class CapacityJson(TypedDict):
     points: list[RowJson]
     notes: list[str]
     server: ServerJson | EmptyJson
-    spec: Mapping[str, Any]  # the run spec's own JSON (loadgen.spec)
-    cost: NotRequired[Mapping[str, Any]]  # metrics.model.cost's block
+    spec: Mapping[str, Json]  # the run spec's own JSON (loadgen.spec)
+    cost: NotRequired[CapacityCostJson | Mapping[str, Json]]  # as goodput drew it, or as read back
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +119,7 @@ class CapacityFigure:
                 "max_points": self.max_points, "rate_basis": self.rate_basis, "client_rule": self.client_rule}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CapacityFigure:
+    def from_json(cls, data: Mapping[str, Json]) -> CapacityFigure:
         """target 0.9, confidence 0.95 and the Wilson interval when the document does not say."""
         return cls(num(data.get("rate")), num(data.get("upper")), num(data.get("attainment")),
                    interval(data.get("interval")), str(data.get("status") or ""), str(data.get("reason") or ""),
@@ -137,7 +149,7 @@ class ProbedRate:
                 "saturated_runs": self.saturated_runs}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ProbedRate | None:
+    def from_json(cls, data: Mapping[str, Json]) -> ProbedRate | None:
         """None for an entry without a rate (left out)."""
         rate = num(data.get("rate"))
         if rate is None:
@@ -160,8 +172,8 @@ class CapacityView:
     points: tuple[PointRow, ...] = ()
     notes: tuple[str, ...] = ()
     server: ServerInfo | None = None
-    spec: Mapping[str, Any] = field(default_factory=dict)  # the run spec every probe starts from (loadgen.spec)
-    cost: Mapping[str, Any] | None = None  # `--gpu-hour-cost`: metrics.model.cost's block, "basis" added
+    spec: Mapping[str, Json] = field(default_factory=dict)  # the run spec every probe starts from (loadgen.spec)
+    cost: CapacityCostJson | Mapping[str, Json] | None = None  # `--gpu-hour-cost`: cost_json; a read one as found
     schema_version: int = CAPACITY_SCHEMA_VERSION
 
     def to_json(self) -> CapacityJson:
@@ -178,9 +190,9 @@ class CapacityView:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CapacityView:
+    def from_json(cls, data: Mapping[str, Json]) -> CapacityView:
         """capacity.json as read (metrics.results.documents checks that it is one first)."""
-        slo = {str(k): v for k, v in obj(data.get("slo")).items() if num(v) is not None}
+        slo = numbers(data.get("slo"))
         rates = (ProbedRate.from_json(e) for e in objects(data.get("rates")))
         return cls(
             capacity=CapacityFigure.from_json(obj(data.get("capacity"))),

@@ -18,7 +18,7 @@ Writers replace the file atomically (metrics.results.atomic). Schema versions: m
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,18 +30,21 @@ if TYPE_CHECKING:  # imported where they are read: a run imports this module bef
     from metrics.results.capacity_view import CapacityView
     from metrics.results.row_view import PointRow
     from metrics.results.run_view import RunDocument
+    from metrics.results.summary_parse import Json, JsonObject
     from metrics.results.sweep_view import SweepView
 
 
-def _load(path: Path) -> Any:
-    """A result document parsed (OSError when it cannot be read, ValueError when it is not JSON)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+def _load(path: Path) -> Json:
+    """A result document parsed (OSError when it cannot be read, ValueError when it is not JSON): what
+    `json.loads` gives is made of JSON's types only."""
+    data: Json = json.loads(path.read_text(encoding="utf-8"))
+    return data
 
 
 # run.json
 
 
-def write_run(directory: Path, info: dict[str, Any]) -> None:
+def write_run(directory: Path, info: Mapping[str, Json]) -> None:
     write_json(directory / RUN_FILE, info)
 
 
@@ -54,7 +57,7 @@ def read_run(directory: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def run_or_none(directory: Path) -> dict[str, Any] | None:
+def run_or_none(directory: Path) -> JsonObject | None:
     """run.json when it is a readable JSON object; None otherwise."""
     try:
         data = _load(directory / RUN_FILE)
@@ -66,7 +69,7 @@ def run_or_none(directory: Path) -> dict[str, Any] | None:
 # summary.json
 
 
-def write_summary(directory: Path, summary: dict[str, Any]) -> None:
+def write_summary(directory: Path, summary: Mapping[str, Json]) -> None:
     write_json(directory / SUMMARY_FILE, summary)
 
 
@@ -75,7 +78,7 @@ def load_summary(directory: Path) -> Any:
     return _load(directory / SUMMARY_FILE)
 
 
-def read_summary(directory: Path) -> dict[str, Any]:
+def read_summary(directory: Path) -> JsonObject:
     """summary.json (ValueError when it is missing or not a JSON object)."""
     path = directory / SUMMARY_FILE
     if not path.is_file():
@@ -86,7 +89,7 @@ def read_summary(directory: Path) -> dict[str, Any]:
     return summary
 
 
-def summary_or_none(directory: Path) -> dict[str, Any] | None:
+def summary_or_none(directory: Path) -> JsonObject | None:
     """summary.json when it is a readable JSON object; None otherwise."""
     try:
         data = load_summary(directory)
@@ -111,7 +114,7 @@ def load_sweep(directory: Path) -> Any:
     return _load(directory / SWEEP_FILE)
 
 
-def read_document(directory: Path, name: str, kind: str) -> dict[str, Any]:
+def read_document(directory: Path, name: str, kind: str) -> JsonObject:
     """sweep.json or capacity.json (ValueError, one line, when it is missing or is not one)."""
     path = directory / name
     try:
@@ -120,16 +123,19 @@ def read_document(directory: Path, name: str, kind: str) -> dict[str, Any]:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ValueError(f"{path} is not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != kind or not isinstance(data.get("points"), list):
+    points = data.get("points") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("kind") != kind or not isinstance(points, list):
         raise ValueError(f"{path} is not a {name} written by goodput {kind}")
     try:  # each label names a directory under points/: a name, never a path
-        for p in data["points"]:
-            if isinstance(p, dict) and isinstance(p.get("plan"), dict) and "label" in p["plan"]:
-                check_label(p["plan"]["label"])
-        for p in data["points"]:  # sweep.json nests each row under `row`; capacity.json lists the rows
+        for p in points:
+            plan = p.get("plan") if isinstance(p, dict) else None
+            if isinstance(plan, dict) and "label" in plan:
+                check_label(plan["label"])
+        for p in points:  # sweep.json nests each row under `row`; capacity.json lists the rows
             row = p.get("row") if isinstance(p, dict) and isinstance(p.get("row"), dict) else p
-            if isinstance(row, dict) and row.get("label"):
-                check_label(str(row["label"]))
+            label = row.get("label") if isinstance(row, dict) else None
+            if label:
+                check_label(str(label))
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
     return data
@@ -140,7 +146,7 @@ def point_labels(rows: Iterable[PointRow], *, finished: bool = False) -> list[st
     return [r.label for r in rows if r.label and (r.status == "done" or not finished)]
 
 
-def _capacity_json(directory: Path) -> Any:
+def _capacity_json(directory: Path) -> JsonObject:
     """A capacity search's capacity.json (ValueError, one line, when it is missing or not one)."""
     path = directory / CAPACITY_FILE
     try:
@@ -173,7 +179,9 @@ def read_sweep(directory: Path, *, every_row: bool = False) -> SweepView:
     from metrics.results.sweep_view import SweepView
 
     data = read_document(directory, SWEEP_FILE, "sweep")
-    if every_row and not all(isinstance(p, dict) and isinstance(p.get("row"), dict) for p in data["points"]):
+    points = data.get("points")  # a list: read_document checked it
+    if every_row and not (isinstance(points, list)
+                          and all(isinstance(p, dict) and isinstance(p.get("row"), dict) for p in points)):
         raise ValueError(f"{directory / SWEEP_FILE} is malformed (a point without its row)")
     return SweepView.from_json(data)
 

@@ -8,15 +8,18 @@ there: a view is parsed once, here, and read through typed fields after that.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the types only: the views load on first use
+    from metrics.results.summary_parse import Json
 
 
-def obj(value: object) -> Mapping[str, Any]:
+def obj(value: Json) -> Mapping[str, Json]:
     """`value` when it is a JSON object, else an empty one."""
     return value if isinstance(value, dict) else {}
 
 
-def obj_or_none(value: object) -> Mapping[str, Any] | None:
+def obj_or_none(value: Json) -> Mapping[str, Json] | None:
     return value if isinstance(value, dict) else None
 
 
@@ -55,6 +58,6 @@ def texts(value: object) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
-def objects(value: object) -> list[Mapping[str, Any]]:
+def objects(value: Json) -> list[Mapping[str, Json]]:
     """A list's JSON objects (anything else in it left out); [] when it is not a list."""
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []

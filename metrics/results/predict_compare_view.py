@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from metrics.results.fields import flag, integer, num, obj, obj_or_none, objects, text, texts
 from metrics.results.predict_json import (
@@ -18,9 +18,13 @@ from metrics.results.predict_json import (
     MeasuredCapacityJson,
     MeasuredJson,
 )
+from metrics.results.shared_view import numbers
+
+if TYPE_CHECKING:
+    from metrics.results.summary_parse import Json
 
 
-def latency_table(value: object) -> LatencyTable:
+def latency_table(value: Json) -> LatencyTable:
     """{metric: {percentile: number or None}} as read (anything else left out)."""
     return {str(m): {str(p): num(v) for p, v in obj(row).items()} for m, row in obj(value).items()
             if isinstance(row, dict)}
@@ -41,7 +45,7 @@ class PredictedBand:
                 "probes": [{"rate": r, "attainment": a} for r, a in self.probes]}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PredictedBand:
+    def from_json(cls, data: Mapping[str, Json]) -> PredictedBand:
         probes = tuple((num(p.get("rate")) or 0.0, num(p.get("attainment")) or 0.0) for p in objects(data.get("probes")))
         return cls(num(data.get("rate")) or 0.0, num(data.get("low")) or 0.0, num(data.get("high")) or 0.0, probes)
 
@@ -63,7 +67,7 @@ class MeasuredFigures:
                 "client_saturated": self.client_saturated}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> MeasuredFigures:
+    def from_json(cls, data: Mapping[str, Json]) -> MeasuredFigures:
         return cls(latency_table(data.get("latency_s")), num(data.get("attainment")), integer(data.get("good")),
                    integer(data.get("measured")), num(data.get("output_tokens_per_s")),
                    bool(flag(data.get("client_saturated"))))
@@ -90,7 +94,7 @@ class PointComparison:
                 "error_pct": self.error_pct, "attainment_error_pp": self.attainment_error_pp}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PointComparison:
+    def from_json(cls, data: Mapping[str, Json]) -> PointComparison:
         predicted = obj(data.get("predicted"))
         return cls(str(data.get("label")), num(data.get("rate")) or 0.0, MeasuredFigures.from_json(obj(data.get("measured"))),
                    latency_table(predicted.get("latency_s")), num(predicted.get("attainment")),
@@ -113,7 +117,7 @@ class MeasuredCapacity:
                 "basis": self.basis}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> MeasuredCapacity:
+    def from_json(cls, data: Mapping[str, Json]) -> MeasuredCapacity:
         return cls(num(data.get("rate")), num(data.get("upper")), num(data.get("target")) or 0.0,
                    str(data.get("status") or ""), str(data.get("basis") or ""))
 
@@ -132,7 +136,7 @@ class CapacityComparison:
                 "error_pct": self.error_pct, "comparable": self.comparable}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CapacityComparison:
+    def from_json(cls, data: Mapping[str, Json]) -> CapacityComparison:
         return cls(MeasuredCapacity.from_json(obj(data.get("measured"))), PredictedBand.from_json(obj(data.get("predicted"))),
                    num(data.get("error_pct")), bool(flag(data.get("comparable"))))
 
@@ -158,10 +162,10 @@ class MeasuredComparison:
                 "capacity": self.capacity.to_json() if self.capacity is not None else None}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> MeasuredComparison:
+    def from_json(cls, data: Mapping[str, Json]) -> MeasuredComparison:
         capacity = obj_or_none(data.get("capacity"))
         return cls(str(data.get("path") or ""), str(data.get("label") or ""), text(data.get("kind")) or "",
                    texts(data.get("workload_differences")), texts(data.get("notes")),
-                   {str(k): v for k, v in obj(data.get("slo")).items() if num(v) is not None},
+                   numbers(data.get("slo")),
                    bool(flag(data.get("slo_compared"))), tuple(PointComparison.from_json(p) for p in objects(data.get("points"))),
                    CapacityComparison.from_json(capacity) if capacity is not None else None)

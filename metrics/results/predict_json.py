@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
+
+from metrics.results.cost_json import CostJson
+
+if TYPE_CHECKING:
+    from metrics.results.summary_parse import Json
 
 LatencyTable = dict[str, dict[str, float | None]]  # ttft | tpot | e2e → p50 | p90 | p99 → seconds (or %)
 
@@ -109,9 +114,9 @@ class PredictJson(TypedDict):
     replicas: int
     routing: str
     points: list[PointPredictedJson]
-    spec: Mapping[str, Any]  # the workload and load sections of the run spec (its own JSON)
+    spec: Mapping[str, Json]  # the workload and load sections of the run spec (its own JSON)
     workload: str
     model: ServerModelJson
     capacity: NotRequired[CapacityPredictedJson]
-    cost: NotRequired[Mapping[str, Any]]  # metrics.model.cost's block
+    cost: NotRequired[CostJson | Mapping[str, Json]]  # metrics.model.cost's block (read back: as found)
     measured: NotRequired[list[MeasuredJson]]

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+from metrics.results.cost_json import CostJson
 from metrics.results.fields import integer, num, obj, obj_or_none, objects, text
 from metrics.results.predict_compare_view import MeasuredComparison, PredictedBand, latency_table
 from metrics.results.predict_json import (
@@ -17,6 +18,9 @@ from metrics.results.predict_json import (
     PredictJson,
     ServerModelJson,
 )
+
+if TYPE_CHECKING:
+    from metrics.results.summary_parse import Json
 
 Limits = dict[str, int | bool | None]  # the scheduler limits the server model holds (max_num_seqs, ...)
 
@@ -38,7 +42,7 @@ class PredictedPoint:
                 "preemptions": self.preemptions}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PredictedPoint:
+    def from_json(cls, data: Mapping[str, Json]) -> PredictedPoint:
         return cls(num(data.get("rate")) or 0.0, integer(data.get("requests")) or 0, latency_table(data.get("latency_s")),
                    num(data.get("attainment")), num(data.get("output_tokens_per_s")),
                    integer(data.get("preemptions")) or 0)
@@ -65,7 +69,7 @@ class ServerModelInfo:
                 "limits": dict(self.limits)}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ServerModelInfo:
+    def from_json(cls, data: Mapping[str, Json]) -> ServerModelInfo:
         params = {str(n): ParamFit(num(p.get("value")) or 0.0, num(p.get("std_err")))
                   for n, p in obj(data.get("params")).items() if isinstance(p, dict)}
         limits: Limits = {str(k): v for k, v in obj(data.get("limits")).items()
@@ -91,7 +95,7 @@ class PredictedCapacity:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PredictedCapacity:
+    def from_json(cls, data: Mapping[str, Json]) -> PredictedCapacity:
         return cls(num(data.get("attainment")) or 0.0, PredictedBand.from_json(data), text(data.get("note")))
 
 
@@ -104,11 +108,11 @@ class PredictView:
     replicas: int
     routing: str
     points: tuple[PredictedPoint, ...]
-    spec: Mapping[str, Any]
+    spec: Mapping[str, Json]
     workload: str
     model: ServerModelInfo
     capacity: PredictedCapacity | None = None
-    cost: Mapping[str, Any] | None = None  # --gpu-hour-cost: metrics.model.cost's block
+    cost: CostJson | Mapping[str, Json] | None = None  # --gpu-hour-cost: cost_json (read back: as found)
     measured: tuple[MeasuredComparison, ...] | None = None  # None: no --measured given
 
     def to_json(self) -> PredictJson:
@@ -124,7 +128,7 @@ class PredictView:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PredictView:
+    def from_json(cls, data: Mapping[str, Json]) -> PredictView:
         slo = obj_or_none(data.get("slo"))
         capacity = obj_or_none(data.get("capacity"))
         measured = data.get("measured")

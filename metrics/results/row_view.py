@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from metrics.results.fields import flag, integer, num, text
+
+if TYPE_CHECKING:
+    from metrics.results.summary_parse import Json
 
 LATENCY_COLUMNS = (("ttft", "ttft_s"), ("itl", "itl_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s"))
 PERCENTILES = ("p50", "p90", "p99")
@@ -146,7 +149,7 @@ class PointRow:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PointRow:
+    def from_json(cls, data: Mapping[str, Json]) -> PointRow:
         """A row as a reader finds it: a figure of another type reads as missing (None)."""
         def n(key: str) -> float | None:
             return num(data.get(key))

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from metrics.results.fields import flag, integer, num, obj, obj_or_none, text
+
+if TYPE_CHECKING:
+    from metrics.results.summary_parse import Json
 
 
 class EmptyJson(TypedDict):
@@ -46,7 +49,7 @@ class ServerInfo:
         return out
 
     @classmethod
-    def from_json(cls, value: object) -> ServerInfo | None:
+    def from_json(cls, value: Json) -> ServerInfo | None:
         """None when the document has no server (written before one was known)."""
         data = obj_or_none(value)
         if not data:
@@ -73,7 +76,7 @@ class Ceiling:
         return out
 
     @classmethod
-    def from_json(cls, value: object) -> Ceiling | None:
+    def from_json(cls, value: Json) -> Ceiling | None:
         data = obj_or_none(value)
         if not data:
             return None
@@ -81,17 +84,21 @@ class Ceiling:
                    text(data.get("measured_as")))
 
 
-def spec_json(value: object) -> Mapping[str, Any]:
+def spec_json(value: Json) -> Mapping[str, Json]:
     """The run spec every point starts from, as JSON (loadgen.spec reads it: RunSpec.from_json)."""
-    return value if isinstance(value, dict) else {}
+    return obj(value)
 
 
-def spec_slo(spec: Mapping[str, Any]) -> dict[str, float]:
+def numbers(value: Json) -> dict[str, float]:
+    """An object's numbers by name, as written (an int stays an int), in its order; the rest left out."""
+    return {k: n for k, v in obj(value).items() if (n := num(v)) is not None}
+
+
+def spec_slo(spec: Mapping[str, Json]) -> dict[str, float]:
     """The SLO the run spec sets (`metrics.slo`): its parts that are numbers."""
-    slo = obj(obj(spec.get("metrics")).get("slo"))
-    return {str(k): v for k, v in slo.items() if num(v) is not None}
+    return numbers(obj(spec.get("metrics")).get("slo"))
 
 
-def spec_lag_threshold_s(spec: Mapping[str, Any]) -> float | None:
+def spec_lag_threshold_s(spec: Mapping[str, Json]) -> float | None:
     """The run spec's --lag-threshold (`metrics.lag_threshold_s`), None when not set."""
     return num(obj(spec.get("metrics")).get("lag_threshold_s"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from metrics.results.fields import flag, integer, num, obj, objects, text, texts
 from metrics.results.row_view import PointRow, RowJson
@@ -21,6 +21,9 @@ from metrics.results.shared_view import (
     spec_slo,
 )
 from metrics.results.versions import SWEEP_SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from metrics.results.summary_parse import Json
 
 PointKind = Literal["rate", "concurrency"]
 
@@ -78,7 +81,7 @@ class SweepJson(SweepHeadJson, RateBasisJson):
     length: LengthJson
     server: ServerJson | EmptyJson
     ceiling: CeilingJson | None
-    spec: Mapping[str, Any]  # the run spec's own JSON (loadgen.spec)
+    spec: Mapping[str, Json]  # the run spec's own JSON (loadgen.spec)
     points: list[SweepPointJson]
     missing: list[str]
 
@@ -139,14 +142,14 @@ class SweepMode:
         return {"auto": {"points": self.auto_points, "concurrency": self.auto_concurrency}}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SweepMode:
+    def from_json(cls, data: Mapping[str, Json]) -> SweepMode:
         """ValueError when it is none of the three."""
-        if isinstance(data.get("rates"), list):
-            return cls(rates=tuple(v for v in map(num, data["rates"]) if v is not None))
-        if isinstance(data.get("concurrencies"), list):
-            return cls(concurrencies=tuple(v for v in map(integer, data["concurrencies"]) if v is not None))
-        if isinstance(data.get("auto"), dict):
-            auto = data["auto"]
+        rates, concurrencies, auto = data.get("rates"), data.get("concurrencies"), data.get("auto")
+        if isinstance(rates, list):
+            return cls(rates=tuple(v for v in map(num, rates) if v is not None))
+        if isinstance(concurrencies, list):
+            return cls(concurrencies=tuple(v for v in map(integer, concurrencies) if v is not None))
+        if isinstance(auto, dict):
             return cls(auto_points=integer(auto.get("points")), auto_concurrency=integer(auto.get("concurrency")))
         raise ValueError("its mode is none of rates, concurrencies and auto")
 
@@ -183,7 +186,7 @@ class SweepView:
     rate_basis: str | None = None
     server: ServerInfo | None = None
     ceiling: Ceiling | None = None
-    spec: Mapping[str, Any] = field(default_factory=dict)  # the run spec every point starts from (loadgen.spec)
+    spec: Mapping[str, Json] = field(default_factory=dict)  # the run spec every point starts from (loadgen.spec)
     missing: tuple[str, ...] = ()
     schema_version: int = SWEEP_SCHEMA_VERSION
 
@@ -201,7 +204,7 @@ class SweepView:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SweepView:
+    def from_json(cls, data: Mapping[str, Json]) -> SweepView:
         """sweep.json as read (metrics.results.documents checks that it is one first); a point without a
         row is left out."""
         length = obj(data.get("length"))
@@ -212,7 +215,7 @@ class SweepView:
         return cls(
             mode=mode, length=SweepLength(num(length.get("duration_s")), integer(length.get("requests")),
                                           num(length.get("warmup_s"))),
-            points=tuple(_point(p) for p in objects(data.get("points")) if isinstance(p.get("row"), dict)),
+            points=tuple(p for p in map(_point, objects(data.get("points"))) if p is not None),
             complete=flag(data.get("complete")), interrupted=bool(flag(data.get("interrupted"))),
             rate_basis=text(data.get("rate_basis")), server=ServerInfo.from_json(data.get("server")),
             ceiling=Ceiling.from_json(data.get("ceiling")), spec=spec_json(data.get("spec")),
@@ -233,11 +236,15 @@ class SweepView:
         return spec_lag_threshold_s(self.spec)
 
 
-def _point(data: Mapping[str, Any]) -> SweepPoint:
-    """A point whose row carries its plan's role ("point" when the plan is not a whole one)."""
+def _point(data: Mapping[str, Json]) -> SweepPoint | None:
+    """A point whose row carries its plan's role ("point" when the plan is not a whole one); None for a point
+    without its row."""
+    row = data.get("row")
+    if not isinstance(row, dict):
+        return None
     plan_json = obj(data.get("plan"))
     try:
         plan: PointPlan | None = PointPlan.from_json(plan_json)
     except ValueError:
         plan = None
-    return SweepPoint(plan, replace(PointRow.from_json(data["row"]), role=str(plan_json.get("role", "point"))))
+    return SweepPoint(plan, replace(PointRow.from_json(row), role=str(plan_json.get("role", "point"))))
