@@ -10,7 +10,7 @@ from exporters.html.page import Cell, Table
 from metrics.results import CAPACITY_FILE
 
 if TYPE_CHECKING:
-    from metrics.results import Json
+    from metrics.results import CostJson, Json
 
 
 def _usd(value: Json) -> str:
@@ -21,7 +21,7 @@ def _usd(value: Json) -> str:
     return f"${float(value):,.2f}"
 
 
-def cost_table(cost: Mapping[str, Json] | None, *, capacity_upper: float | None = None, source: str = CAPACITY_FILE) -> Table | None:
+def cost_table(cost: CostJson | Mapping[str, Json] | None, *, capacity_upper: float | None = None, source: str = CAPACITY_FILE) -> Table | None:
     """The document's 'cost' entry (metrics.model.cost's block); None when it has none (no cost was asked
     for). `source`: the file whose 'cost' it shows (a search's capacity can be known only from below, when
     `capacity_upper` is None; a predicted one, predict.json's, cannot)."""

@@ -13,8 +13,7 @@ import typer
 from loadgen.cli.cost_options import COST, GPU_HOUR_COST_HELP, GPUS_PER_REPLICA_HELP, TARGET_RATE_HELP
 from loadgen.cli.predict_options import config_not_used, json_path, refuse_unused, restrict_run_options
 from loadgen.cli.run_params import run_parameters, run_spec_values, with_run_options
-from metrics.model import CostJSON
-from metrics.results import PredictedBand, PredictedCapacity, PredictView
+from metrics.results import CostJson, PredictedBand, PredictedCapacity, PredictView
 
 PREDICT = "Prediction"
 
@@ -205,7 +204,7 @@ def write_prediction(result: PredictView, json_path: Path, *, html: bool) -> int
     return 0
 
 
-def predicted_cost(rate: float, replicas: int, max_tokens: list[int], costs: Any) -> CostJSON:
+def predicted_cost(rate: float, replicas: int, max_tokens: list[int], costs: Any) -> CostJson:
     """The cost block at a predicted capacity of `rate` req/s over `replicas`: priced per replica (rate /
     replicas, the fleet's cost per request being one replica's at its share); each request's output is its
     max tokens, as the virtual engine runs every request to its max tokens."""

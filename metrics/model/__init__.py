@@ -35,7 +35,6 @@ if TYPE_CHECKING:
         special_token_ids,
     )
     from metrics.model.cost import (
-        CostJSON,
         CostOptions,
         cost_block,
         cost_lines,
@@ -68,7 +67,6 @@ __all__ = [
     "GIB",
     "GPU_PRESETS",
     "MODEL_PRESETS",
-    "CostJSON",
     "CostOptions",
     "FloorsJSON",
     "GpuSpec",
@@ -112,7 +110,7 @@ __getattr__ = lazy_names(__name__, {
     "plan_memory": "capacity",
     "ModelConfig": "config", "RopeScaling": "config", "UnsupportedModelError": "config",
     "model_from_hf_config": "config", "special_token_ids": "config",
-    "CostJSON": "cost", "CostOptions": "cost", "cost_block": "cost", "cost_lines": "cost", "energy_joules": "cost",
+    "CostOptions": "cost", "cost_block": "cost", "cost_lines": "cost", "energy_joules": "cost",
     "joules_per_output_token": "cost", "read_cost": "cost",
     "GPU_PRESETS": "presets", "GpuSpec": "presets", "MODEL_PRESETS": "presets", "dtype_bytes": "presets",
     "resolve_gpu": "presets", "resolve_model": "presets",

@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from metrics.results import CostJson, CostTargetJson
 
 SECONDS_PER_HOUR = 3600.0
 MILLION = 1e6
@@ -99,36 +102,12 @@ def joules_per_output_token(energy_j: float | None, output_tokens: float | None)
     return energy_j / output_tokens
 
 
-class CostTargetJSON(TypedDict):
-    """`cost.target`: the replicas a target rate needs and their cost (unknown without a capacity)."""
-
-    rate: float
-    replicas: int | None
-    cost_per_hour: float | None
-    gpus: NotRequired[int]
-    per_million_requests: NotRequired[float]
-
-
-class CostJSON(TypedDict):
-    """The `cost` entry (cost_block)."""
-
-    gpu_hour_cost: float
-    gpus_per_replica: int
-    cost_per_hour_per_replica: float
-    rate: float | None
-    mean_output_tokens: float | None
-    per_million_requests: float | None
-    per_million_output_tokens: float | None
-    reason: NotRequired[str]  # why a figure is None
-    target: NotRequired[CostTargetJSON]
-
-
 def cost_block(capacity_rps: float | None, mean_output_tokens: float | None, *, gpu_hour_cost: float,
-               gpus_per_replica: int, target_rps: float | None = None) -> CostJSON:
+               gpus_per_replica: int, target_rps: float | None = None) -> CostJson:
     """The `cost` entry of capacity.json and of `goodput plan --json`: the figures at one replica's capacity
     and, with a target, the replicas it needs and the cost of serving exactly the target on them. A figure
     that cannot be known (no capacity, no output tokens) is None, with `reason` saying why."""
-    block: CostJSON = {
+    block: CostJson = {
         "gpu_hour_cost": gpu_hour_cost, "gpus_per_replica": gpus_per_replica,
         "cost_per_hour_per_replica": deployment_cost_per_hour(gpu_hour_cost=gpu_hour_cost,
                                                               gpus_per_replica=gpus_per_replica),
@@ -146,7 +125,7 @@ def cost_block(capacity_rps: float | None, mean_output_tokens: float | None, *, 
         else:
             block["reason"] = "no output tokens were measured at this rate"
     if target_rps is not None:
-        target: CostTargetJSON = {"rate": target_rps, "replicas": None, "cost_per_hour": None}
+        target: CostTargetJson = {"rate": target_rps, "replicas": None, "cost_per_hour": None}
         if capacity_rps is not None and capacity_rps > 0:
             n = replicas_needed(target_rps, capacity_rps)
             target["replicas"] = n
@@ -163,7 +142,7 @@ def _number(value: object) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def read_cost(raw: object) -> CostJSON | None:
+def read_cost(raw: object) -> CostJson | None:
     """A `cost` entry read back from a document (capacity.json), checked once; None when it is not one."""
     if not isinstance(raw, dict):
         return None
@@ -171,7 +150,7 @@ def read_cost(raw: object) -> CostJSON | None:
     gpus = raw.get("gpus_per_replica")
     if hour is None or hourly is None or not isinstance(gpus, int) or isinstance(gpus, bool):
         return None
-    block: CostJSON = {
+    block: CostJson = {
         "gpu_hour_cost": hour, "gpus_per_replica": gpus, "cost_per_hour_per_replica": hourly,
         "rate": _number(raw.get("rate")), "mean_output_tokens": _number(raw.get("mean_output_tokens")),
         "per_million_requests": _number(raw.get("per_million_requests")),
@@ -181,7 +160,7 @@ def read_cost(raw: object) -> CostJSON | None:
     target = raw.get("target")
     if isinstance(target, dict) and (rate := _number(target.get("rate"))) is not None:
         replicas, gpus_n = target.get("replicas"), target.get("gpus")
-        checked: CostTargetJSON = {"rate": rate, "replicas": replicas if isinstance(replicas, int) else None,
+        checked: CostTargetJson = {"rate": rate, "replicas": replicas if isinstance(replicas, int) else None,
                                    "cost_per_hour": _number(target.get("cost_per_hour"))}
         if isinstance(gpus_n, int):
             checked["gpus"] = gpus_n
@@ -191,7 +170,7 @@ def read_cost(raw: object) -> CostJSON | None:
     return block
 
 
-def cost_lines(block: CostJSON, *, bound: bool = False, capacity_at_least: bool = False) -> list[str]:
+def cost_lines(block: CostJson, *, bound: bool = False, capacity_at_least: bool = False) -> list[str]:
     """The cost figures in words, for the console. `bound`: the rate is a roofline ceiling, so costs and
     replicas are at least these; `capacity_at_least`: the measured capacity is a lower bound (nothing above it
     failed), so they are at most these."""

@@ -67,6 +67,7 @@ from metrics.results.points import check_label, check_labels, point_path
 
 if TYPE_CHECKING:  # the views load on first use (__getattr__ below): a run imports this package early
     from metrics.results.capacity_view import CapacityFigure, CapacityView, ProbedRate
+    from metrics.results.cost_json import CapacityCostJson, CostJson, CostTargetJson
     from metrics.results.predict_compare_view import (
         CapacityComparison,
         MeasuredCapacity,
@@ -137,9 +138,12 @@ __all__ = [
     "Bucket",
     "BurstDelivered",
     "CapacityComparison",
+    "CapacityCostJson",
     "CapacityFigure",
     "CapacityView",
     "Ceiling",
+    "CostJson",
+    "CostTargetJson",
     "FailureMessage",
     "Gauge",
     "Goodput",
@@ -237,6 +241,7 @@ _VIEWS = {
     **dict.fromkeys(("STAT_KEYS", "Stats"), "summary_stats"),
     **dict.fromkeys(("PrefixCacheShare", "PromptAccuracy", "Spread", "Tokens"), "summary_tokens"),
     **dict.fromkeys(("Bucket", "Roofline", "RooflineRow", "SummaryView", "read_summary_view"), "summary_view"),
+    **dict.fromkeys(("CapacityCostJson", "CostJson", "CostTargetJson"), "cost_json"),
     "CapacityFigure": "capacity_view",
     "CapacityView": "capacity_view",
     "ProbedRate": "capacity_view",

@@ -1,6 +1,5 @@
-"""The `cost` entry of capacity.json and predict.json, key for key: metrics.model.cost's block (cost_block
-draws it; its CostJSON has this shape, and the type checker holds the two together where goodput puts
-one in a document). A document read back keeps the entry as it found it, as checked JSON: a reader takes
+"""The `cost` entry of capacity.json and predict.json, key for key, as metrics.model.cost's cost_block draws
+it. A document read back keeps the entry as it found it, as checked JSON: a reader takes
 the typed figures from it with metrics.model.read_cost."""
 
 from __future__ import annotations
