@@ -10,8 +10,9 @@ on stderr.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from exporters import failed_alike, format_summary
 from loadgen.dispatch import RunState
@@ -23,28 +24,30 @@ from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, RunSoFar, 
 from loadgen.run.outputs import RECORDS_FILE, RUN_FILE, Outputs, build_outputs, run_summary_config
 from loadgen.run.prometheus import add_server_section
 from loadgen.run.setup import RunSetup
-from metrics.results import write_run
+from metrics.results import RunEnd, write_run_file
 
 if TYPE_CHECKING:
-    from metrics.results import Requests
+    from metrics.results import JsonObject, Requests
 
 
 def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, console: bool = True) -> int:
     """After the last request: run.json, the result files, the console, the gate, the exit code."""
     writer = run.writer
     assert writer is not None
-    info = run.run_info
-    info.update(start_unix_s=state.start_unix_s, complete=not state.interrupted, interrupted=state.interrupted,
-                unwritten_records=writer.unwritten, **abort_fields(setup.gate))
-    if writer.error is not None:
-        info["write_error"] = describe_os_error(writer.error)
-    if isinstance(state.failure, FailingAlike):
-        info["stopped_early"] = str(state.failure)
-    lost_workers = info.get("workers", {}).get("lost")
-    if info["aborted"] or writer.error is not None or state.failure is not None or lost_workers:
-        info["complete"] = False  # stopped early, or a lost worker's requests: the planned load was not all sent
+    aborted = abort_fields(setup.gate)
+    end = RunEnd(start_unix_s=state.start_unix_s, complete=not state.interrupted, interrupted=state.interrupted,
+                 unwritten_records=writer.unwritten, aborted=aborted["aborted"],
+                 abort_reason=aborted.get("abort_reason"),
+                 write_error=describe_os_error(writer.error) if writer.error is not None else None,
+                 stopped_early=str(state.failure) if isinstance(state.failure, FailingAlike) else None)
+    ran = run.info()
+    if end.aborted or writer.error is not None or state.failure is not None or ran.workers_lost:
+        # stopped early, or a lost worker's requests: the planned load was not all sent
+        end = replace(end, complete=False)
+    run.run_info = ran.ended(end)
+    info = run.run_info.to_json()
     try:
-        write_run(out, info)
+        write_run_file(out, run.run_info)
     except OSError as exc:  # the run.json written at the start stays
         run.output_errors.append(exc)
     summary = None
@@ -96,7 +99,7 @@ def _write_html(setup: RunSetup, out: Path, built: Outputs, run: RunSoFar) -> No
         print(f"goodput: warning: report.html not written: {exc}", file=sys.stderr)
 
 
-def _summary_in_memory(out: Path, info: dict[str, Any]) -> dict[str, Any] | None:
+def _summary_in_memory(out: Path, info: JsonObject) -> JsonObject | None:
     """The summary of what records.jsonl holds, for the console when the result files cannot be written
     (disk full): the same figures `goodput report` gives once there is space again."""
     from metrics.records import frame_from_jsonl
@@ -111,7 +114,7 @@ def _summary_in_memory(out: Path, info: dict[str, Any]) -> dict[str, Any] | None
 
 
 def _error_lines(setup: RunSetup, out: Path, run: RunSoFar, state: RunState,
-                 summary: dict[str, Any] | None) -> list[str]:
+                 summary: JsonObject | None) -> list[str]:
     """One line per runtime error of a finished run (each makes the exit code 1)."""
     writer = run.writer
     assert writer is not None

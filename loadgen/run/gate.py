@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
 from exporters import gate_markdown, write_junit, write_markdown
 from loadgen.dispatch import RunState
@@ -31,6 +31,9 @@ from metrics.gate import evaluate_thresholds as evaluate
 from metrics.records import RequestRecord
 from metrics.results import SUMMARY_FILE, load_summary
 from metrics.summary import DEFAULT_OUTPUT_EDGES, DEFAULT_PROMPT_EDGES, SummaryConfig, summarize
+
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
 
 EXIT_THRESHOLDS_FAILED = 99
 DEFAULT_ABORT_DELAY_S = 10.0
@@ -169,7 +172,7 @@ class Stoppable(Protocol):
     def stop(self, *, interrupted: bool = True) -> None: ...
 
 
-async def watch_for_abort(runner: Stoppable, plan: GatePlan, config: SummaryConfig, run_info: dict[str, Any]) -> None:
+async def watch_for_abort(runner: Stoppable, plan: GatePlan, config: SummaryConfig, run_info: JsonObject) -> None:
     """Stop the runner at the first definite failure of an abort threshold (see the module docstring)."""
     if not plan.abort_thresholds:
         return
@@ -194,7 +197,7 @@ async def watch_for_abort(runner: Stoppable, plan: GatePlan, config: SummaryConf
 
 
 def _judge_live(
-    plan: GatePlan, records: list[RequestRecord], config: SummaryConfig, run_info: dict[str, Any]
+    plan: GatePlan, records: list[RequestRecord], config: SummaryConfig, run_info: JsonObject
 ) -> list[Verdict]:
     """The abort thresholds over the records so far (runs in a worker thread, off the event loop)."""
     from metrics.gate import RunSamples
@@ -241,7 +244,7 @@ def judge(plan: GatePlan, run: RunView, *, label: str) -> int:
     return 0
 
 
-def finish_run_gate(plan: GatePlan | None, out_dir: Path, summary: dict[str, Any]) -> int:
+def finish_run_gate(plan: GatePlan | None, out_dir: Path, summary: JsonObject) -> int:
     """After `goodput run` wrote its outputs: judge the run (0 when nothing is gated)."""
     if plan is None:
         return 0

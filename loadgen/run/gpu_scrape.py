@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -22,6 +22,9 @@ from loadgen.run.scrape import ServerScraper, scrape_failure
 from loadgen.spec import ScrapeTarget
 from metrics.results import GPU_FILE as GPU_FILE
 from metrics.server import Figure, GpuDocument, GpuReading, GpuSourceJSON
+
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
 
 # sample key → DCGM exporter family, and its unit as the exporter gives it.
 FAMILIES: dict[Figure, str] = {
@@ -131,24 +134,25 @@ class GpuScrapers:
         return path
 
 
-def add_gpu_section(out: Path, summary: dict[str, Any]) -> None:
+def add_gpu_section(out: Path, summary: JsonObject) -> None:
     """Put the `gpu` section into summary and rewrite summary.json, when the run scraped GPU telemetry
     (its gpu_metrics.json exists); nothing otherwise. `goodput report` calls it too."""
     import json
 
-    from metrics.results import write_summary
+    from loadgen.run.summary_json import number_of, section_of
+    from metrics.results import json_object, write_summary
     from metrics.server import gpu_section, read_gpu_document
 
     path = out / GPU_FILE
     if not path.is_file():
         return
     document = read_gpu_document(json.loads(path.read_text()))
-    run, throughput = summary.get("run") or {}, summary.get("throughput") or {}
-    window = run.get("window") or {}
-    rate, duration = throughput.get("output_tokens_per_s"), throughput.get("duration_s")
-    section = gpu_section(document, start_unix_s=float(run.get("start_unix_s") or 0.0),
-                          window_start_s=window.get("start_s"), window_end_s=window.get("end_s"),
+    run, throughput = section_of(summary.get("run")), section_of(summary.get("throughput"))
+    window = section_of(run.get("window"))
+    rate, duration = number_of(throughput.get("output_tokens_per_s")), number_of(throughput.get("duration_s"))
+    section = gpu_section(document, start_unix_s=float(number_of(run.get("start_unix_s")) or 0.0),
+                          window_start_s=number_of(window.get("start_s")), window_end_s=number_of(window.get("end_s")),
                           output_tokens=rate * duration if rate is not None and duration else None)
     if section is not None:
-        summary["gpu"] = section.to_json()
+        summary["gpu"] = json_object(section.to_json())
         write_summary(out, summary)

@@ -11,8 +11,9 @@ run's first request must not be where a misspelt adapter name is found.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import httpx
 
@@ -22,6 +23,9 @@ from loadgen.http.send import server_message
 from loadgen.run.roofline import RooflineSpecJSON, spec_from_models_entry
 from loadgen.run.startup import announced, http_status_line, unreachable_line
 from loadgen.types import ClientConfig
+
+if TYPE_CHECKING:
+    from metrics.results import Json
 
 MODELS_TIMEOUT_S = 10.0
 
@@ -36,7 +40,7 @@ class ServedModel:
     sim_roofline: RooflineSpecJSON | None = None
 
     @classmethod
-    def from_entry(cls, entry: dict[str, Any]) -> ServedModel:
+    def from_entry(cls, entry: Mapping[str, Json]) -> ServedModel:
         """The entry as the server sent it (a JSON object with an `id`)."""
         value = entry.get("max_model_len")
         length = value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

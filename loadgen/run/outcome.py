@@ -6,10 +6,11 @@ Imported before the first request is sent: kept apart from the conclusion's resu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from loadgen.dispatch import RecordWriter, RunState
+    from metrics.results import RunFile
     from metrics.server import ServerPrometheusJSON
 
 EXIT_RUNTIME_ERROR = 1
@@ -21,11 +22,16 @@ EXIT_INTERRUPTED = 130
 class RunSoFar:
     """What a run has got so far: the error paths read it to tell whether anything was sent."""
 
-    run_info: dict[str, Any] = field(default_factory=dict)
+    run_info: RunFile | None = None  # run.json as last written: set before the first request
     writer: RecordWriter | None = None
     state: RunState | None = None  # set just before dispatching begins
     server_prom: ServerPrometheusJSON | None = None
     output_errors: list[OSError] = field(default_factory=list)  # result files that could not be written
+
+    def info(self) -> RunFile:
+        """run.json as last written (it is written before anything is sent)."""
+        assert self.run_info is not None, "run.json is written before the first request"
+        return self.run_info
 
 
 def describe_os_error(exc: OSError) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,10 +39,10 @@ from metrics.results import read_run as read_run
 from metrics.summary import SummaryConfig, summarize_frame
 
 if TYPE_CHECKING:
-    from metrics.results import RunDocument
+    from metrics.results import Json, JsonObject, RunDocument
 
 
-def summary_config(settings: dict[str, Any], slo: SLO) -> SummaryConfig:
+def summary_config(settings: Mapping[str, Json], slo: SLO) -> SummaryConfig:
     """The metric settings a run was made with (a schema-1 run.json's `settings`, or defaults), as the
     metrics package wants them; ValueError names a setting of the wrong type."""
     d = SummaryConfig(slo=slo)
@@ -137,14 +137,14 @@ class Outputs:
     """What writing a run's outputs produced: the summary, and the frame and sorted gap samples behind
     it (so metrics.prom can be rebuilt without deriving them again)."""
 
-    summary: dict[str, Any]
+    summary: JsonObject
     frame: RequestFrame
     gap_samples: tuple[Samples, Samples]  # ITL, ITL per token
     input: InputReport  # what reading records.jsonl found (also summary["input"])
     run: RunDocument  # run.json as the summary was built from it
 
 
-def write_outputs(out_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
+def write_outputs(out_dir: Path, run: Mapping[str, Json]) -> JsonObject:
     """Write summary.json, summary.csv and records.parquet from records.jsonl; return the summary.
 
     Always from the file (never from records held in memory), so `goodput report` rebuilds exactly
@@ -191,7 +191,7 @@ def _records_only(records: Path, report: InputReport) -> Iterator[Path]:
         Path(name).unlink(missing_ok=True)
 
 
-def build_outputs(out_dir: Path, run: dict[str, Any], *, slo: SLO | None = None) -> Outputs:
+def build_outputs(out_dir: Path, run: Mapping[str, Json], *, slo: SLO | None = None) -> Outputs:
     """`write_outputs`, keeping what the summary was derived from; `slo` replaces the run's SLOs."""
     import pyarrow as pa
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the real imports happen when a run starts, so `goodput --he
     from metrics import SLO
     from metrics.latency import Samples
     from metrics.records import RequestFrame
+    from metrics.results import Json, JsonObject
     from metrics.server import ServerPrometheusJSON
     from metrics.summary import SummaryConfig
 
@@ -98,33 +99,38 @@ def start_exporters(opts: PromOptions, config: SummaryConfig, *, run_id: str, mo
     return exporters
 
 
-def add_server_section(out: Path, summary: dict[str, Any],
-                       section: ServerPrometheusJSON | dict[str, Any] | None) -> None:
+def add_server_section(out: Path, summary: JsonObject,
+                       section: ServerPrometheusJSON | JsonObject | None) -> None:
     """Put the scraped server figures under summary["server"]["prometheus"] and rewrite summary.json.
 
     `goodput report` can call it with `load_server_section(out)`: the section is kept in its own file
     because the scrapes cannot be rebuilt from records.jsonl.
     """
-    from metrics.results import write_summary
+    from metrics.results import json_object, write_summary
 
     if section is None:
         return
-    summary.setdefault("server", {})["prometheus"] = section
+    server = summary.setdefault("server", {})
+    if not isinstance(server, dict):
+        raise TypeError(f"summary.json's server section is not an object: {server!r}")
+    server["prometheus"] = json_object(section)
     write_summary(out, summary)
 
 
-def load_server_section(out: Path) -> dict[str, Any] | None:
+def load_server_section(out: Path) -> JsonObject | None:
     """The `server.prometheus` section a run saved, or None."""
     import json
+
+    from metrics.results import json_object
 
     path = out / SECTION_FILE
     if not path.exists():
         return None
     data = json.loads(path.read_text())
-    return data if isinstance(data, dict) else None
+    return json_object(data) if isinstance(data, dict) else None
 
 
-def rebuild_textfile(out: Path, frame: RequestFrame, run: dict[str, Any],
+def rebuild_textfile(out: Path, frame: RequestFrame, run: Mapping[str, Json],
                      gap_samples: tuple[Samples, Samples] | None = None, *, slo: SLO | None = None) -> Path:
     """metrics.prom from a run's records (for `goodput report`, given the frame and, if at hand, the
     sorted ITL samples it already built): the same families as the run wrote, without the live-only

@@ -10,9 +10,14 @@ measured / floor says how far from the hardware's limit the deployment runs.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
+from loadgen.run.summary_json import number_of, section_of
 from metrics.model import FloorsJSON, floors
+
+if TYPE_CHECKING:
+    from metrics.results import Json
 
 
 class RooflineSpecJSON(TypedDict, total=False):
@@ -63,7 +68,7 @@ def roofline_spec(raw: object) -> RooflineSpecJSON | None:
     return spec
 
 
-def spec_from_models_entry(entry: dict[str, Any]) -> RooflineSpecJSON | None:
+def spec_from_models_entry(entry: Mapping[str, Json]) -> RooflineSpecJSON | None:
     """The roofline spec of a sim-engine target, from its `/v1/models` entry; None for anything else."""
     sim = entry.get("sim")
     if entry.get("engine") != "sim" or not isinstance(sim, dict):
@@ -95,19 +100,19 @@ MEASURED: tuple[tuple[Literal["ttft_s", "tpot_s", "e2e_s"], Literal["ttft_floor_
                 ...] = (("ttft_s", "ttft_floor_s"), ("tpot_s", "tpot_floor_s"), ("e2e_s", "e2e_floor_s"))
 
 
-def roofline_section(summary: dict[str, Any], spec: RooflineSpecJSON) -> RooflineSectionJSON:
+def roofline_section(summary: Mapping[str, Json], spec: RooflineSpecJSON) -> RooflineSectionJSON:
     """`summary["roofline"]`: the floors for this run's shape and measured p50 / floor ratios."""
-    tokens = summary.get("tokens", {})
-    n = tokens.get("requests") or 0
+    tokens = section_of(summary.get("tokens"))
+    n = number_of(tokens.get("requests")) or 0
 
     def mean(total_key: str) -> float | None:
-        total = tokens.get(total_key)
+        total = number_of(tokens.get(total_key))
         return total / n if n and total is not None else None
 
     prompt, output, cached = (mean(k) for k in ("prompt_tokens", "output_tokens", "cached_tokens"))
-    latency = summary.get("latency", {})
-    rate = summary.get("throughput", {}).get("requests_per_s")
-    e2e_mean = latency.get("e2e_s", {}).get("mean")
+    latency = section_of(summary.get("latency"))
+    rate = number_of(section_of(summary.get("throughput")).get("requests_per_s"))
+    e2e_mean = number_of(section_of(latency.get("e2e_s")).get("mean"))
     in_flight = rate * e2e_mean if rate and e2e_mean else 1.0
     out: RooflineSectionJSON = {"spec": spec}
     if prompt is None or output is None:
@@ -124,7 +129,7 @@ def roofline_section(summary: dict[str, Any], spec: RooflineSpecJSON) -> Rooflin
     out["floors"] = bound
     out["mean_in_flight"] = in_flight
     for metric, floor_key in MEASURED:
-        measured = latency.get(metric, {}).get("p50")
+        measured = number_of(section_of(latency.get(metric)).get("p50"))
         floor = bound[floor_key]
         out[metric] = {"measured_p50": measured, "floor": floor,
                        "ratio": measured / floor if measured is not None and floor else None}

@@ -26,7 +26,7 @@ from loadgen.run.cache_prediction import prediction_line, run_prediction
 from loadgen.run.directory import RunDir, discard
 from loadgen.run.embedded import EmbeddedServerError, ServerArgumentError, embedded_server
 from loadgen.run.failing import early_stop_hooks
-from loadgen.run.layout import RECORDS_FILE, RUN_SCHEMA_VERSION
+from loadgen.run.layout import RECORDS_FILE
 from loadgen.run.model_len import ContextTooSmall, check_context
 from loadgen.run.models import ServedModel, check_mix, list_models
 from loadgen.run.outcome import EXIT_INTERRUPTED, EXIT_RUNTIME_ERROR, EXIT_USAGE, RunSoFar, describe_os_error
@@ -38,7 +38,7 @@ from loadgen.run.sizing import SIZING_LIMIT_S, resolve_sizing
 from loadgen.run.startup import announced
 from loadgen.types import ClientConfig
 from metrics.results import RECORDS_STATUS_FILE as STATUS_FILE
-from metrics.results import write_run
+from metrics.results import RunFile, RunResolved, RunStart, json_object, write_run_file
 
 TOOL_VERSION = "0.1.0"
 
@@ -97,29 +97,29 @@ def _start(setup: RunSetup, run_dir: RunDir, base_url: str, run: RunSoFar) -> Cl
     if cache_prediction is not None and not spec.outputs.quiet:
         print(prediction_line(cache_prediction), file=sys.stderr)
     load = spec.load
-    run.run_info = {
-        "schema_version": RUN_SCHEMA_VERSION,
-        "spec": spec.to_json(),
-        "resolved": {"schedule_end_s": setup.schedule_end_s, "roofline": roofline,
-                     "token_counter": client.token_counter, "ignore_eos": client.ignore_eos,
-                     "prompt_sizing": sizing.to_json(),
-                     **({"prefix_cache_prediction": cache_prediction} if cache_prediction else {})},
-        "target": public_url(base_url),
-        "embedded": spec.target.embedded,
-        "model": spec.target.model if mix is not None and len(mix.names) > 1 else client.model,
-        **({"models": mix.describe()} if mix is not None and len(mix.names) > 1 else {}),
-        "endpoint": client.endpoint,
-        "load": str(load.arrival),
-        "open_loop": load.arrival.open_loop,
-        "duration_s": load.duration_s,
-        "requests": load.requests,
-        "seed": load.seed,
-        "workload": setup.workload.describe(),
-        "tool_version": TOOL_VERSION,
-        "output_dir": str(out),
-        "complete": False,
-    }
-    write_run(out, run.run_info)
+    multi = mix is not None and len(mix.names) > 1
+    run.run_info = RunFile(RunStart(
+        spec=spec.to_json(),
+        resolved=RunResolved(schedule_end_s=setup.schedule_end_s,
+                             roofline=json_object(roofline) if roofline is not None else None,
+                             token_counter=client.token_counter, ignore_eos=client.ignore_eos,
+                             prompt_sizing=json_object(sizing.to_json()),
+                             prefix_cache_prediction=json_object(cache_prediction) if cache_prediction else None),
+        target=public_url(base_url),
+        embedded=spec.target.embedded,
+        model=spec.target.model if multi else client.model,
+        models=json_object(mix.describe()) if mix is not None and multi else None,
+        endpoint=client.endpoint,
+        load=str(load.arrival),
+        open_loop=load.arrival.open_loop,
+        duration_s=load.duration_s,
+        requests=load.requests,
+        seed=load.seed,
+        workload=json_object(setup.workload.describe()),
+        tool_version=TOOL_VERSION,
+        output_dir=str(out),
+    ))
+    write_run_file(out, run.run_info)
     run.writer = RecordWriter(out / RECORDS_FILE, status=out / STATUS_FILE)
     return client
 
@@ -144,7 +144,7 @@ def execute(setup: RunSetup, run_dir: RunDir, *, console: bool = True) -> int:
             client = _start(setup, run_dir, base_url, run)
             with announced("the server's /metrics", SCRAPE_TIMEOUT_S, quiet=setup.spec.outputs.quiet):
                 exporters = start_exporters(setup.prom_options(), setup.summary_config(), run_id=out.name,
-                                            model=str(run.run_info["model"]), arrival=setup.spec.load.arrival,
+                                            model=str(run.info().start.model), arrival=setup.spec.load.arrival,
                                             base_url=base_url)
             try:
                 _run_loop(setup, client, run, exporters)
@@ -222,7 +222,7 @@ async def _main(setup: RunSetup, client_config: ClientConfig, run: RunSoFar, exp
             from loadgen.run.gate import watch_for_abort
 
             watcher = asyncio.create_task(
-                watch_for_abort(runner, setup.gate, setup.summary_config(), dict(run.run_info)))
+                watch_for_abort(runner, setup.gate, setup.summary_config(), run.info().to_json()))
         run.state = runner.state  # from here on, requests may have been sent: the directory is kept
         try:
             await runner.run()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from loadgen.dispatch import RunPlan, client_config_of
 from loadgen.redact import remember, secret_values
@@ -39,6 +39,7 @@ from metrics.summary import SummaryConfig
 
 if TYPE_CHECKING:
     from loadgen.run.gate import GatePlan
+    from loadgen.run.roofline import RooflineSpecJSON
 
 
 @dataclass(slots=True)
@@ -48,7 +49,7 @@ class RunSetup:
     workload: AnyWorkload
     gate: GatePlan | None
     schedule_end_s: float | None
-    roofline: dict[str, Any] | None  # from --model-config/--gpu; a sim target may announce its own
+    roofline: RooflineSpecJSON | None  # from --model-config/--gpu; a sim target may announce its own
     schedule: Schedule | None = None  # None: closed loop
     trace: Trace | None = None
 
@@ -132,7 +133,7 @@ def schedule_end_s(load: LoadSpec, schedule: Schedule | None, *, sessions: bool 
     return schedule.end_s
 
 
-def roofline_settings(spec: RooflineSpec) -> dict[str, Any]:
+def roofline_settings(spec: RooflineSpec) -> RooflineSpecJSON:
     """The deployment the roofline floors are computed for, names resolved (kept in run.json)."""
     from metrics.model import resolve_gpu, resolve_model
 

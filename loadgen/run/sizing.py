@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from loadgen.http import public_url
 from loadgen.http.api import api_for
@@ -36,6 +36,9 @@ from loadgen.http.send import (
 from loadgen.run.setup import RunSetup
 from loadgen.types import ClientConfig
 from loadgen.workload import RatioCounter, TableCounter, TokenCounter
+
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
 
 T = TypeVar("T")
 
@@ -90,7 +93,7 @@ def resolve_sizing(setup: RunSetup, client: ClientConfig) -> Sizing:
     silent: ServerSilent | None = None
     if wanted in ("auto", "tokenize"):
         try:
-            seen: dict[str, Any] = {}
+            seen: JsonObject = {}
             table = _bounded(learn_table(client.base_url, client.model, chat=chat, api_key=client.api_key,
                                          headers=client.extra_headers, seen=seen), deadline)
             return _tokenized(table, client, seen.get("max_model_len"))

@@ -37,7 +37,7 @@ from loadgen.run.setup import RunSetup
 from loadgen.types import ClientConfig
 from loadgen.workers import Coordinator, Pool, WorkerMetrics, start_pool
 from loadgen.workload import is_sessions
-from metrics.results import write_run
+from metrics.results import json_object, write_run_file
 
 
 def run_with_workers(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters: RunExporters) -> None:
@@ -72,8 +72,8 @@ async def _main(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters:
         coordinator = Coordinator(pool, [t.share for t in tasks], workload=setup.workload, offsets=plan.offsets,
                                   sessions=sessions, count=plan.count, grace_s=load.grace_s,
                                   on_failure=setup.spec.scale.on_worker_failure, planned=planned)
-        run.run_info["workers"] = pool.describe()
-        write_run(writer.path.parent, run.run_info)  # what the workers are, before any request
+        run.run_info = run.info().with_workers(json_object(pool.describe()))
+        write_run_file(writer.path.parent, run.run_info)  # what the workers are, before any request
         coordinator.hooks += [writer, GcFreezer(), *early_stop_hooks(setup.spec.load.keep_going)]
         exporters.attach(coordinator)
         exporters.add_collector(WorkerMetrics(coordinator))
@@ -86,11 +86,11 @@ async def _main(setup: RunSetup, client: ClientConfig, run: RunSoFar, exporters:
         ticker = asyncio.create_task(progress.loop()) if progress is not None else None
         if setup.gate is not None:  # abort-on-fail stops the coordinator as it would stop a runner
             watcher = asyncio.create_task(watch_for_abort(coordinator, setup.gate,
-                                                          setup.summary_config(), dict(run.run_info)))
+                                                          setup.summary_config(), run.info().to_json()))
         run.state = coordinator.state  # from here on, requests may have been sent: the directory is kept
         await coordinator.run(time.perf_counter_ns() + round(lead_s * 1e9))
         await pool.finish()
-        run.run_info["workers"] = {**pool.describe(), "lost": coordinator.losses}
+        run.run_info = run.info().with_workers(json_object({**pool.describe(), "lost": coordinator.losses}))
     finally:
         for task in (watcher, ticker):
             if task is not None:

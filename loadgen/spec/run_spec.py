@@ -14,7 +14,7 @@ import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loadgen.spec.limits import check_limits
 from loadgen.spec.sections import (
@@ -33,6 +33,9 @@ from loadgen.types import Timeouts
 from loadgen.workload import Arrival, LengthDist, ThinkTime, parse_arrival, parse_length, parse_think_time
 from metrics import LENGTH_KINDS, SLO
 from metrics.gate import Threshold, parse_threshold
+
+if TYPE_CHECKING:
+    from metrics.results import Json, JsonObject
 
 SPEC_VERSION = 1
 
@@ -77,12 +80,15 @@ class RunSpec:
             raise SpecError(str(exc)) from None
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON values (seconds as numbers, distributions and thresholds in their own forms)."""
-        out: dict[str, Any] = {"spec_version": SPEC_VERSION}
+        """Plain JSON values (seconds as numbers, distributions and thresholds in their own forms), built and
+        checked as a `JsonObject`; returned as a dict of Any while loadgen.predict.report passes its sections
+        on as dicts."""
+        out: JsonObject = {"spec_version": SPEC_VERSION}
         for f in dataclasses.fields(self):
             out[f.name] = _encode(getattr(self, f.name))
-        if not out["prometheus"].get("scrape"):  # written only when given: run.json without --scrape is unchanged
-            out["prometheus"].pop("scrape", None)
+        prometheus = out["prometheus"]
+        if isinstance(prometheus, dict) and not prometheus.get("scrape"):  # written only when given: run.json
+            prometheus.pop("scrape", None)  # without --scrape is unchanged
         return out
 
     @classmethod
@@ -101,7 +107,7 @@ class RunSpec:
 # --- encoding -------------------------------------------------------------------------------------
 
 
-def _encode(value: Any) -> Any:
+def _encode(value: object) -> Json:
     if isinstance(value, Threshold):
         return value.text
     if isinstance(value, SLO):
@@ -110,7 +116,9 @@ def _encode(value: Any) -> Any:
         return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple):
         return [_encode(v) for v in value]
-    return value
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise TypeError(f"a run spec field of a type JSON has not: {type(value).__name__}")
 
 
 # --- decoding, driven by the sections' type hints --------------------------------------------------

@@ -8,6 +8,7 @@ result document, below both the load generator (which writes them) and the expor
   capacity.json (`from_json` parses once, `to_json` writes goodput's JSON back), read with `read_sweep`
   and `read_capacity`, written with `write_sweep` and `write_capacity`;
 - `points`: where a sweep's or capacity search's point lives (DIR/points/<label>/), labels checked;
+- `run_write`: the typed writer of run.json (`RunFile`: its start, workers and end), `write_run_file`;
 - `atomic`: the atomic write (temporary file, then rename) every result file goes through;
 - `summary_view`: the typed, frozen view of summary.json (its sections in `summary_*.py`), imported on
   first use (`SummaryView`, `read_summary_view` and the section types are names of this package all the
@@ -64,6 +65,7 @@ from metrics.results.layout import (
     TEXTFILE,
 )
 from metrics.results.points import check_label, check_labels, point_path
+from metrics.results.run_write import RunEnd, RunFile, RunResolved, RunStart, write_run_file
 
 if TYPE_CHECKING:  # the views load on first use (__getattr__ below): a run imports this package early
     from metrics.results.capacity_view import CapacityFigure, CapacityView, ProbedRate
@@ -179,6 +181,10 @@ __all__ = [
     "RooflineRow",
     "Run",
     "RunDocument",
+    "RunEnd",
+    "RunFile",
+    "RunResolved",
+    "RunStart",
     "Saturation",
     "Server",
     "ServerInfo",
@@ -224,6 +230,7 @@ __all__ = [
     "write_capacity",
     "write_json",
     "write_run",
+    "write_run_file",
     "write_summary",
     "write_sweep",
 ]
