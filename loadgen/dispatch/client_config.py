@@ -4,19 +4,20 @@ process and every worker (a local process, a Ray actor) build their client from.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from loadgen.redact import secret_values
 from loadgen.secrets import Secrets
 from loadgen.spec import RunSpec
 from loadgen.tools import tool_options
 from loadgen.types import ClientConfig
+from metrics.results import JsonObject, json_object
 
 
 def client_config_of(spec: RunSpec, secrets: Secrets, *, base_url: str, model: str) -> ClientConfig:
     """The client's configuration: the spec's request options and the secrets, for `base_url` and `model`."""
     r, t = spec.request, spec.timeouts
-    extra: dict[str, Any] = json.loads(r.extra_body) if r.extra_body else {}
+    # The spec holds the user's --extra-body as the canonical text of a JSON object (checked where it was given).
+    extra: JsonObject = json_object(json.loads(r.extra_body)) if r.extra_body else {}
     if r.min_tokens is not None:
         extra = {"min_tokens": r.min_tokens, **extra}
     headers = dict(r.headers)
