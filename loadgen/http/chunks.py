@@ -270,7 +270,7 @@ class ChunkAccumulator:
             record.prompt_tokens, record.prompt_tokens_estimated = prompt, False
         record.cached_tokens = self._cached(usage)
         record.server_chunk_s = self.server_s if chunks and len(self.server_s) == chunks else None
-        record.server = (self._server_block() or None) if self.goodput_final or self.timings else None
+        record.server = self._server_block() or None
         fill_output_kinds(record, self.reasoning_at, self.tool_at, self.tool_calls, self.tool_done_ns, usage)
 
     def _server_block(self) -> JsonObject:
