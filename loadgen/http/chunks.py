@@ -16,7 +16,7 @@ Tokens per chunk k_j, best source first:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 import orjson
 
@@ -27,10 +27,6 @@ from loadgen.http.usage import ServerStamp, Timings, Usage
 from loadgen.types import ToolCall
 from loadgen.workload import TokenCounter
 from metrics.records import RequestRecord
-from metrics.results import json_object
-
-if TYPE_CHECKING:
-    from metrics.results import JsonObject
 
 _DONE = b"[DONE]"
 _GOODPUT_PER_CHUNK = frozenset({"t", "n"})
@@ -270,18 +266,13 @@ class ChunkAccumulator:
             record.prompt_tokens, record.prompt_tokens_estimated = prompt, False
         record.cached_tokens = self._cached(usage)
         record.server_chunk_s = self.server_s if chunks and len(self.server_s) == chunks else None
-        record.server = self._server_block() or None
-        fill_output_kinds(record, self.reasoning_at, self.tool_at, self.tool_calls, self.tool_done_ns, usage)
-
-    def _server_block(self) -> JsonObject:
-        """The record's `server` block: the final stamp's figures (not its per-chunk `t`, `n`) and llama.cpp's
-        timings, checked once as JSON here, after the stream (JSON by construction: orjson parsed them)."""
-        server = json_object(self.goodput_final) if self.goodput_final else {}
-        for key in _GOODPUT_PER_CHUNK:
-            server.pop(key, None)
+        server: dict[str, Any] = {}
+        if self.goodput_final:
+            server.update((k, v) for k, v in self.goodput_final.items() if k not in _GOODPUT_PER_CHUNK)
         if self.timings:
-            server["timings"] = json_object(self.timings)
-        return server
+            server["timings"] = self.timings
+        record.server = server or None
+        fill_output_kinds(record, self.reasoning_at, self.tool_at, self.tool_calls, self.tool_done_ns, usage)
 
     def _cached(self, usage: Usage) -> int | None:
         details = usage.get("prompt_tokens_details")
