@@ -1,8 +1,13 @@
 """`--extra-body` is parsed once into a JSON object where the client's configuration is made (in the run's
 process and in every worker, from the spec alone): same values, same key order, `--min-tokens` first, and the
-bytes sent are the API's body with the user's keys after it."""
+bytes sent are the API's body with the user's keys after it. A spec whose extra body is another JSON value
+(one not made by the flag, which refuses it) is refused there in one line."""
 
 from __future__ import annotations
+
+import dataclasses
+
+import pytest
 
 from loadgen.cli.run import run_defaults
 from loadgen.dispatch import client_config_of
@@ -36,3 +41,12 @@ def test_no_extra_body_is_an_empty_object() -> None:
     spec, secrets = build_spec(merge_values(run_defaults(), config_values({"url": UNREACHABLE, "model": "m"},
                                                                           source="test"), {}))
     assert client_config_of(spec, secrets, base_url=UNREACHABLE, model="m").extra_body == {}
+
+
+@pytest.mark.parametrize("text", ["[1]", "3", '"top_k"', "null"])
+def test_an_extra_body_that_is_no_object_is_refused_where_the_client_is_made(text: str) -> None:
+    spec, secrets = build_spec(merge_values(run_defaults(), config_values({"url": UNREACHABLE, "model": "m"},
+                                                                          source="test"), {}))
+    spec = dataclasses.replace(spec, request=dataclasses.replace(spec.request, extra_body=text))
+    with pytest.raises(ValueError, match=r"^--extra-body must be a JSON object, not (list|int|str|NoneType)$"):
+        client_config_of(spec, secrets, base_url=UNREACHABLE, model="m")
