@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
 from loadgen.types import ClientConfig, NamedChoice, Tool, ToolChoice, WorkItem
+
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
 
 CHOICES = ("auto", "required", "none")
 _CHOICES: dict[str, Literal["auto", "required", "none"]] = {"auto": "auto", "required": "required", "none": "none"}
@@ -23,7 +26,7 @@ class ResponsesTool(TypedDict):
     type: Literal["function"]
     name: str
     description: NotRequired[str]
-    parameters: NotRequired[dict[str, Any]]
+    parameters: NotRequired[JsonObject]
 
 
 class MessagesTool(TypedDict):
@@ -31,7 +34,7 @@ class MessagesTool(TypedDict):
 
     name: str
     description: NotRequired[str]
-    input_schema: dict[str, Any]
+    input_schema: JsonObject
 
 
 class ChatFunctionName(TypedDict):

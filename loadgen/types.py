@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, Required, TypedDict
+from typing import TYPE_CHECKING, Literal, NotRequired, Required, TypedDict
+
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
 
 Endpoint = Literal["chat", "completions", "responses", "messages"]
 
@@ -52,7 +55,7 @@ class ToolFunction(TypedDict):
 
     name: str
     description: NotRequired[str]
-    parameters: NotRequired[dict[str, Any]]  # the user's JSON schema, sent as given
+    parameters: NotRequired[JsonObject]  # the user's JSON schema, sent as given
 
 
 class Tool(TypedDict):
@@ -174,7 +177,7 @@ class ClientConfig:
     include_usage: bool = True
     continuous_usage_stats: bool = True
     ignore_eos: bool = False
-    extra_body: dict[str, Any] = field(default_factory=dict)
+    extra_body: JsonObject = field(default_factory=dict)  # --extra-body: the user's JSON object, sent as given
     extra_headers: dict[str, str] = field(default_factory=dict, repr=False)  # may hold secret header values
     temperature: float | None = None
     # The run's token counter (`--tokenizer`: words | bytes | path to tokenizer.json): used only when the

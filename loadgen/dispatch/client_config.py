@@ -4,7 +4,7 @@ process and every worker (a local process, a Ray actor) build their client from.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from loadgen.redact import secret_values
 from loadgen.secrets import Secrets
@@ -12,11 +12,14 @@ from loadgen.spec import RunSpec
 from loadgen.tools import tool_options
 from loadgen.types import ClientConfig
 
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
+
 
 def client_config_of(spec: RunSpec, secrets: Secrets, *, base_url: str, model: str) -> ClientConfig:
     """The client's configuration: the spec's request options and the secrets, for `base_url` and `model`."""
     r, t = spec.request, spec.timeouts
-    extra: dict[str, Any] = json.loads(r.extra_body) if r.extra_body else {}
+    extra = extra_body_of(r.extra_body)
     if r.min_tokens is not None:
         extra = {"min_tokens": r.min_tokens, **extra}
     headers = dict(r.headers)
@@ -31,3 +34,14 @@ def client_config_of(spec: RunSpec, secrets: Secrets, *, base_url: str, model: s
                         extra_headers=headers, temperature=r.temperature,
                         token_counter=spec.workload.token_counter(spec.target.embedded),
                         redact=secret_values(secrets), **tool_options(r.tool_list, r.tool_choice))
+
+
+def extra_body_of(text: str | None) -> JsonObject:
+    """The spec's `--extra-body` text as the JSON object it holds ({} for none); ValueError when it holds another
+    JSON value (the flag refuses one where it is given; a spec made otherwise is checked here, once per process)."""
+    if not text:
+        return {}
+    extra = json.loads(text)
+    if not isinstance(extra, dict):
+        raise ValueError(f"--extra-body must be a JSON object, not {type(extra).__name__}")
+    return extra

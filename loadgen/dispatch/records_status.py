@@ -20,9 +20,12 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from metrics.results import RECORDS_STATUS_FILE as STATUS_FILE
+
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
 
 STATUS_BYTES = 512
 MAX_ERROR_CHARS = 300
@@ -103,7 +106,7 @@ def read_status(run_dir: Path) -> RecordsStatus | None:
             "write_error": error if isinstance(error, str) else None}
 
 
-def ended_by(run: dict[str, Any], status: RecordsStatus | None) -> EndedBy:
+def ended_by(run: JsonObject, status: RecordsStatus | None) -> EndedBy:
     """What `goodput report` adds to a run.json that was never finished (no `interrupted` field: the run
     did not get to write its final run.json), from the status the record writer left: the records it
     could not write and why, or that it never closed its records (killed, or still running)."""

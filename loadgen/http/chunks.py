@@ -16,7 +16,7 @@ Tokens per chunk k_j, best source first:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -30,6 +30,15 @@ from metrics.records import RequestRecord
 
 _DONE = b"[DONE]"
 _GOODPUT_PER_CHUNK = frozenset({"t", "n"})
+
+
+class ChatChoice(TypedDict, total=False):
+    """An event's `choices[0]` (chat's `delta`, completions' `text`), as the server sent it: its values are
+    checked where they are read, as the stream goes (nothing is built or checked per chunk for the type)."""
+
+    delta: object
+    text: object
+    finish_reason: object
 
 
 def decode_error(data: bytes, exc: Exception) -> InvalidJSON | InvalidUTF8:
@@ -289,7 +298,7 @@ def tool_call(call_id: object, name: object, number: int) -> ToolCall:
             "function": {"name": str(name or ""), "arguments": ""}}
 
 
-def _empty_token_event(first: dict[str, Any], delta: Any) -> bool:
+def _empty_token_event(first: ChatChoice, delta: object) -> bool:
     """An event for one token whose text the server holds back: `"content": ""` (or `"text": ""`), not
     the role announcement and not the finish event (the caller checked finish_reason)."""
     if delta is None:

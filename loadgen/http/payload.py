@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 from urllib.parse import urlsplit
 
 import orjson
@@ -19,6 +19,9 @@ import orjson
 from loadgen.tools import ChatNamedChoice, chat_tool_choice, tools_for
 from loadgen.types import ClientConfig, Message, Tool, WorkItem
 from loadgen.workload import MAX_BODY_BYTES
+
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
 
 
 class StreamedBody(TypedDict):
@@ -129,7 +132,7 @@ def request_body(item: WorkItem, config: ClientConfig) -> dict[str, Any]:
     return merge_body(body, config.extra_body)
 
 
-def merge_body(base: StreamedBody | dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+def merge_body(base: StreamedBody | JsonObject, extra: dict[str, Any]) -> dict[str, Any]:
     """`extra` over `base`: a JSON object to send (an API's body under the user's `--extra-body`, or that
     under a probe's body); nested objects merge key by key, anything else is replaced."""
     merged = dict(base)

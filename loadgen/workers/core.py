@@ -15,7 +15,7 @@ import queue
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncio_throttle  # noqa: F401 - the runner's closed loop imports it as it starts: here, before the anchor
 
@@ -28,12 +28,15 @@ from loadgen.workers.share import Share, share_plan
 from loadgen.workload import AnyWorkload, is_sessions
 from metrics.records import RequestRecord
 
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
+
 BATCH_LIMIT = 512  # records in one message at most: a message stays well under a megabyte
 
 
 @dataclass(slots=True)
 class WorkerTask:
-    spec: dict[str, Any]  # RunSpec.to_json()
+    spec: JsonObject  # RunSpec.to_json()
     secrets: Secrets
     base_url: str
     model: str

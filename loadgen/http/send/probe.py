@@ -13,7 +13,7 @@ Both raise ProbeFailed with a one-line reason when the server does not answer th
 from __future__ import annotations
 
 import asyncio
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlsplit
 
 import httpx
@@ -23,6 +23,9 @@ from loadgen.http.api import Api, ProbeAnswer, api_for, endpoint_url
 from loadgen.http.payload import needs_tls
 from loadgen.types import Message
 from loadgen.workload import WORDS, RatioCounter, TableCounter, TemplateCost, fit_line, random_words
+
+if TYPE_CHECKING:
+    from metrics.results import JsonObject
 
 PROBE_TIMEOUT_S = httpx.Timeout(30.0, connect=10.0)
 TOKENIZE_CONCURRENCY = 16
@@ -92,7 +95,7 @@ class TokenizeChat(TypedDict):
 
 
 async def _count(client: httpx.AsyncClient, url: str, body: TokenizeText | TokenizeChat,
-                 seen: dict[str, Any] | None = None) -> int:
+                 seen: JsonObject | None = None) -> int:
     try:
         resp = await client.post(url, json=body)
     except httpx.HTTPError as exc:
@@ -116,7 +119,7 @@ async def _count(client: httpx.AsyncClient, url: str, body: TokenizeText | Token
 
 
 async def learn_table(base_url: str, model: str, *, chat: bool, api_key: str | None = None,
-                      headers: dict[str, str] | None = None, seen: dict[str, Any] | None = None) -> TableCounter:
+                      headers: dict[str, str] | None = None, seen: JsonObject | None = None) -> TableCounter:
     """The server's word table; `seen` (when given) gets the first answer's `max_model_len`."""
     url = tokenize_url(base_url)
     async with httpx.AsyncClient(headers=_auth(api_key, headers or {}), timeout=PROBE_TIMEOUT_S,
@@ -155,7 +158,7 @@ async def learn_table(base_url: str, model: str, *, chat: bool, api_key: str | N
 
 
 async def calibrate(base_url: str, model: str, *, chat: bool, api_key: str | None = None,
-                    headers: dict[str, str] | None = None, extra_body: dict[str, Any] | None = None,
+                    headers: dict[str, str] | None = None, extra_body: JsonObject | None = None,
                     endpoint: str | None = None) -> RatioCounter:
     """`endpoint`: the run's API (default: chat, or completions when `chat` is false)."""
     api = api_for(endpoint or ("chat" if chat else "completions"))
