@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from loadgen.sweep.json_read import int_or_none, section, whole
+from loadgen.sweep.json_read import int_or_none, part, section, whole
 from loadgen.sweep.json_read import number as _number
 from metrics.results import COLUMNS as COLUMNS
 from metrics.results import Json, PointPlan, PointRow
@@ -26,7 +26,7 @@ def point_row(point: PointPlan, *, status: str, code: int | None, summary: Mappi
     failed = whole(requests.get("in_window_failed"))
 
     def percentile(metric: str, p: str) -> float | None:
-        block = section(latency, metric)
+        block = part(latency, metric)
         return _number(block.get(p)) if block.get("count") else None
 
     return replace(
@@ -44,7 +44,7 @@ def point_row(point: PointPlan, *, status: str, code: int | None, summary: Mappi
         goodput_rps=_number(goodput.get("requests_per_s")),
         error_rate=failed / measured if measured else None,
         client_saturated=bool(run.get("client_saturated", False)),
-        dispatch_lag_p99_s=_number(section(run, "client_saturation").get("lag_p99_s")),
+        dispatch_lag_p99_s=_number(part(run, "client_saturation").get("lag_p99_s")),
         ttft_p50_s=percentile("ttft_s", "p50"), ttft_p90_s=percentile("ttft_s", "p90"),
         ttft_p99_s=percentile("ttft_s", "p99"), itl_p50_s=percentile("itl_s", "p50"),
         itl_p90_s=percentile("itl_s", "p90"), itl_p99_s=percentile("itl_s", "p99"),
