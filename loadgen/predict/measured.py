@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from exporters.html import capacity_verdict, done, sweep_capacity, sweep_rows
-from loadgen.sweep import PointPlan, point_row
+from loadgen.sweep import PointPlan, as_float, point_row
 from metrics.results import (
     CAPACITY_FILE,
     SUMMARY_FILE,
@@ -63,13 +63,6 @@ def _no_rate(label: str, point: str, value: Json) -> str:
 def _object(value: Json) -> Mapping[str, Json]:
     """A JSON object as it is; an empty one for any other value."""
     return value if isinstance(value, Mapping) else {}
-
-
-def _float(value: Json) -> float:
-    """float() of a number or a numeral, as a length distribution's parameters are read; TypeError else."""
-    if isinstance(value, int | float | str):
-        return float(value)
-    raise TypeError(f"float() argument must be a string or a real number, not '{type(value).__name__}'")
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +225,7 @@ def setting_text(value: Json) -> str:
     if isinstance(value, Mapping) and {"kind", "a"} <= set(value):
         from loadgen.workload import LengthDist
 
-        return str(LengthDist(str(value["kind"]), _float(value["a"]), _float(value.get("b") or 0.0)))
+        return str(LengthDist(str(value["kind"]), as_float(value["a"]), as_float(value.get("b") or 0.0)))
     if value is None:
         return "none"
     return str(value)

@@ -31,6 +31,13 @@ def number(value: Json) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def as_float(value: Json) -> float:
+    """float() of a number or a numeral, as the readers have always read one; TypeError for anything else."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"float() argument must be a string or a real number, not '{type(value).__name__}'")
+
+
 def whole(value: Json) -> int:
     """A count as int() makes it (a float truncated, a numeral parsed); 0 when absent, null or empty."""
     if not value:
