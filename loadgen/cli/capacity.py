@@ -61,16 +61,6 @@ def _fraction(text: str, flag: str) -> float:
         raise ValueError(f"{flag} expects a fraction or a percentage (0.9 or 90%), got {text!r}") from None
 
 
-def _method(text: str) -> Method:
-    """--interval's method; ValueError, in SearchSettings' words, for any other."""
-    from metrics.capacity_search import METHODS
-
-    for method in METHODS:
-        if text == method:
-            return method
-    raise ValueError(f"--interval must be {' or '.join(METHODS)}, got {text!r}")
-
-
 def _capacity_options(
     attainment: Annotated[str, typer.Option(help="Target SLO attainment: the share of requests that must be good (0.9 or 90%).", rich_help_panel=SEARCH)] = "0.9",
     confidence: Annotated[float, typer.Option(help="Confidence of each pass/fail verdict's interval (two-sided).", rich_help_panel=SEARCH)] = 0.95,
@@ -91,12 +81,13 @@ def _capacity_options(
 
 @dataclass(frozen=True, slots=True)
 class SearchOptions:
-    """The search's own options (and --config) as Typer parsed them (their types: `_capacity_options`)."""
+    """The search's own options (and --config) as Typer parsed them (their types: `_capacity_options`;
+    `interval` is Typer's text until `_job`'s SearchSettings refuses one that is not a Method)."""
 
     config: Path | None
     attainment: str
     confidence: float
-    interval: str
+    interval: Method
     min_rate: float | None
     max_rate: float | None
     point_duration: str | None
@@ -156,7 +147,7 @@ def _job(ctx: typer.Context, options: SearchOptions) -> tuple[CapacityJob, RunDi
         raise ValueError("goodput capacity needs an SLO (--slo ttft=500ms --slo tpot=50ms, or slo: in --config): "
                          "attainment is the share of requests that meet it")
     settings = SearchSettings(target=_fraction(options.attainment, "--attainment"),
-                              confidence=options.confidence, method=_method(options.interval),
+                              confidence=options.confidence, method=options.interval,
                               tolerance=_fraction(options.tolerance, "--tolerance"),
                               max_points=options.max_points, min_rate=options.min_rate,
                               max_rate=options.max_rate, start_rate=None if options.max_rate else 1.0)
