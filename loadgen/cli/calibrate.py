@@ -80,7 +80,10 @@ def calibrate(
 
     from loadgen.predict import (
         PARAMS,
+        FitJson,
         IdentifyError,
+        RunFit,
+        ServerRows,
         Step,
         build_model,
         check_against_server,
@@ -147,14 +150,18 @@ def calibrate(
     exact = bool(need) and len(rows) == len(need)  # as many rows as unknowns: each mean is met exactly
     checks = {k: check_against_server(server, by_run[k], prefills[k].per_request, records[k], s, fitted=exact and k in rows)
               for k, s in servers.items() if s is not None and s.has_figures}
-    run_fit = {k: {**v, "step_source": "engine" if engine_steps.get(k) else "chunks",
-                   **({"server": checks[k]} if k in checks else {})} for k, v in server.fit["runs"].items()}
-    server_rows = {"parameters": need, "runs": sorted(rows), "weight": "sqrt(distinct prefill steps)",
-                   "exact": exact} if need and rows else None
+    run_fit: dict[str, RunFit] = {k: {**v, "step_source": "engine" if engine_steps.get(k) else "chunks"}
+                                  for k, v in server.fit["runs"].items()}
+    for k in run_fit.keys() & checks.keys():
+        run_fit[k]["server"] = checks[k]
+    server_rows: ServerRows | None = {"parameters": need, "runs": sorted(rows), "weight": "sqrt(distinct prefill steps)",
+                                      "exact": exact} if need and rows else None
     dropped, carrying = left_out_prefill(all_steps, trimmed.kept)
-    server = replace(server, fit={**server.fit, "runs": run_fit, "limits_source": limit_sources,
-                                  "prefill_steps": {"all": carrying, "left_out": dropped},
-                                  **({"server_rows": server_rows} if server_rows else {})})
+    fitted: FitJson = {**server.fit, "runs": run_fit, "limits_source": limit_sources,
+                       "prefill_steps": {"all": carrying, "left_out": dropped}}
+    if server_rows:
+        fitted["server_rows"] = server_rows
+    server = replace(server, fit=fitted)
     for name in PARAMS:
         err = fit.std_err.get(name)
         held = " (held: --fix, or at its lower bound)"

@@ -3,6 +3,7 @@ options set the target and its budget. See `loadgen.sweep.capacity` and docs/cap
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,6 +16,7 @@ from loadgen.spec import OUTPUTS
 if TYPE_CHECKING:
     from loadgen.run import RunDir
     from loadgen.sweep import CapacityJob
+    from metrics.capacity_search import Method
 
 SEARCH = "Capacity search"
 
@@ -77,11 +79,37 @@ def _capacity_options(
     """The search's own options (their signature is what Typer reads)."""
 
 
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    """The search's own options (and --config) as Typer parsed them (their types: `_capacity_options`;
+    `interval` is Typer's text until `_job`'s SearchSettings refuses one that is not a Method)."""
+
+    config: Path | None
+    attainment: str
+    confidence: float
+    interval: Method
+    min_rate: float | None
+    max_rate: float | None
+    point_duration: str | None
+    point_requests: int | None
+    max_points: int
+    tolerance: str
+    gpu_hour_cost: float | None
+    gpus_per_replica: int | None
+    target_rate: float | None
+
+
 def capacity(ctx: typer.Context, **options: Any) -> int:
     from loadgen.sweep import run_capacity
 
+    own = SearchOptions(
+        config=options["config"], attainment=options["attainment"], confidence=options["confidence"],
+        interval=options["interval"], min_rate=options["min_rate"], max_rate=options["max_rate"],
+        point_duration=options["point_duration"], point_requests=options["point_requests"],
+        max_points=options["max_points"], tolerance=options["tolerance"], gpu_hour_cost=options["gpu_hour_cost"],
+        gpus_per_replica=options["gpus_per_replica"], target_rate=options["target_rate"])
     try:
-        job, run_dir = _job(ctx, options)
+        job, run_dir = _job(ctx, own)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     code = run_capacity(job, run_dir)
@@ -90,7 +118,7 @@ def capacity(ctx: typer.Context, **options: Any) -> int:
     return 0
 
 
-def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunDir]:
+def _job(ctx: typer.Context, options: SearchOptions) -> tuple[CapacityJob, RunDir]:
     from dataclasses import replace
 
     from loadgen.cli.cost_options import parse_cost_options
@@ -112,19 +140,19 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
     from metrics.capacity_search import SearchSettings
     from metrics.results import POINTS_DIR
 
-    costs = parse_cost_options(options["gpu_hour_cost"], options["gpus_per_replica"], options["target_rate"])
-    values, explicit = run_spec_values(ctx, options["config"])
+    costs = parse_cost_options(options.gpu_hour_cost, options.gpus_per_replica, options.target_rate)
+    values, explicit = run_spec_values(ctx, options.config)
     spec, secrets = build_spec(values)
     if spec.metrics.slo == SLO():
         raise ValueError("goodput capacity needs an SLO (--slo ttft=500ms --slo tpot=50ms, or slo: in --config): "
                          "attainment is the share of requests that meet it")
-    settings = SearchSettings(target=_fraction(options["attainment"], "--attainment"),
-                              confidence=options["confidence"], method=options["interval"],
-                              tolerance=_fraction(options["tolerance"], "--tolerance"),
-                              max_points=options["max_points"], min_rate=options["min_rate"],
-                              max_rate=options["max_rate"], start_rate=None if options["max_rate"] else 1.0)
-    duration = options["point_duration"]
-    length = point_length(spec, explicit, requests=options["point_requests"],
+    settings = SearchSettings(target=_fraction(options.attainment, "--attainment"),
+                              confidence=options.confidence, method=options.interval,
+                              tolerance=_fraction(options.tolerance, "--tolerance"),
+                              max_points=options.max_points, min_rate=options.min_rate,
+                              max_rate=options.max_rate, start_rate=None if options.max_rate else 1.0)
+    duration = options.point_duration
+    length = point_length(spec, explicit, requests=options.point_requests,
                           default_duration_s=DEFAULT_POINT_DURATION_S,
                           duration_s=parse_duration_flag(duration, "--point-duration") if duration else None)
     settings = with_floor(settings, length)
@@ -136,7 +164,7 @@ def _job(ctx: typer.Context, options: dict[str, Any]) -> tuple[CapacityJob, RunD
         raise ValueError("--abort-on-fail stops a run; a capacity search is judged once, at the end")
     probe_spec = replace(spec, gate=GateSpec())  # the probes carry no thresholds: the capacity does
     ceiling = None
-    if options["max_rate"] is None:
+    if options.max_rate is None:
         ceiling = values.concurrency if "concurrency" in explicit and values.concurrency \
             else DEFAULT_CEILING_CONCURRENCY
     # Everything a probe needs that can be wrong (dataset, tokenizer, schedule) fails here, before anything is sent.

@@ -7,7 +7,7 @@ plan (`build_plan`, also the `--json` output) and formats it as a table.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -18,6 +18,7 @@ from loadgen.cli.cost_options import (
     TARGET_RATE_HELP,
     parse_cost_options,
 )
+from loadgen.cli.plan_json import PlanCost, PlanJson
 from metrics.model import (
     DEFAULT_BATCHED_TOKENS,
     DEFAULT_MAX_NUM_SEQS,
@@ -49,7 +50,7 @@ from metrics.model import (
 def build_plan(*, model: str, gpu: str, tp: int, dtype: str, kv_dtype: str | None, block_size: int,
                prompt_tokens: int, output_tokens: int, concurrency: int, cached_tokens: int = 0,
                gpu_memory_utilization: float = 0.9, efficiency: float = 1.0,
-               max_num_batched_tokens: int = DEFAULT_BATCHED_TOKENS) -> dict[str, Any]:
+               max_num_batched_tokens: int = DEFAULT_BATCHED_TOKENS) -> PlanJson:
     """Every figure of the plan, in base units (bytes, seconds, FLOPs). Raises ValueError on bad input."""
     for flag, value, least in (("--tp", tp, 1), ("--block-size", block_size, 1), ("--prompt-tokens", prompt_tokens, 1),
                                ("--output-tokens", output_tokens, 1), ("--concurrency", concurrency, 1),
@@ -121,7 +122,8 @@ def build_plan(*, model: str, gpu: str, tp: int, dtype: str, kv_dtype: str | Non
         "decode_step": {"batch": concurrency, "context": prompt_tokens, "flops": decode.flops,
                         "bytes": decode.bytes, "intensity": decode.intensity, "compute_s": decode_t.compute_s,
                         "memory_s": decode_t.memory_s, "bound": decode_t.bound},
-        "floors": {k: floor[k] for k in ("ttft_floor_s", "tpot_floor_s", "e2e_floor_s", "decode_tokens_per_s")},
+        "floors": {"ttft_floor_s": floor["ttft_floor_s"], "tpot_floor_s": floor["tpot_floor_s"],
+                   "e2e_floor_s": floor["e2e_floor_s"], "decode_tokens_per_s": floor["decode_tokens_per_s"]},
         "throughput_bound": throughput,
     }
 
@@ -137,7 +139,7 @@ def _ms(s: float | None) -> str:
     return "n/a (one output token)" if s is None else f"{s * 1e3:,.3f} ms"
 
 
-def format_plan(plan: dict[str, Any]) -> str:
+def format_plan(plan: PlanJson) -> str:
     m, g, s, kv, b, mem = plan["model"], plan["gpu"], plan["settings"], plan["kv"], plan["blocks"], plan["memory"]
     pf, dc, fl, tb = plan["prefill"], plan["decode_step"], plan["floors"], plan["throughput_bound"]
     n, seq = s["concurrency"], s["prompt_tokens"] + s["output_tokens"]
@@ -241,7 +243,7 @@ def plan(
     return 0
 
 
-def plan_cost(result: dict[str, Any], costs: CostOptions) -> dict[str, Any]:
+def plan_cost(result: PlanJson, costs: CostOptions) -> PlanCost:
     """The cost at the plan's requests/s bound: a floor on what serving requests of this shape costs."""
     from metrics.model import cost_block
 

@@ -97,7 +97,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
 
     try:
         refuse_unused(ctx, RUN_NAMES)
-        out_path = json_path(ctx, options)
+        out_path = json_path(ctx, output=options["output"], path=options["json_path"])
         model = load_model(options["server_model"])
         values, explicit = run_spec_values(ctx, options["config"])
         unused = config_not_used(ctx, explicit)

@@ -13,7 +13,7 @@ import copy
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, get_args, get_origin
 
 import typer
 
@@ -75,12 +75,12 @@ def config_not_used(ctx: typer.Context, explicit: set[str]) -> list[str]:
     return sorted(n for n in explicit - (USED - {"output"}) if from_file(n))  # a run's directory: not predict's
 
 
-def json_path(ctx: typer.Context, options: dict[str, Any]) -> Path:
-    """Where predict.json goes: DIR/predict.json with --output DIR, else --json's path (default
+def json_path(ctx: typer.Context, *, output: Path | None, path: Path) -> Path:
+    """Where predict.json goes: DIR/predict.json with --output DIR (`output`), else --json's `path` (default
     predict.json); ValueError when both are given."""
-    output: Path | None = options["output"] if _given_on_command_line(ctx, "output") else None
+    if not _given_on_command_line(ctx, "output"):
+        output = None
     if output is None:
-        path: Path = options["json_path"]
         return path
     if _given_on_command_line(ctx, "json_path"):
         raise ValueError("give --output DIR (DIR/predict.json and DIR/predict.html) or --json PATH, not both")

@@ -3,7 +3,7 @@ options pick the points. See `loadgen.sweep.sweep`."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -61,14 +61,31 @@ def _sweep_options(
     """The sweep's own options (their signature is what Typer reads)."""
 
 
+@dataclass(frozen=True, slots=True)
+class SweepOptions:
+    """The sweep's own options (and --config) as Typer parsed them (their types: `_sweep_options`)."""
+
+    config: Path | None
+    rates: str | None
+    concurrencies: str | None
+    auto: bool
+    points: int
+    point_duration: str | None
+    point_requests: int | None
+    resume: Path | None
+
+
 def sweep(ctx: typer.Context, **options: Any) -> int:
     from loadgen.sweep import run_sweep
 
+    own = SweepOptions(config=options["config"], rates=options["rates"], concurrencies=options["concurrencies"],
+                       auto=options["auto"], points=options["points"], point_duration=options["point_duration"],
+                       point_requests=options["point_requests"], resume=options["resume"])
     try:
-        if options["resume"] is not None:
-            state, secrets, run_dir = _resume(ctx, options)
+        if own.resume is not None:
+            state, secrets, run_dir = _resume(ctx, own.resume)
         else:
-            state, secrets, run_dir = _new(ctx, options)
+            state, secrets, run_dir = _new(ctx, own)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     code = run_sweep(state, secrets, run_dir, quiet=state.spec.outputs.quiet)
@@ -77,7 +94,7 @@ def sweep(ctx: typer.Context, **options: Any) -> int:
     return 0
 
 
-def _new(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Secrets, RunDir]:
+def _new(ctx: typer.Context, options: SweepOptions) -> tuple[SweepState, Secrets, RunDir]:
     from loadgen.spec import build_spec
     from loadgen.sweep import (
         DEFAULT_CEILING_CONCURRENCY,
@@ -90,15 +107,15 @@ def _new(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Secre
     )
     from loadgen.workload import parse_duration_flag
 
-    values, explicit = run_spec_values(ctx, options["config"])
+    values, explicit = run_spec_values(ctx, options.config)
     spec, secrets = build_spec(values)
-    duration = options["point_duration"]
-    length = point_length(spec, explicit, requests=options["point_requests"], default_duration_s=None,
+    duration = options.point_duration
+    length = point_length(spec, explicit, requests=options.point_requests, default_duration_s=None,
                           duration_s=parse_duration_flag(duration, "--point-duration") if duration else None)
     mode = sweep_mode(
-        rates=parse_list(options["rates"], "--rates", whole=False) if options["rates"] else None,
-        concurrencies=parse_list(options["concurrencies"], "--concurrencies", whole=True) if options["concurrencies"] else None,
-        auto_points=options["points"] if options["auto"] else None,
+        rates=parse_list(options.rates, "--rates", whole=False) if options.rates else None,
+        concurrencies=parse_list(options.concurrencies, "--concurrencies", whole=True) if options.concurrencies else None,
+        auto_points=options.points if options.auto else None,
         ceiling_concurrency=values.concurrency if "concurrency" in explicit and values.concurrency else DEFAULT_CEILING_CONCURRENCY)
     state = SweepState(spec=spec, mode=mode, length=length, points=plan_sweep(mode, length, seed=spec.load.seed))
     check_points(state, secrets)
@@ -133,7 +150,7 @@ _RESUME_ALLOWED = frozenset({"api_key", "header", "pushgateway_password", "url",
 _OWN = ("rates", "concurrencies", "auto", "points", "point_duration", "point_requests", "config")
 
 
-def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Secrets, RunDir]:
+def _resume(ctx: typer.Context, directory: Path) -> tuple[SweepState, Secrets, RunDir]:
     """The sweep sweep.json describes, with credentials (never stored) from the command line or
     environment again, and --quiet / --no-html; any other option is refused: a resumed sweep runs as it was
     planned."""
@@ -142,7 +159,6 @@ def _resume(ctx: typer.Context, options: dict[str, Any]) -> tuple[SweepState, Se
     from loadgen.spec import build_spec, spec_values, text_items
     from loadgen.sweep import read_sweep
 
-    directory: Path = options["resume"]
     given = given_values(ctx)
     own = [name for name in _OWN if _set_by_user(ctx, name)]
     refused = sorted(set(given) - _RESUME_ALLOWED) + own

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+
+from loadgen.cli.trace_json import Lengths, LruPart, PrefixCachePrediction, TraceInspection
 
 TRACE_HELP = "Production traces: what a trace holds before `goodput run --trace` replays it."
 INSPECT_HELP = """Print a trace's shape and its predicted prefix-cache hit rate.
@@ -51,23 +53,25 @@ def inspect(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     size = resolve_block_size(block_size, metrics_url_for(url) if url is not None else None)
-    prediction: dict[str, Any] = {"unbounded": predict_hits(trace, block_size=size.tokens).to_json(),
-                                  **size.to_json(), "blocks": size.describe()}
-    if cache_blocks is not None:
-        prediction["lru"] = predict_hits(trace, block_size=size.tokens, cache_blocks=cache_blocks).to_json()
-    out = {**describe_trace(trace), "prefix_cache": prediction}
+    unbounded = predict_hits(trace, block_size=size.tokens).to_json()
+    lru: LruPart = {} if cache_blocks is None else {
+        "lru": predict_hits(trace, block_size=size.tokens, cache_blocks=cache_blocks).to_json()}
+    prediction: PrefixCachePrediction = {"unbounded": unbounded, **size.to_json(), "blocks": size.describe(), **lru}
+    out: TraceInspection = {**describe_trace(trace), "prefix_cache": prediction}
     typer.echo(json.dumps(out, indent=2) if as_json else render(out))
 
 
-def _lengths(block: dict[str, float]) -> str:
-    return "  ".join(f"{k} {block[k]:.0f}" for k in ("mean", "p50", "p90", "p99", "max"))
+def _lengths(block: Lengths) -> str:
+    figures = (("mean", block["mean"]), ("p50", block["p50"]), ("p90", block["p90"]), ("p99", block["p99"]),
+               ("max", block["max"]))
+    return "  ".join(f"{k} {v:.0f}" for k, v in figures)
 
 
-def _pct(value: Any) -> str:
+def _pct(value: float | None) -> str:
     return f"{value:.1%}" if isinstance(value, float) else "n/a"
 
 
-def render(out: dict[str, Any]) -> str:
+def render(out: TraceInspection) -> str:
     mean = out["mean_rate_per_min"]
     lines = [
         f"trace: {out['path']} ({out['format']})",

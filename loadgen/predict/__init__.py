@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from loadgen.predict.compare import measured_rates
     from loadgen.predict.engine_steps import read_engine_steps
     from loadgen.predict.expand import split_chunks
+    from loadgen.predict.fit_json import FitJson, RunFit, ServerCheck, ServerRows
     from loadgen.predict.measured import read_measured, slo_given
     from loadgen.predict.parallel import default_jobs, points_at
     from loadgen.predict.predict import Fleet, capacity_band, format_table, monotone_note, point
@@ -32,9 +33,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PARAMS",
+    "FitJson",
     "Fleet",
     "IdentifyError",
     "RequestSource",
+    "RunFit",
+    "ServerCheck",
+    "ServerRows",
     "Step",
     "build_model",
     "capacity_band",
@@ -74,6 +79,7 @@ __getattr__ = lazy_names(__name__, {
     "prefill_unidentified": "calibrate",
     "compare_measured": "compare:compare", "measured_rates": "compare",
     "split_chunks": "expand",
+    "FitJson": "fit_json", "RunFit": "fit_json", "ServerCheck": "fit_json", "ServerRows": "fit_json",
     "read_measured": "measured", "slo_given": "measured",
     "Fleet": "predict", "capacity_band": "predict", "format_table": "predict", "monotone_note": "predict",
     "point": "predict",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from loadgen.predict.fit_json import FitJson, RunFit
 from loadgen.predict.step_model import COMPUTE, PARAMS, SchedulerLimits, StepFeatures, StepModel, model_of
 from loadgen.predict.steps import Step
 
@@ -177,9 +178,9 @@ def prefill_unidentified(steps: list[Step], fixed: dict[str, float] | None = Non
     return [PARAMS[free[j]] for j in unidentified(x[:, free]) if PARAMS[free[j]] in ("prefill_s", "prefill_ctx_s")]
 
 
-def residuals_by_run(model: StepModel, runs: dict[str, list[Step]]) -> dict[str, dict[str, float]]:
+def residuals_by_run(model: StepModel, runs: dict[str, list[Step]]) -> dict[str, RunFit]:
     """Per run: steps, mean measured step, and the RMS and mean of measured − predicted (seconds)."""
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, RunFit] = {}
     for name, steps in runs.items():
         if not steps:
             continue
@@ -194,9 +195,9 @@ def residuals_by_run(model: StepModel, runs: dict[str, list[Step]]) -> dict[str,
 def build_model(fit: Fit, limits: SchedulerLimits, runs: dict[str, list[Step]], sources: list[str],
                 forms_rms_s: dict[str, float] | None = None) -> StepModel:
     model = model_of(fit.values, overlap=fit.overlap, limits=limits, std_err=fit.std_err)
-    info = {"sources": sources, "points": fit.points, "aggregate_rows": fit.rows,
-            "residual_rms_s": fit.residual_rms_s,
-            "form": "overlapped" if fit.overlap else "additive", "forms_residual_rms_s": forms_rms_s or {},
-            "pinned": sorted(set(PARAMS) - set(fit.std_err))}
-    return model_of(fit.values, overlap=fit.overlap, limits=limits, std_err=fit.std_err,
-                    fit={**info, "runs": residuals_by_run(model, runs)})
+    info: FitJson = {"sources": sources, "points": fit.points, "aggregate_rows": fit.rows,
+                     "residual_rms_s": fit.residual_rms_s,
+                     "form": "overlapped" if fit.overlap else "additive",
+                     "forms_residual_rms_s": forms_rms_s or {},
+                     "pinned": sorted(set(PARAMS) - set(fit.std_err)), "runs": residuals_by_run(model, runs)}
+    return model_of(fit.values, overlap=fit.overlap, limits=limits, std_err=fit.std_err, fit=info)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from exporters.html import slo_text
 from loadgen.predict.measured import Measured, measured_capacity, workload_differences
 from metrics.results import (
     CapacityComparison,
+    Json,
     MeasuredComparison,
     MeasuredFigures,
     PointComparison,
@@ -65,7 +65,7 @@ def _slo_words(slo: Mapping[str, float]) -> str:
     return slo_text(slo)
 
 
-def compare(m: Measured, predicted: Mapping[float, PredictedPoint], *, spec: Mapping[str, Any],
+def compare(m: Measured, predicted: Mapping[float, PredictedPoint], *, spec: Mapping[str, Json],
             slo: Mapping[str, float] | None, target: float, band: PredictedBand | None) -> MeasuredComparison:
     """predict.json's entry for one --measured directory. `predicted`: the predicted points by rate (one at
     every measured rate); `spec`: the predicted run spec's JSON; `slo`: the predicted SLO's parts (None:

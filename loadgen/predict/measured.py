@@ -16,19 +16,20 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from exporters.html import capacity_verdict, done, sweep_capacity, sweep_rows
-from loadgen.sweep import PointPlan, point_row
+from loadgen.sweep import PointPlan, as_float, point_row
 from metrics.results import (
     CAPACITY_FILE,
     SUMMARY_FILE,
     SWEEP_FILE,
     CapacityView,
+    Json,
     MeasuredCapacity,
     PointRow,
     RunDocument,
     SweepView,
+    json_object,
     point_path,
     read_capacity_points,
     read_summary,
@@ -45,29 +46,30 @@ WORKLOAD_KEYS: tuple[tuple[str, str], ...] = (
 OPEN_LOOP_RATE = ("constant", "poisson", "gamma")  # arrivals whose planned rate is the offered rate
 
 
-def _number(value: Any) -> float | None:
+def _number(value: Json) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _rate(value: Any) -> float | None:
+def _rate(value: Json) -> float | None:
     """A rate a prediction can run at: a finite positive number, else None."""
     rate = _number(value)
     return rate if rate is not None and math.isfinite(rate) and rate > 0 else None
 
 
-def _no_rate(label: str, point: Any, value: Any) -> str:
+def _no_rate(label: str, point: str, value: Json) -> str:
     return f"{label}: point {point} has no finite positive offered rate ({value!r}): left out"
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+def _object(value: Json) -> Mapping[str, Json]:
+    """A JSON object as it is; an empty one for any other value."""
+    return value if isinstance(value, Mapping) else {}
 
 
 @dataclass(frozen=True, slots=True)
 class RunFacts:
     """What a prediction reads of a run.json, parsed once where it is read."""
 
-    spec: Mapping[str, Any]  # the run spec's own JSON, as the sweep and capacity views hold it ({} when none)
+    spec: Mapping[str, Json]  # the run spec's own JSON, as the sweep and capacity views hold it ({} when none)
     resolved_ignore_eos: bool | None  # run.json's resolved.ignore_eos, when a bool
     closed_loop: bool  # it says open_loop: false
     planned_rate: float | None  # an open-loop arrival's finite positive rate (no trace), else None
@@ -86,7 +88,7 @@ class Measured:
     path: str
     kind: str  # run | sweep | capacity
     rows: list[PointRow]  # finished open-loop points, each with its offered `rate`
-    spec: Mapping[str, Any]  # the run spec its run.json records ({} when none is recorded)
+    spec: Mapping[str, Json]  # the run spec its run.json records ({} when none is recorded)
     slo: dict[str, float]  # the SLO its attainment was judged with (parts not given left out)
     ignore_eos: bool | None  # whether its requests were asked for exactly max_tokens (run.json)
     doc: SweepView | CapacityView | None = None  # sweep.json / capacity.json
@@ -97,16 +99,16 @@ class Measured:
         return Path(self.path).name or self.path
 
 
-def slo_given(slo: Any) -> dict[str, float]:
+def slo_given(slo: Json) -> dict[str, float]:
     """An SLO's parts that are set (summary.json and capacity.json list the others as null)."""
-    return {k: float(v) for k, v in _dict(slo).items() if _number(v) is not None}
+    return {k: n for k, v in _object(slo).items() if (n := _number(v)) is not None}
 
 
 def _run_json(path: Path) -> RunFacts:
     return RunFacts.from_json(run_or_none(path))
 
 
-def _shared_spec(doc: SweepView | CapacityView) -> Mapping[str, Any]:
+def _shared_spec(doc: SweepView | CapacityView) -> Mapping[str, Json]:
     """The spec every point of a sweep or search starts from, less its load: each point sets its own arrivals
     (a search's spec holds the ceiling's closed loop), so only a point's run.json says what they were."""
     return {k: v for k, v in doc.spec.items() if k != "load"}
@@ -124,25 +126,26 @@ def _first_point_run(directory: Path, rows: list[PointRow]) -> RunFacts:
     return RunFacts.from_json(None)
 
 
-def _resolved_ignore_eos(run: RunFacts, spec: Mapping[str, Any]) -> bool | None:
+def _resolved_ignore_eos(run: RunFacts, spec: Mapping[str, Json]) -> bool | None:
     if run.resolved_ignore_eos is not None:
         return run.resolved_ignore_eos
-    asked = _dict(spec.get("request")).get("ignore_eos")
+    asked = _object(spec.get("request")).get("ignore_eos")
     return asked if isinstance(asked, bool) else None
 
 
-def _run_rate(run: RunFacts, summary: dict[str, Any]) -> float | None:
+def _run_rate(run: RunFacts, summary: Mapping[str, Json]) -> Json:
+    """The run's planned rate, else the rate its summary says was offered (as written: checked by the caller)."""
     if run.planned_rate is not None:
         return run.planned_rate
-    return _dict(summary.get("throughput")).get("offered_rps")
+    return _object(summary.get("throughput")).get("offered_rps")
 
 
 def _read_run(directory: Path) -> Measured:
-    summary = read_summary(directory)
+    summary = json_object(read_summary(directory))
     run = RunFacts.from_json(run_or_none(directory) or summary.get("run"))
     spec = run.spec
-    judged = _dict(summary.get("goodput")).get("slo")  # the summary's (`goodput report --slo` may change it)
-    slo = judged if isinstance(judged, dict) else _dict(spec.get("metrics")).get("slo")
+    judged = _object(summary.get("goodput")).get("slo")  # the summary's (`goodput report --slo` may change it)
+    slo = judged if isinstance(judged, dict) else _object(spec.get("metrics")).get("slo")
     out = Measured(str(directory), "run", [], spec, slo_given(slo), _resolved_ignore_eos(run, spec))
     offered = _run_rate(run, summary)
     if run.closed_loop or offered is None:
@@ -165,7 +168,7 @@ def _read_sweep(directory: Path) -> Measured:
     bad = [_no_rate(directory.name or str(directory), r.label, r.value) for r in open_loop if _rate(r.value) is None]
     run = _first_point_run(directory, rows)
     spec = run.spec or _shared_spec(doc)
-    out = Measured(str(directory), "sweep", rows, spec, slo_given(_dict(spec.get("metrics")).get("slo")),
+    out = Measured(str(directory), "sweep", rows, spec, slo_given(_object(spec.get("metrics")).get("slo")),
                    _resolved_ignore_eos(run, spec), doc, bad)
     if len(open_loop) < len(finished):
         out.notes.append(f"{out.label}: {len(finished) - len(open_loop)} closed-loop point(s) (no offered rate to "
@@ -217,25 +220,25 @@ def measured_capacity(m: Measured, target: float) -> MeasuredCapacity | None:
     return None
 
 
-def setting_text(value: Any) -> str:
+def setting_text(value: Json) -> str:
     """A workload setting as the command line writes it (a length distribution as `uniform:64:512`)."""
-    if isinstance(value, dict) and {"kind", "a"} <= set(value):
+    if isinstance(value, Mapping) and {"kind", "a"} <= set(value):
         from loadgen.workload import LengthDist
 
-        return str(LengthDist(str(value["kind"]), float(value["a"]), float(value.get("b") or 0.0)))
+        return str(LengthDist(str(value["kind"]), as_float(value["a"]), as_float(value.get("b") or 0.0)))
     if value is None:
         return "none"
     return str(value)
 
 
-def workload_differences(predicted: Mapping[str, Any], measured: Mapping[str, Any]) -> list[str]:
+def workload_differences(predicted: Mapping[str, Json], measured: Mapping[str, Json]) -> list[str]:
     """'prompt tokens: measured 512, predicted 1024' for each WORKLOAD_KEYS setting that differs between two
     run specs' workloads, and the arrival process; [] when they agree."""
-    pw, mw = _dict(predicted.get("workload")), _dict(measured.get("workload"))
+    pw, mw = _object(predicted.get("workload")), _object(measured.get("workload"))
     out = [f"{name}: measured {setting_text(mw.get(key))}, predicted {setting_text(pw.get(key))}"
            for key, name in WORKLOAD_KEYS if key in mw and setting_text(mw.get(key)) != setting_text(pw.get(key))]
-    pa = _dict(_dict(predicted.get("load")).get("arrival"))
-    ma = _dict(_dict(measured.get("load")).get("arrival"))
+    pa = _object(_object(predicted.get("load")).get("arrival"))
+    ma = _object(_object(measured.get("load")).get("arrival"))
     for key, name in (("kind", "arrivals"), ("burstiness", "burstiness")):
         if key in ma and ma.get(key) != pa.get(key):
             out.append(f"{name}: measured {setting_text(ma.get(key))}, predicted {setting_text(pa.get(key))}")

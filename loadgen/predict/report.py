@@ -4,26 +4,26 @@ lines on the --measured directories (what differs from the prediction, and the c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from loadgen.predict.measured import WORKLOAD_KEYS, setting_text
 from loadgen.predict.step_model import PARAMS, StepModel
 from loadgen.spec import RunSpec
-from metrics.results import MeasuredComparison, ParamFit, ServerModelInfo
+from metrics.results import Json, JsonObject, MeasuredComparison, ParamFit, ServerModelInfo, json_object
 
 
-def workload_text(workload: dict[str, Any]) -> str:
+def workload_text(workload: Mapping[str, Json]) -> str:
     """'prompt tokens 1024, output tokens 32' (the WORKLOAD_KEYS settings that are set)."""
     parts = [f"{name} {setting_text(workload[key])}" for key, name in WORKLOAD_KEYS
              if workload.get(key) not in (None, 0, False, [])]
     return ", ".join(parts) or "synthetic"
 
 
-def prediction_context(spec: RunSpec, model: StepModel, path: Path) -> tuple[dict[str, Any], str, ServerModelInfo]:
+def prediction_context(spec: RunSpec, model: StepModel, path: Path) -> tuple[JsonObject, str, ServerModelInfo]:
     """predict.json's `spec` (the workload and load sections of the run spec), `workload` and `model`."""
     data = spec.to_json()
+    workload, load = json_object(data["workload"]), json_object(data["load"])  # checked once: JSON values
     limits = model.limits
     info = ServerModelInfo(
         str(path), "overlapped" if model.overlap else "additive",
@@ -31,7 +31,7 @@ def prediction_context(spec: RunSpec, model: StepModel, path: Path) -> tuple[dic
         {"max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens,
          "block_size": limits.block_size, "num_blocks": limits.num_blocks,
          "prefix_caching": limits.enable_prefix_caching})
-    return {"workload": data["workload"], "load": data["load"]}, workload_text(data["workload"]), info
+    return {"workload": workload, "load": load}, workload_text(workload), info
 
 
 def measured_lines(entries: Sequence[MeasuredComparison]) -> list[str]:

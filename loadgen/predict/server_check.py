@@ -22,49 +22,16 @@ Per run, three comparisons of what the server measured with what the fitted mode
 from __future__ import annotations
 
 import math
-from typing import NotRequired, TypedDict
 
 import numpy as np
 
 from loadgen.predict.calibrate import Aggregate
+from loadgen.predict.fit_json import BatchCheck, PrefillCheck, ServerCheck
 from loadgen.predict.prefill import Prefills
 from loadgen.predict.server_run import ServerRun
 from loadgen.predict.step_model import StepFeatures, StepModel
 from loadgen.predict.steps import Step, batch_at, chunk_times_s
 from metrics.records import RequestRecord
-
-
-class DecodeCheck(TypedDict):
-    """Decode time per output token, seconds: the server's, the model's and the chunk times'."""
-    server: float | None
-    model: float | None
-    chunks: float | None
-
-
-class PrefillCheck(TypedDict):
-    """Mean prefill time, seconds: the server's and the model's, over how many requests each."""
-    server: float | None
-    model: float | None
-    server_requests: float
-    requests: int
-    fitted: bool
-    note: NotRequired[str]
-
-
-class BatchCheck(TypedDict):
-    """The running (and waiting) gauges' means over the busy scrapes, and the batch the steps imply."""
-    scrapes: int
-    running: float
-    waiting: float | None
-    steps_imply: float
-
-
-class ServerCheck(TypedDict):
-    """One run's comparison with the server, as server-model.json's fit.runs.<run>.server holds it."""
-    decode_per_token_s: DecodeCheck
-    prefill_mean_s: PrefillCheck
-    queue_mean_s: float | None
-    batch: BatchCheck | None
 
 
 def prefill_aggregate(prefills: Prefills, server: ServerRun | None) -> Aggregate | None:

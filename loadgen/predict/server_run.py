@@ -22,10 +22,17 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from loadgen.predict.step_model import SchedulerLimits
-from metrics.results import SERVER_SECTION_FILE, SERVER_SERIES_FILE, run_or_none
+from metrics.results import (
+    SERVER_SECTION_FILE,
+    SERVER_SERIES_FILE,
+    Json,
+    JsonObject,
+    json_object,
+    run_or_none,
+)
 
 CacheLimit = Literal["block_size", "num_blocks", "enable_prefix_caching"]
 # server-model limit name → vllm:cache_config_info label
@@ -64,12 +71,13 @@ class ServerRun:
                                                                  self.queue_mean_s))
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def _read_json(path: Path) -> JsonObject | None:
+    """The file's JSON object, its values checked once as JSON's; None when unreadable or not an object."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
-    return data if isinstance(data, dict) else None
+    return json_object(data) if isinstance(data, dict) else None
 
 
 def _label(labels: Mapping[str, str], name: CacheLimit) -> str:
@@ -93,26 +101,31 @@ def parse_cache_config(labels: Mapping[str, str]) -> CacheLimits:
     return out
 
 
-def _num(value: Any) -> float | None:
+def _num(value: Json) -> float | None:
     """A finite number (not a bool), else None."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return float(value)
 
 
-def _obj(parent: dict[str, Any], key: str, where: str, problems: list[str]) -> dict[str, Any]:
+def _obj(parent: Mapping[str, Json], key: str, where: str, problems: list[str]) -> Mapping[str, Json]:
     """parent[key] when it is an object; {} when absent or null, and noted when it is something else."""
     value = parent.get(key)
-    if value is None or isinstance(value, dict):
-        return value or {}
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return value
     problems.append(f"{where}{key} is not an object")
     return {}
 
 
-def _mean(hist: Any, name: str = "", problems: list[str] | None = None) -> tuple[float | None, float]:
+def _mean(hist: Json, name: str = "", problems: list[str] | None = None) -> tuple[float | None, float]:
     if hist is None:
         return None, 0.0
-    count, total = (_num(hist.get("count")), _num(hist.get("sum"))) if isinstance(hist, dict) else (None, None)
+    if not isinstance(hist, Mapping):
+        count, total = None, None
+    else:
+        count, total = _num(hist.get("count")), _num(hist.get("sum"))
     if count is None or total is None or count < 0:
         if problems is not None:
             problems.append(f"histogram {name} has no numeric count and sum")
@@ -120,7 +133,7 @@ def _mean(hist: Any, name: str = "", problems: list[str] | None = None) -> tuple
     return (total / count, count) if count else (None, 0.0)
 
 
-def decode_per_token(section: dict[str, Any], problems: list[str] | None = None) -> float | None:
+def decode_per_token(section: Mapping[str, Json], problems: list[str] | None = None) -> float | None:
     """Σ decode time / Σ (output tokens − 1): the decode histogram's sum over the generation tokens less one
     (the first token ends the prefill) per request; else the inter-token latency histogram's mean."""
     notes: list[str] = [] if problems is None else problems

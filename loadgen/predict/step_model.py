@@ -21,9 +21,14 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
+
+from loadgen.predict.fit_json import FitJson, parse_fit
+from loadgen.sweep import as_float
+from metrics.results import Json, json_object
 
 SCHEMA_VERSION = 1
 PARAMS = ("fixed_s", "memory_s", "prefill_s", "prefill_ctx_s", "decode_seq_s", "decode_kv_s")
@@ -54,7 +59,7 @@ class StepModelJson(TypedDict):
     overlap: bool
     limits: LimitsJson
     std_err: dict[str, float]
-    fit: dict[str, Any]  # how it was fitted, as calibrate records it (loadgen.predict.calibrate, loadgen.cli)
+    fit: FitJson  # how it was fitted, as calibrate records it (loadgen.predict.fit_json)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +106,7 @@ class StepModel:
     overlap: bool = False  # the overlapped form (max of memory and compute) instead of the additive one
     limits: SchedulerLimits = field(default_factory=SchedulerLimits)
     std_err: dict[str, float] = field(default_factory=dict)  # per PARAMS name; absent = not fitted
-    fit: dict[str, Any] = field(default_factory=dict)  # how it was fitted: sources, points, residuals
+    fit: FitJson = field(default_factory=FitJson)  # how it was fitted: sources, points, residuals
 
     def params(self) -> list[float]:
         return [float(getattr(self, name)) for name in PARAMS]
@@ -142,28 +147,67 @@ class StepModel:
                 "std_err": dict(self.std_err), "fit": copy.deepcopy(self.fit)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], source: str = "server model") -> StepModel:
+    def from_json(cls, data: Mapping[str, Json], source: str = "server model") -> StepModel:
         """ValueError with one line when the document is not a server model this version reads."""
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
             raise ValueError(f"{source}: schema_version {version!r} is not {SCHEMA_VERSION}")
         try:
-            limits = SchedulerLimits(**data.get("limits", {}))
-            values = {name: float(data.get(name, 0.0) if name == "memory_s" else data[name]) for name in PARAMS}
+            limits = limits_of(data.get("limits", {}))
+            values = {name: as_float(data.get(name, 0.0) if name == "memory_s" else data[name])
+                      for name in PARAMS}
+            std = {k: as_float(v) for k, v in _object(data.get("std_err", {}), "std_err").items()}
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{source}: not a server model ({exc})") from None
         if any(v < 0 for v in values.values()):
             raise ValueError(f"{source}: step-time parameters must be >= 0")
         overlap = bool(data.get("overlap", False))
-        std = {str(k): float(v) for k, v in dict(data.get("std_err", {})).items()}
-        return model_of(values, overlap=overlap, limits=limits, std_err=std, fit=dict(data.get("fit", {})))
+        fit = parse_fit(data.get("fit"), source)
+        return model_of(values, overlap=overlap, limits=limits, std_err=std, fit=fit)
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
 
 
+def _object(value: Json, name: str) -> Mapping[str, Json]:
+    if isinstance(value, Mapping):
+        return value
+    raise TypeError(f"{name} is not an object ({value!r})")
+
+
+def _count(limits: Mapping[str, Json], name: str, default: int) -> int:
+    value = limits.get(name, default)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"limits.{name} is not an integer ({value!r})")
+
+
+def _flag(limits: Mapping[str, Json], name: str, default: bool) -> bool:
+    value = limits.get(name, default)
+    if isinstance(value, bool):
+        return value
+    raise TypeError(f"limits.{name} is not true or false ({value!r})")
+
+
+def limits_of(value: Json) -> SchedulerLimits:
+    """server-model.json's `limits` (a limit it lacks takes SchedulerLimits' default): TypeError for a key
+    SchedulerLimits has not or a value of another type than its field's, ValueError for a limit below 1."""
+    limits = _object(value, "limits")
+    known = [f.name for f in fields(SchedulerLimits)]
+    if unknown := [k for k in limits if k not in known]:
+        raise TypeError(f"limits has no {unknown[0]!r}")
+    d = SchedulerLimits()
+    return SchedulerLimits(
+        max_num_seqs=_count(limits, "max_num_seqs", d.max_num_seqs),
+        max_num_batched_tokens=_count(limits, "max_num_batched_tokens", d.max_num_batched_tokens),
+        block_size=_count(limits, "block_size", d.block_size),
+        num_blocks=_count(limits, "num_blocks", d.num_blocks),
+        enable_prefix_caching=_flag(limits, "enable_prefix_caching", d.enable_prefix_caching),
+        chunked_prefill=_flag(limits, "chunked_prefill", d.chunked_prefill))
+
+
 def model_of(values: dict[str, float], *, overlap: bool = False, limits: SchedulerLimits | None = None,
-             std_err: dict[str, float] | None = None, fit: dict[str, Any] | None = None) -> StepModel:
+             std_err: dict[str, float] | None = None, fit: FitJson | None = None) -> StepModel:
     """A model from PARAMS values (memory_s may be absent: 0)."""
     base = StepModel(fixed_s=0.0, overlap=overlap, limits=limits or SchedulerLimits(), std_err=std_err or {},
                      fit=fit or {})
@@ -198,4 +242,4 @@ def load_model(path: Path) -> StepModel:
         raise ValueError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a server model (not a JSON object)")
-    return StepModel.from_json(data, str(path))
+    return StepModel.from_json(json_object(data), str(path))

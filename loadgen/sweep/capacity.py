@@ -23,9 +23,9 @@ rate passed (the result says so; gate on `capacity:rate` to fail a pipeline on i
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from loadgen.run import EmbeddedServerError, GatePlan, RunDir
 from loadgen.secrets import Secrets
@@ -37,6 +37,7 @@ from loadgen.sweep.directory import discard
 from loadgen.sweep.execute import PointOutcome, run_point
 from loadgen.sweep.gate import judge_capacity
 from loadgen.sweep.html_pages import write_page_at_end
+from loadgen.sweep.json_read import section, whole
 from loadgen.sweep.points import (
     DEFAULT_WARMUP_FRACTION,
     PointLength,
@@ -67,6 +68,7 @@ from metrics.results import (
     POINTS_DIR,
     CapacityView,
     Ceiling,
+    Json,
     PointRow,
     point_path,
     write_capacity,
@@ -155,7 +157,7 @@ def _record(search: _Search, point: PointPlan, outcome: PointOutcome) -> PointRo
     status = "interrupted" if outcome.interrupted else "done"
     row = replace(point_row(point, status=status, code=outcome.code, summary=outcome.summary), has_rate=True,
                   rate=point.value if point.kind == "rate" else None)
-    search.requests += int(outcome.summary.get("requests", {}).get("sent") or 0)
+    search.requests += whole(section(outcome.summary, "requests").get("sent"))
     search.rows.append(row)
     if outcome.code == EXIT_RUNTIME_ERROR and not outcome.interrupted and not _too_short(outcome.summary):
         # Nothing succeeded (a server gone, refusing connections) or results could not be written: no
@@ -165,10 +167,10 @@ def _record(search: _Search, point: PointPlan, outcome: PointOutcome) -> PointRo
     return row
 
 
-def _too_short(summary: dict[str, Any]) -> bool:
+def _too_short(summary: Mapping[str, Json]) -> bool:
     """A point that sent requests, none of which failed, but held none in its measurement window: too short
     for its rate (the search moves up), not a server that failed."""
-    requests = summary.get("requests", {})
+    requests = section(summary, "requests")
     return bool(requests.get("sent")) and not requests.get("in_window") and not requests.get("failed")
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from loadgen.run import execute, plan_run, prepare_run_dir
 from loadgen.secrets import Secrets
 from loadgen.spec import RunSpec
 from loadgen.sweep.exact_rate import exact_rate_offsets
 from loadgen.sweep.points import PointPlan
-from metrics.results import summary_or_none
+from metrics.results import JsonObject, json_object, summary_or_none
 
 EXIT_INTERRUPTED = 130
 
@@ -21,7 +20,7 @@ EXIT_INTERRUPTED = 130
 @dataclass(frozen=True, slots=True)
 class PointOutcome:
     code: int  # the point's exit code, as `goodput run` would have returned it
-    summary: dict[str, Any] | None  # its summary.json; None when the run wrote none (nothing was sent)
+    summary: JsonObject | None  # its summary.json; None when the run wrote none (nothing was sent)
 
     @property
     def interrupted(self) -> bool:
@@ -47,5 +46,7 @@ def run_point(spec: RunSpec, secrets: Secrets, *, point: PointPlan | None = None
     return PointOutcome(code, read_summary(run_dir.path))
 
 
-def read_summary(run_dir: Path) -> dict[str, Any] | None:
-    return summary_or_none(run_dir)
+def read_summary(run_dir: Path) -> JsonObject | None:
+    """The point's summary.json as JSON values, checked once here; None when the run wrote none."""
+    summary = summary_or_none(run_dir)
+    return json_object(summary) if summary is not None else None

@@ -6,37 +6,36 @@ directory); nothing is recomputed here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
+from loadgen.sweep.json_read import int_or_none, part, section, whole
+from loadgen.sweep.json_read import number as _number
 from metrics.results import COLUMNS as COLUMNS
-from metrics.results import PointPlan, PointRow
+from metrics.results import Json, PointPlan, PointRow
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-def point_row(point: PointPlan, *, status: str, code: int | None, summary: dict[str, Any] | None) -> PointRow:
+def point_row(point: PointPlan, *, status: str, code: int | None, summary: Mapping[str, Json] | None) -> PointRow:
     """The row of one point. `status`: done | interrupted | failed | pending."""
     row = PointRow(label=point.label, kind=point.kind, value=point.value, status=status, exit_code=code, role=point.role)
     if summary is None:
         return row
-    run, requests = summary.get("run", {}), summary.get("requests", {})
-    throughput, goodput, latency = summary.get("throughput", {}), summary.get("goodput", {}), summary.get("latency", {})
-    measured = int(requests.get("in_window") or 0)
-    failed = int(requests.get("in_window_failed") or 0)
+    run, requests = section(summary, "run"), section(summary, "requests")
+    throughput, goodput, latency = section(summary, "throughput"), section(summary, "goodput"), section(summary, "latency")
+    measured = whole(requests.get("in_window"))
+    failed = whole(requests.get("in_window_failed"))
 
     def percentile(metric: str, p: str) -> float | None:
-        block = latency.get(metric) or {}
+        block = part(latency, metric)
         return _number(block.get(p)) if block.get("count") else None
 
     return replace(
         row,
         complete=bool(run.get("complete", False)),
         measured=measured,
-        good=goodput.get("good"),
+        good=int_or_none(goodput.get("good")),
         failed=failed,
-        sent=requests.get("sent"),
+        sent=int_or_none(requests.get("sent")),
         offered_rps=_number(throughput.get("offered_rps")),
         achieved_rps=_number(throughput.get("achieved_rps")),
         requests_per_s=_number(throughput.get("requests_per_s")),
@@ -45,7 +44,7 @@ def point_row(point: PointPlan, *, status: str, code: int | None, summary: dict[
         goodput_rps=_number(goodput.get("requests_per_s")),
         error_rate=failed / measured if measured else None,
         client_saturated=bool(run.get("client_saturated", False)),
-        dispatch_lag_p99_s=_number((run.get("client_saturation") or {}).get("lag_p99_s")),
+        dispatch_lag_p99_s=_number(part(run, "client_saturation").get("lag_p99_s")),
         ttft_p50_s=percentile("ttft_s", "p50"), ttft_p90_s=percentile("ttft_s", "p90"),
         ttft_p99_s=percentile("ttft_s", "p99"), itl_p50_s=percentile("itl_s", "p50"),
         itl_p90_s=percentile("itl_s", "p90"), itl_p99_s=percentile("itl_s", "p99"),
