@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
-from metrics.model import CostJSON
+from metrics.results import CostJson
 
 
 class PlanModel(TypedDict):
@@ -112,7 +112,7 @@ class PlanThroughputBound(TypedDict):
     efficiency: float
 
 
-class PlanCost(CostJSON):
+class PlanCost(CostJson):
     """The cost at the requests/s bound (metrics.model.cost_block) and the basis of its figures."""
 
     basis: str
