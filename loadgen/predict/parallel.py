@@ -2,29 +2,36 @@
 worker processes forked after the workload is built (they share it, nothing is pickled but a rate's index
 and its Point) run one rate at a time, and the points come back in rate order.
 
-Only where the platform forks (`fork` start method): elsewhere, with one job or one rate, the rates run in
-this process, one after another. A workload error (ValueError) in a worker comes back as that same
-ValueError, the first in rate order, as it would in process; any other exception is re-raised as it came.
-Workers ignore SIGINT and take SIGTERM's default: Ctrl-C interrupts the parent, which terminates them.
+Only where the platform forks: elsewhere, with one job or one rate, the rates run in this process, one
+after another. A workload error (ValueError) in a worker comes back as that same ValueError, the first in
+rate order, as it would in process; any other exception is re-raised as it came.
+
+The pool is this module's own, with no thread and no lock shared with the workers: each worker has a pipe
+for its next rate's index and one for its answers, the parent waits on the answers with `select`, and any
+way out of `map_rates` (an error, Ctrl-C) kills the workers still running and reaps them. (A
+multiprocessing.Pool's terminate hands its queues' locks over between threads and workers; once in a suite
+run a Ctrl-C left its parent waiting there.) Workers ignore SIGINT: Ctrl-C interrupts the parent, which
+ends them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
-import multiprocessing
 import os
+import pickle
+import select
 import signal
+import struct
 import sys
 from collections.abc import Callable, Sequence
-from multiprocessing.pool import Pool
+from dataclasses import dataclass
 
 from loadgen.predict.predict import Fleet, Point, RequestsAt, point
 from loadgen.predict.step_model import StepModel
 from metrics import SLO
 
-# What the forked workers read: set just before the fork, cleared after (fork copies it; nothing pickled).
-_TASK: Callable[[float], Point] | None = None
-_RATES: Sequence[float] = ()
+_SIZE = struct.Struct("!I")
 
 
 def default_jobs() -> int:
@@ -36,52 +43,143 @@ def default_jobs() -> int:
 
 
 def can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+    return hasattr(os, "fork")
 
 
-def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent takes Ctrl-C and terminates the workers
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not loadgen.cli's KeyboardInterrupt: terminate ends it
+@dataclass(slots=True)
+class _Worker:
+    pid: int
+    tasks: int  # the parent writes a rate's index here
+    answers: int  # and reads the pickled outcome here
+    busy: int | None = None  # the index it runs
 
 
-def _run_one(index: int) -> Point | ValueError:
-    assert _TASK is not None
-    try:
-        return _TASK(_RATES[index])
-    except ValueError as exc:  # a usage error: back to the parent, which raises the first in rate order
-        return ValueError(str(exc))
+def _read_exact(fd: int, n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        part = os.read(fd, n - len(out))
+        if not part:
+            raise EOFError
+        out += part
+    return out
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _serve(task: Callable[[float], Point], rates: Sequence[float], tasks: int, answers: int) -> None:
+    """A worker's life: run the rate of every index it is given, answer with its Point or the exception;
+    it ends when the parent closes its task pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent takes Ctrl-C and ends the workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    while True:
+        try:
+            (index,) = _SIZE.unpack(_read_exact(tasks, _SIZE.size))
+        except EOFError:
+            return
+        outcome: Point | Exception
+        try:
+            outcome = task(rates[index])
+        except ValueError as exc:  # a usage error: back to the parent, which raises the first in rate order
+            outcome = ValueError(str(exc))
+        except Exception as exc:
+            outcome = exc
+        try:
+            data = pickle.dumps(outcome)
+        except Exception as exc:
+            data = pickle.dumps(RuntimeError(f"{type(outcome).__name__}: {outcome} (and it does not pickle: {exc})"))
+        _write_all(answers, _SIZE.pack(len(data)) + data)
+
+
+def _fork(task: Callable[[float], Point], rates: Sequence[float], others: list[_Worker]) -> _Worker:
+    task_r, task_w = os.pipe()
+    answer_r, answer_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: never returns into the parent's code, nor runs its exit handlers
+        code = 0
+        try:
+            # the parent's ends, its own and the workers' forked before: an earlier worker reads EOF only
+            # when no process holds its task pipe's writing end
+            for fd in (task_w, answer_r, *(f for w in others for f in (w.tasks, w.answers))):
+                os.close(fd)
+            _serve(task, rates, task_r, answer_w)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(task_r)
+    os.close(answer_w)
+    return _Worker(pid, task_w, answer_r)
+
+
+def _give(worker: _Worker, index: int) -> None:
+    worker.busy = index
+    _write_all(worker.tasks, _SIZE.pack(index))
+
+
+def _end(workers: list[_Worker], kill: bool) -> None:
+    """Close the pipes (an idle worker reads EOF and exits), kill the rest when `kill`, reap all."""
+    for w in workers:
+        for fd in (w.tasks, w.answers):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(w.pid, signal.SIGKILL)
+    for w in workers:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(w.pid, 0)
 
 
 def map_rates(task: Callable[[float], Point], rates: Sequence[float], jobs: int) -> list[Point]:
     """`task` at every rate, in rate order, in up to `jobs` forked workers (in this process with one job,
-    one rate, or no fork). Raises the first ValueError in rate order."""
-    global _TASK, _RATES
+    one rate, or no fork). Raises the first exception in rate order (a ValueError as the worker raised it)."""
     jobs = min(jobs, len(rates))
     if jobs <= 1 or not can_fork():
         return [task(rate) for rate in rates]
     sys.stdout.flush()
     sys.stderr.flush()
-    _TASK, _RATES = task, rates
-    pool: Pool | None = None
+    workers: list[_Worker] = []
+    done: dict[int, Point | BaseException] = {}
+    finished = False
     try:
         gc.freeze()  # the workers' collections skip the workload: its pages stay shared, not copied
         try:
-            pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init)
+            for _ in range(jobs):
+                workers.append(_fork(task, rates, workers))
         finally:
             gc.unfreeze()
+        queue = iter(range(len(rates)))
+        for w in workers:
+            _give(w, next(queue))
         points: list[Point] = []
-        for result in pool.imap(_run_one, range(len(rates)), chunksize=1):
-            if isinstance(result, ValueError):
-                raise result
-            points.append(result)
-        pool.close()
-        pool.join()
+        while len(points) < len(rates):
+            if len(points) in done:
+                value = done.pop(len(points))
+                if isinstance(value, BaseException):
+                    raise value
+                points.append(value)
+                continue
+            ready, _, _ = select.select([w.answers for w in workers if w.busy is not None], [], [])
+            for w in workers:
+                if w.answers not in ready or w.busy is None:
+                    continue
+                try:
+                    (size,) = _SIZE.unpack(_read_exact(w.answers, _SIZE.size))
+                    done[w.busy] = pickle.loads(_read_exact(w.answers, size))
+                except EOFError:
+                    raise RuntimeError(f"a prediction worker (pid {w.pid}) ended before it answered") from None
+                w.busy = None
+                index = next(queue, None)
+                if index is not None:
+                    _give(w, index)
+        finished = True
         return points
     finally:
-        _TASK, _RATES = None, ()
-        if pool is not None:
-            pool.terminate()  # after an error or Ctrl-C: the workers still running stop here
-            pool.join()
+        _end(workers, kill=not finished)
 
 
 def points_at(model: StepModel, rates: Sequence[float], requests_at: RequestsAt, slo: SLO | None,

@@ -1,6 +1,7 @@
 """`goodput predict --jobs N`: the rates predicted in N forked processes give the same predict.json and
 console, byte for byte, as one after another in process (--jobs 1); a worker's error comes back as the
-same one-line error (the first in rate order); Ctrl-C stops the parent and its workers."""
+same one-line error (the first in rate order); a worker that dies is an error; Ctrl-C stops the parent and
+its workers."""
 
 from __future__ import annotations
 
@@ -118,3 +119,14 @@ def test_ctrl_c_stops_the_parent_and_its_workers(tmp_path: Path) -> None:
     while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+
+
+def _dies(rate: float) -> Any:
+    if rate == 2.0:
+        os._exit(3)  # killed, out of memory: no answer comes back
+    return rate
+
+
+def test_a_worker_that_dies_is_an_error_not_a_wait() -> None:
+    with pytest.raises(RuntimeError, match=r"a prediction worker \(pid \d+\) ended before it answered"):
+        map_rates(_dies, [1.0, 2.0, 3.0], 2)
