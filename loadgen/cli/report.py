@@ -26,7 +26,9 @@ from metrics.results import (
     SWEEP_FILE,
     TEXTFILE,
     CapacityView,
+    JsonObject,
     SweepView,
+    json_object,
     read_capacity,
     read_run,
     read_sweep,
@@ -94,8 +96,9 @@ def report(
         raise typer.BadParameter(f"unreadable run.json in {run_dir}: {exc}") from None
     from loadgen.dispatch import ended_by, read_status
 
-    run = {**run, **ended_by(run, read_status(run_dir))}  # a run.json never finished: what the writer kept
-    settings = dict(run.get("settings", {}))
+    run.update(json_object(ended_by(run, read_status(run_dir))))  # a run.json never finished: what was kept
+    given = run.get("settings")
+    settings: JsonObject = dict(given) if isinstance(given, dict) else {}
     judged_with = None
     if slo:
         try:

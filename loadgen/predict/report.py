@@ -20,10 +20,18 @@ def workload_text(workload: Mapping[str, Json]) -> str:
     return ", ".join(parts) or "synthetic"
 
 
+def _section(data: JsonObject, name: str) -> JsonObject:
+    """A section of the run spec's JSON (an object, as RunSpec.to_json writes every section), copied."""
+    value = data[name]
+    if not isinstance(value, dict):
+        raise TypeError(f"the run spec's {name} is not an object")
+    return json_object(value)
+
+
 def prediction_context(spec: RunSpec, model: StepModel, path: Path) -> tuple[JsonObject, str, ServerModelInfo]:
     """predict.json's `spec` (the workload and load sections of the run spec), `workload` and `model`."""
     data = spec.to_json()
-    workload, load = json_object(data["workload"]), json_object(data["load"])  # checked once: JSON values
+    workload, load = _section(data, "workload"), _section(data, "load")
     limits = model.limits
     info = ServerModelInfo(
         str(path), "overlapped" if model.overlap else "additive",

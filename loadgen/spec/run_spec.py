@@ -79,10 +79,9 @@ class RunSpec:
         except ValueError as exc:
             raise SpecError(str(exc)) from None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """Plain JSON values (seconds as numbers, distributions and thresholds in their own forms), built and
-        checked as a `JsonObject`; returned as a dict of Any while loadgen.predict.report passes its sections
-        on as dicts."""
+        checked as a `JsonObject`."""
         out: JsonObject = {"spec_version": SPEC_VERSION}
         for f in dataclasses.fields(self):
             out[f.name] = _encode(getattr(self, f.name))

@@ -48,7 +48,7 @@ def write_run(directory: Path, info: Mapping[str, Json]) -> None:
     write_json(directory / RUN_FILE, info)
 
 
-def read_run(directory: Path) -> dict[str, Any]:
+def read_run(directory: Path) -> JsonObject:
     """run.json: {} when there is none or it is not a JSON object (ValueError: not JSON)."""
     path = directory / RUN_FILE
     if not path.exists():
