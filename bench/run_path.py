@@ -5,6 +5,8 @@
 Each case is TOKENS@RATE: open-loop Poisson at RATE requests/s for `--duration` seconds, every request
 streaming TOKENS one-token chunks, one every `--gap-ms` (bench/sse_server.py, in its own process). Cases
 run alternated (one pass over all of them per repeat, the order rotated), and the table shows medians.
+With `--variant`, every case runs once per tree in each pass, the trees' order rotated from pass to pass
+too, so that no tree always runs first.
 With `--pin` (the default on a machine with 2+ CPUs) the server runs on one CPU and goodput on another.
 
 Per run, from the goodput process itself and the files it wrote:
@@ -14,6 +16,8 @@ Per run, from the goodput process itself and the files it wrote:
 - start-up: process start (just before the fork) to the run's anchor (run.json `start_unix_s`), and to
   the first request written (anchor + its `sent_ns`; the schedule puts it at its first Poisson offset),
   with each tree's bytecode written beforehand as an installed package has it;
+- start-up CPU: the process's CPU from its start to the anchor (interpolated from the samples above), which
+  other processes on the machine disturb far less than the wall-clock start-up;
 - dispatch lag d − a, p50/p99/max over all requests (records.jsonl);
 - timing error per gap: client gap − the gap the server wrote (`server_chunk_s`), p50/p99 and p99 of
   |error|;
@@ -43,7 +47,7 @@ import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -51,6 +55,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench.run_path_figures import (  # noqa: E402 - the repository root goes on the path first
+    cpu_at,
     dispatch_lag_ms,
     fit_cost,
     percentile,
@@ -58,6 +63,8 @@ from bench.run_path_figures import (  # noqa: E402 - the repository root goes on
     steady_window,
 )
 from bench.run_path_tables import FLOOR_COLUMNS, floor_row, header, print_fits, row  # noqa: E402
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +86,18 @@ def parse_variants(given: list[str]) -> dict[str, str | None]:
             raise SystemExit(f"--variant wants NAME=PATH of a source tree, got {text!r}")
         variants[name] = str(Path(path).resolve())
     return variants
+
+
+def rotated(items: list[T], rep: int) -> list[T]:
+    """Pass `rep`'s order: the list rotated by `rep`, so that each item leads in turn."""
+    k = rep % len(items)
+    return items[k:] + items[:k]
+
+
+def run_order(cases: list[Case], names: list[str], repeat: int) -> list[tuple[int, Case, list[str]]]:
+    """(pass, case, the trees in the order they run it): both orders rotated from pass to pass, so that
+    neither a case nor a tree always runs first, or always right after the same other tree."""
+    return [(rep, case, rotated(names, rep)) for rep in range(repeat) for case in rotated(cases, rep)]
 
 
 def parse_cases(text: str) -> list[Case]:
@@ -213,6 +232,7 @@ def one_run(case: Case, args: argparse.Namespace, port: int, out: Path, cpu: int
         "requests": float(records.intended_ns.size), "chunks": float(records.chunk_ns.size),
         "failed": float(records.failed), "cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall,
         "startup_s": run["start_unix_s"] - wall0, "first_sent_s": run["start_unix_s"] - wall0 + first / 1e9,
+        "startup_cpu_s": cpu_at(samples, anchor_ns),
         "win_s": window.seconds, "win_cpu_s": window.cpu_s, "win_requests": float(window.requests),
         "win_chunks": float(window.chunks),
         "win_us_per_chunk": window.cpu_s / window.chunks * 1e6 if window.chunks else float("nan"),
@@ -264,16 +284,14 @@ def main() -> None:
         server, port = start_server(tmp, server_cpu)
         try:
             print(header())
-            for rep in range(args.repeat):
-                order = cases[rep % len(cases):] + cases[:rep % len(cases)]
-                for case in order:
-                    for name, python_path in variants.items():
-                        r = one_run(case, args, port, tmp / f"{name}-{case.label}-{rep}", goodput_cpu, python_path)
-                        results[name, case].append(r)
-                        print(row(f"{name} {case.label}" if len(variants) > 1 else case.label, r), flush=True)
-                    if args.floor:
-                        floors[case].append(floor_run(case, args, port, tmp / f"floor-{case.label}-{rep}.json",
-                                                      goodput_cpu))
+            for rep, case, names in run_order(cases, list(variants), args.repeat):
+                for name in names:
+                    r = one_run(case, args, port, tmp / f"{name}-{case.label}-{rep}", goodput_cpu, variants[name])
+                    results[name, case].append(r)
+                    print(row(f"{name} {case.label}" if len(variants) > 1 else case.label, r), flush=True)
+                if args.floor:
+                    floors[case].append(floor_run(case, args, port, tmp / f"floor-{case.label}-{rep}.json",
+                                                  goodput_cpu))
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -6,7 +6,8 @@ from bench.run_path_figures import fit_cost
 
 COLUMNS = [("requests", "reqs", ".0f"), ("chunks", "chunks", ".0f"), ("cpu_s", "cpu s", ".2f"),
            ("win_us_per_chunk", "win µs/chk", ".1f"), ("win_us_per_request", "win µs/req", ".0f"),
-           ("startup_s", "start s", ".3f"), ("first_sent_s", "1st sent s", ".3f"),
+           ("startup_s", "start s", ".3f"), ("startup_cpu_s", "start cpu", ".3f"),
+           ("first_sent_s", "1st sent s", ".3f"),
            ("lag_p50_ms", "lag p50", ".3f"), ("lag_p99_ms", "lag p99", ".3f"), ("lag_max_ms", "lag max", ".1f"),
            ("err_p50_ms", "err p50", ".3f"), ("err_p99_ms", "err p99", ".3f"), ("abs_err_p99_ms", "|err|p99", ".3f"),
            ("server_us_per_chunk", "srv µs/chk", ".1f"), ("server_late_p99_ms", "srv late99", ".2f"),

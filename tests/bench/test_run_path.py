@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from bench.run_path import Case, run_order
 from bench.run_path_figures import cpu_at, fit_cost, gap_errors_ns, read_run_records, steady_window
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +43,18 @@ def test_steady_window_counts_work_and_interpolates_cpu(tmp_path: Path) -> None:
     assert cpu_at(samples, anchor + 1_000_000_000) == 0.5
     window = steady_window(records, samples, anchor, 1.0, 2.0)
     assert (window.requests, window.chunks, window.cpu_s, window.seconds) == (1, 2, 0.5, 1.0)
+
+
+def test_no_tree_always_runs_first() -> None:
+    """A comparison of trees: each case once per tree per pass, and each tree first in as many passes as the
+    others, so that the position in a pass is not read as a difference between trees."""
+    cases = [Case(16, 200.0), Case(64, 50.0)]
+    order = run_order(cases, ["this", "before", "other"], 6)
+    assert len(order) == 12 and all(sorted(names) == ["before", "other", "this"] for _, _, names in order)
+    for case in cases:
+        firsts = [names[0] for _, c, names in order if c == case]
+        assert sorted(firsts) == ["before", "before", "other", "other", "this", "this"]
+    assert [c.label for rep, c, _ in order if rep == 1] == ["64@50", "16@200"]
 
 
 def test_one_short_run_end_to_end() -> None:
