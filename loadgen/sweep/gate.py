@@ -14,12 +14,12 @@ from pathlib import Path
 
 from loadgen.run import GatePlan, check_output_files, judge
 from metrics.gate import RunView, Threshold, load_gate_config, parse_threshold
-from metrics.results import CapacityView, read_capacity
+from metrics.results import CapacityView, json_object, read_capacity
 
 
 def capacity_view(directory: Path) -> RunView:
     """A capacity search as thresholds see it (ValueError when `directory` is not one)."""
-    return RunView(summary=dict(read_capacity(directory).to_json()))
+    return RunView(summary=json_object(read_capacity(directory).to_json()))
 
 
 def check_capacity_thresholds(thresholds: Sequence[Threshold]) -> None:
@@ -51,7 +51,7 @@ def capacity_gate_plan(thresholds: Sequence[Threshold], *, baseline: Path | None
 def judge_capacity(plan: GatePlan, doc: CapacityView, *, label: str) -> int:
     """Print the verdicts (stdout), write JUnit / Markdown; 0 pass, 99 fail (ValueError / LookupError when
     a threshold cannot be judged at all)."""
-    return judge(plan, RunView(summary=dict(doc.to_json())), label=label)  # thresholds query the document's JSON
+    return judge(plan, RunView(summary=json_object(doc.to_json())), label=label)  # thresholds query the document's JSON
 
 
 def gate_capacity_dir(directory: Path, *, thresholds: Sequence[str], config: Path | None, baseline: Path | None,

@@ -35,7 +35,7 @@ class Measurer(Protocol):
 class RunView:
     """One run as thresholds see it: its summary, and (lazily) its records for what the summary lacks."""
 
-    summary: dict[str, Any]  # summary.json, or capacity.json (loadgen.sweep.gate: its TypedDict as a dict)
+    summary: Mapping[str, Json]  # summary.json, or capacity.json (loadgen.sweep.gate: its TypedDict, checked)
     records: Callable[[], Measurer] | None = None
     _measurer: Measurer | None = field(default=None, repr=False)
     _view: SummaryView | None = field(default=None, repr=False)  # `summary` parsed once, on first use
