@@ -58,8 +58,7 @@ def build_spec(values: OptionValues | Mapping[str, OptionValue]) -> tuple[RunSpe
         server_args, secret_server_args = split_server_args(list(v.server_arg or ()))
         url, secret_url = _url(v.url, v.endpoint)
         # The sections in order (a value's parse error comes before those of the options after it).
-        target = make(TargetSpec, section_values(v, "target"), url=url, model=v.model or None,
-                      server_args=tuple(server_args))
+        target = make(TargetSpec, section_values(v, "target"), url=url, server_args=tuple(server_args))
         request = make(RequestSpec, section_values(v, "request"), extra_body=_extra_body(v.extra_body),
                        headers=tuple(headers), secret_headers=tuple(n for n, _ in secret_headers), **tool_values(v))
         workload = make(WorkloadSpec, section_values(v, "workload"), prefix_weights=_weights(v.prefix_weights),
@@ -67,7 +66,7 @@ def build_spec(values: OptionValues | Mapping[str, OptionValue]) -> tuple[RunSpe
                         turns=parse_length(str(v.turns)) if v.turns is not None else None,
                         think_time=parse_think_time(str(v.think_time)), images=_images(v), **agent_values(v))
         load = _load(v)
-        scale = make(ScaleSpec, section_values(v, "scale"), workers=_workers(v.workers), ray=v.ray or None)
+        scale = make(ScaleSpec, section_values(v, "scale"), workers=_workers(v.workers))
         timeouts = make(Timeouts, section_values(v, "timeouts"))
         slo = parse_slo(list(v.slo or []))
         metrics = make(MetricsSpec, section_values(v, "metrics"), slo=slo,
@@ -245,20 +244,19 @@ def spec_values(spec: RunSpec) -> dict[str, OptionValue]:
     roof = m.roofline
     return {
         **derived_options(spec),
-        "url": t.url, "model": t.model, "server_arg": list(t.server_args),
+        "url": t.url, "server_arg": list(t.server_args),
         "prefix_weights": ",".join(map(plain_number, w.prefix_weights)) if w.prefix_weights is not None else None,
         "tag": [f"{k}={val}" for k, val in w.tags],
         "turns": _length(w.turns) if w.turns is not None else None, "think_time": str(w.think_time),
         "images": w.images.count, "image_size": w.images.size, "image_format": w.images.format,
         "image_pool": w.images.pool,
         "tool_latency": str(w.tool_latency), "tool_result_tokens": _length(w.tool_result_tokens),
-        "max_tool_turns": w.max_tool_turns,
         "arrival": a.kind, "rate": a.rate if (a.open_loop and a.kind != "trace") or a.rate else None,
         "rate_end": a.rate_end if a.kind == "ramp" else None, "burstiness": a.burstiness,
         "concurrency": a.concurrency if not a.open_loop else None,
         "duration": format_duration(ld.duration_s) if ld.duration_s is not None else None, "requests": ld.requests,
         "max_failed": ld.max_failed,
-        "workers": "auto" if spec.scale.workers is None else str(spec.scale.workers), "ray": spec.scale.ray,
+        "workers": "auto" if spec.scale.workers is None else str(spec.scale.workers),
         "extra_body": r.extra_body, "tools": r.tools, "tool_choice": r.tool_choice,
         "header": [f"{k}: {val}" for k, val in r.headers],
         "slo": _slo_items(m.slo),

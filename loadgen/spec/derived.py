@@ -7,6 +7,7 @@ options to one field, secrets) stay written by hand in `loadgen.spec.build`.
 
 The codecs, each with its inverse:
 - `copy`: the value as it is;
+- `or_none`: the value, an empty one read as absent (`value or None`);
 - `text`: a path (or text) as its text, an empty or absent one kept as it is (`value and str(value)`);
 - `duration`: a duration's text → seconds (`10s`, `500ms`; required);
 - `duration_or_none`: the same, absent → None;
@@ -109,6 +110,8 @@ def _parse(option: Option, value: OptionValue) -> FieldValue:
     codec = option.codec
     if codec == "copy":
         return value
+    if codec == "or_none":
+        return value or None
     if codec == "text":
         return value and str(value)
     text = None if value is None else str(value)
@@ -124,6 +127,6 @@ def _parse(option: Option, value: OptionValue) -> FieldValue:
 def _format(option: Option, value: FieldValue) -> OptionValue:
     if isinstance(value, LengthDist) or option.codec == "length":
         return str(value)  # the user's own numbers: `uniform:64:256`, never `uniform:64.0:256.0`
-    if option.codec in ("copy", "text") or value is None or isinstance(value, str):
+    if option.codec in ("copy", "or_none", "text") or value is None or isinstance(value, str):
         return value
     return format_duration(value)

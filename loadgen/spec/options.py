@@ -26,7 +26,7 @@ TIMEOUTS = "Timeouts"
 ROOFLINE = "Roofline floors"
 PANELS = (TARGET, WORKLOAD, LOAD, SCALE, REQUEST, SLO_GATE, METRICS, OUTPUTS, PROMETHEUS, TIMEOUTS, ROOFLINE)
 # How a derived option's value becomes its spec field and back (see loadgen.spec.derived).
-Codec = Literal["copy", "text", "duration", "duration_or_none", "positive_duration", "length"]
+Codec = Literal["copy", "or_none", "text", "duration", "duration_or_none", "positive_duration", "length"]
 CONFIG = "Config file"  # where the options come from (not written by --print-config)
 
 
@@ -63,7 +63,7 @@ class Option:
 # Every parameter of `goodput run`, in the order its --help lists them.
 PARAMETERS: tuple[Option, ...] = (
     Option("url", TARGET, "str", str | None, None, 'Server base URL (with or without /v1). Omit to start the bundled reference server on loopback.', envvar='GOODPUT_URL'),
-    Option("model", TARGET, "str", str | None, None, 'Model name to request; default: the first of GET /v1/models. A list mixes models per request: a,b,c (equal shares) or base:0.6,lora-a:0.4.'),
+    Option("model", TARGET, "str", str | None, None, 'Model name to request; default: the first of GET /v1/models. A list mixes models per request: a,b,c (equal shares) or base:0.6,lora-a:0.4.', spec='target.model', codec='or_none'),
     Option("endpoint", TARGET, "str", str, 'chat', "chat (/v1/chat/completions), completions (/v1/completions), responses (/v1/responses) or messages (/v1/messages, Anthropic's).", spec='target.endpoint'),
     Option("api_key", TARGET, "str", str | None, None, 'API key (a bearer token; for messages also x-api-key); never written anywhere.', secret=True, envvar='OPENAI_API_KEY', show_default=False),
     Option("arrival", LOAD, "str", str, 'poisson', 'constant | poisson | gamma | ramp | concurrency (closed loop: subject to coordinated omission).'),
@@ -97,7 +97,7 @@ PARAMETERS: tuple[Option, ...] = (
     Option("image_pool", WORKLOAD, "int", int, 0, "Draw the images from this many distinct ones (reuse, for a server's multimodal cache); 0: every image unique."),
     Option("tool_latency", WORKLOAD, "str", str, '0s', "Conversations with --tools: how long a tool takes before its result and the model's next turn (the forms of --think-time)."),
     Option("tool_result_tokens", WORKLOAD, "str", str, '64', 'Conversations with --tools: tokens of each tool result (a length distribution).'),
-    Option("max_tool_turns", WORKLOAD, "int", int, 4, 'Conversations with --tools: tool turns at most after each turn (0: a tool call ends the turn).'),
+    Option("max_tool_turns", WORKLOAD, "int", int, 4, 'Conversations with --tools: tool turns at most after each turn (0: a tool call ends the turn).', spec='workload.max_tool_turns'),
     Option("cancel_rate", WORKLOAD, "float", float, 0.0, "Share of requests (0-1) the client cancels mid-stream, closing the connection as a browser's stop button does; needs --cancel-after.", spec='workload.cancel_rate'),
     Option("cancel_after", WORKLOAD, "str", str | None, None, 'When a cancelled request is closed: a time after the send (500ms, exponential:1s, uniform:200ms:2s, lognormal:1s:0.5) or tokens:K after K output tokens (K as --output-tokens).', spec='workload.cancel_after', codec='text'),
     Option("time_scale", LOAD, "float", float, 1.0, 'Trace replay: speed-up (2 = twice as fast).', spec='load.time_scale'),
@@ -106,7 +106,7 @@ PARAMETERS: tuple[Option, ...] = (
     Option("max_failed", LOAD, "str", str, '10%', 'Exit 1 when more requests than this failed: a share of those that ended (10%) or a count (25); 100% never trips.'),
     Option("keep_going", LOAD, "bool", bool, False, 'Send every request even when the first 10 to end all failed the same way (by default the run stops there, exit 1).', decls=('--keep-going',), spec='load.keep_going'),
     Option("workers", SCALE, "str", str, '1', 'Dispatch the one schedule from N worker processes (auto = cores - 1); with --ray: N actors (auto = one per node). 1 = this process.'),
-    Option("ray", SCALE, "str", str | None, None, "Run the workers as Ray actors: auto (the cluster Ray finds) or the cluster's address (needs goodput[ray] on every node)."),
+    Option("ray", SCALE, "str", str | None, None, "Run the workers as Ray actors: auto (the cluster Ray finds) or the cluster's address (needs goodput[ray] on every node).", spec='scale.ray', codec='or_none'),
     Option("ray_placement", SCALE, "str", str, 'spread', 'Ray: spread the actors over the nodes, or KEY=VALUE to place them only on nodes with that label.', spec='scale.ray_placement'),
     Option("on_worker_failure", SCALE, "str", str, 'stop', 'A worker that dies: stop the run (exit 1) or continue without it; its unfinished requests are recorded as lost either way.', spec='scale.on_worker_failure'),
     Option("ignore_eos", REQUEST, "bool", bool | None, None, 'Ask the server to generate exactly max_tokens (vLLM extension; default on for the embedded server).', decls=('--ignore-eos/--no-ignore-eos',), spec='request.ignore_eos'),

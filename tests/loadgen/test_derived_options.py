@@ -24,10 +24,10 @@ from loadgen.workload import LengthDist
 
 # Written in two places: the declaration (with spec= and codec=) and the section's field.
 EXPECTED = (
-    "endpoint", "warmup", "cooldown", "seed", "dataset", "dataset_format", "prompt_tokens", "output_tokens",
+    "model", "endpoint", "warmup", "cooldown", "seed", "dataset", "dataset_format", "prompt_tokens", "output_tokens",
     "prefix_groups", "prefix_tokens", "tokenizer", "prompt_sizing", "trace", "trace_format", "cache_bust",
-    "cancel_rate", "cancel_after", "time_scale", "trace_start", "trace_duration", "keep_going", "ray_placement",
-    "on_worker_failure", "ignore_eos", "min_tokens", "temperature", "usage", "continuous_usage",
+    "max_tool_turns", "cancel_rate", "cancel_after", "time_scale", "trace_start", "trace_duration", "keep_going",
+    "ray", "ray_placement", "on_worker_failure", "ignore_eos", "min_tokens", "temperature", "usage", "continuous_usage",
     "timeout_connect", "timeout_first_byte", "timeout_between_chunks", "timeout_total", "max_connections",
     "stall_threshold", "lag_threshold", "cache_full_ratio", "absent_cache_is_zero", "output", "html", "overwrite",
     "grace", "quiet", "metrics_port", "metrics_host", "metrics_linger", "pushgateway_job", "pushgateway_interval",
@@ -35,14 +35,14 @@ EXPECTED = (
     "abort_interval", "junit", "markdown",
 )
 # The field type each codec makes, given the option's own (copy) type.
-CODEC_TYPES = {"text": str | None, "duration": float, "duration_or_none": float | None,
+CODEC_TYPES = {"or_none": str | None, "text": str | None, "duration": float, "duration_or_none": float | None,
                "positive_duration": float | None, "length": LengthDist}
 KIND_TYPES = {"str": str, "path": str, "int": int, "float": float, "bool": bool}
 
 
 def test_the_derived_options_are_these() -> None:
     assert tuple(o.param for o in DERIVED) == EXPECTED
-    assert len(DERIVED) == 55 and len(OPTIONS) - len(DERIVED) == 42
+    assert len(DERIVED) == 58 and len(OPTIONS) - len(DERIVED) == 39
 
 
 def test_the_sections_are_the_run_specs() -> None:
@@ -99,6 +99,7 @@ def test_derived_values_go_into_the_spec_and_come_back() -> None:
     assert spec.timeouts.total_s == 3600.0 and spec.workload.trace == "t.jsonl" and spec.outputs.output == "out"
     assert spec.workload.prompt_tokens == LengthDist("uniform", 10.0, 20.0) and spec.outputs.quiet is True
     assert spec.gate.abort_delay_s == 0.5
+    assert build_spec({**run_defaults(), "model": "", "ray": ""})[0].target.model is None  # or_none: empty is absent
     back = spec_values(spec)
     assert {k: back[k] for k in ("warmup", "trace_duration", "timeout_total", "prompt_tokens", "trace")} == {
         "warmup": "2s", "trace_duration": "20s", "timeout_total": "1h", "prompt_tokens": "uniform:10:20",
