@@ -1,6 +1,6 @@
 """The options of tool calls and agent loops, read for the spec: `--tools FILE` (checked, its list kept as
 canonical JSON so a worker needs no file), `--tool-choice`, and the agent loop's `--tool-latency`,
-`--tool-result-tokens` and `--max-tool-turns` (loadgen.workload.agent). Parsers' messages name the flags."""
+`--tool-result-tokens` (loadgen.workload.agent; `--max-tool-turns` is a plain copy, loadgen.spec.derived). Parsers' messages name the flags."""
 
 from __future__ import annotations
 
@@ -16,11 +16,10 @@ if TYPE_CHECKING:
 
 
 class AgentFields(TypedDict):
-    """`WorkloadSpec`'s agent-loop fields."""
+    """`WorkloadSpec`'s agent-loop fields that need parsing."""
 
     tool_latency: ThinkTime
     tool_result_tokens: LengthDist
-    max_tool_turns: int
 
 
 class ToolFields(TypedDict, total=False):
@@ -41,7 +40,7 @@ def agent_values(v: OptionValues) -> AgentFields:
         tokens = parse_length(str(v.tool_result_tokens))
     except ValueError as exc:
         raise SpecError(f"--tool-result-tokens: {exc}") from None
-    return {"tool_latency": latency, "tool_result_tokens": tokens, "max_tool_turns": v.max_tool_turns}
+    return {"tool_latency": latency, "tool_result_tokens": tokens}
 
 
 def tool_values(v: OptionValues) -> ToolFields:
