@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from loadgen.predict.step_model import SchedulerLimits, StepModel
 from loadgen.predict.virtual import Outcome, Routing, simulate
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "predict-golden" / "outcomes.json"
-BENCH = dict(fixed_s=0.0903, prefill_s=1.9e-5, decode_seq_s=6e-6)  # bench/predict_speed.py's model
+BENCH_LIMITS = SchedulerLimits(max_num_seqs=64, max_num_batched_tokens=512, num_blocks=4000)
 
 
 def digest(out: Outcome) -> str:
@@ -35,7 +36,7 @@ def digest(out: Outcome) -> str:
 def bench_case(rate: float, n: int) -> Outcome:
     """The speed bench's workload, smaller: 256 → 128 tokens, Poisson arrivals, prefix caching on."""
     rng = np.random.default_rng(7)
-    model = StepModel(**BENCH, limits=SchedulerLimits(max_num_seqs=64, max_num_batched_tokens=512, num_blocks=4000))
+    model = StepModel(fixed_s=0.0903, prefill_s=1.9e-5, decode_seq_s=6e-6, limits=BENCH_LIMITS)  # predict_speed.py's
     prompts = rng.integers(2, 50_000, size=(n, 256)).tolist()
     offsets = rng.exponential(1 / rate, n).cumsum()
     return simulate(model, prompts, [128] * n, offsets - offsets[0])
@@ -62,7 +63,7 @@ def shared_case(seed: int, *, caching: bool, replicas: int, routing: Routing, nu
     return simulate(model, prompts, max_tokens, offsets - offsets[0], replicas=replicas, routing=routing)
 
 
-CASES = {
+CASES: dict[str, Callable[[], Outcome]] = {
     "bench-rate-2": lambda: bench_case(2.0, 600),
     "bench-rate-8": lambda: bench_case(8.0, 900),
     "shared-caching": lambda: shared_case(1, caching=True, replicas=1, routing="round-robin", num_blocks=220),
