@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from loadgen.predict.step_model import StepModel, compute_seconds
+from loadgen.predict.step_model import StepModel
 from metrics.model import ModelConfig
 from refserver.engine import EngineConfig, LLMEngine, SamplingParams, ScheduledBatch, batch_work
 from refserver.model import tiny_config
@@ -46,7 +46,6 @@ class ModelStepRunner:
         self.clock = clock
         self.steps = 0
         self.busy_s = 0.0
-        self._compute: dict[int, float] = {}  # a quiet step's compute term by its decodes (it has no prefill)
         self._config: ModelConfig = dataclasses.replace(tiny_config(), vocab_size=VOCAB,
                                                         max_position_embeddings=max_positions)
 
@@ -62,22 +61,12 @@ class ModelStepRunner:
         if batch.seqs:
             prefill, prefill_ctx, decode, kv, samples = batch_work(batch)
             duration = self.model.seconds(prefill, prefill_ctx, decode, kv)
-        else:  # quiet decodes only (refserver.engine.fast_decode): model.seconds(0, 0.0, D, K), the same floats
-            duration, samples = self._quiet_seconds(batch.quiet_decodes, batch.quiet_kv), 0
+        else:  # quiet decodes only (refserver.engine.fast_decode)
+            duration, samples = self.model.seconds(0, 0.0, batch.quiet_decodes, batch.quiet_kv), 0
         self.clock.t += duration
         self.busy_s += duration
         self.steps += 1
         return [OUTPUT_TOKEN] * samples
-
-    def _quiet_seconds(self, decodes: int, kv: int) -> float:
-        """StepModel.seconds(0, 0.0, decodes, kv), term by term in its order (step_model.step_seconds and
-        overlapped_step_seconds), the compute term kept per `decodes`: most steps of a run coast."""
-        m = self.model
-        compute = self._compute.get(decodes)
-        if compute is None:
-            compute = self._compute[decodes] = compute_seconds(m, 0, 0.0, decodes)
-        memory = m.memory_s + m.decode_kv_s * kv
-        return m.fixed_s + max(memory, compute) if m.overlap else m.fixed_s + compute + memory
 
 
 @dataclass(frozen=True, slots=True)

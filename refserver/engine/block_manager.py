@@ -68,11 +68,10 @@ class BlockManager:
         ids: list[int] = []
         hashes: list[int] = []
         prev: int | None = None
-        bs, hash_fn = self.block_size, self._hash_fn
-        plain = hash_fn is chain_hash  # then chain_hash's own expression, without a Python call per block
+        bs = self.block_size
         for i in range((len(token_ids) - 1) // bs):
             tokens = tuple(token_ids[i * bs : (i + 1) * bs])
-            h = hash((prev, tokens)) if plain else hash_fn(prev, tokens)
+            h = self._hash_fn(prev, tokens)
             block_id = self._cached.get(h)
             if block_id is None or self.blocks[block_id].token_ids != tokens:
                 break
@@ -154,10 +153,9 @@ class BlockManager:
             return
         token_ids, table, cached, blocks, hash_fn = seq.token_ids, seq.block_table, self._cached, self.blocks, self._hash_fn
         prev = hashes[-1] if hashes else None
-        plain = hash_fn is chain_hash  # then chain_hash's own expression, without a Python call per block
         for i in range(start, end):
             tokens = tuple(token_ids[i * bs : (i + 1) * bs])
-            h = prev = hash((prev, tokens)) if plain else hash_fn(prev, tokens)
+            h = prev = hash_fn(prev, tokens)
             hashes.append(h)
             existing = cached.get(h)
             if existing is not None and blocks[existing].token_ids == tokens:

@@ -55,7 +55,6 @@ class Coasting(Protocol):
     _events: list[RequestEvent]
     _takes: list[Sequence]
     _want: list[Sequence]
-    lazy: set[Sequence]
 
     def _take(self) -> None: ...
 
@@ -80,8 +79,8 @@ def coast(fast: Coasting, until_s: float, events: list[RequestEvent]) -> None:
     its postprocessing would, and the runner gives its time. Stops before a step where the pool is short
     of a block (preemption), and after one where a sequence finished and a waiting one could be admitted."""
     eng = fast.engine
-    blocks, quiet, due, ends, gaps, clock, order, lazy = \
-        eng.block_manager, fast.quiet, fast.due, fast.ends, fast.gaps, eng.clock, fast.order, fast.lazy
+    blocks, quiet, due, ends, gaps, clock, order = \
+        eng.block_manager, fast.quiet, fast.due, fast.ends, fast.gaps, eng.clock, fast.order
     bs, caching, token = blocks.block_size, blocks.enable_prefix_caching, fast.token
     batch = ScheduledBatch()
     execute = eng.runner.execute
@@ -132,12 +131,6 @@ def coast(fast: Coasting, until_s: float, events: list[RequestEvent]) -> None:
                 events.append((seq.request_id, eng._append(seq, token, now)))
                 if seq.status is SequenceStatus.RUNNING:
                     fast._go_quiet(seq, t + 1)
-            elif seq in lazy:  # its table filled: brought up to date but nothing registered (fast_decode.lazy)
-                fast._advance(seq, q, t + 1)
-                if q[C0] == len(seq.block_table) * bs:  # fast._planned
-                    fast._want.append(seq)
-                else:
-                    fast._plan(seq, q)
             else:
                 fast._advance(seq, q, t + 1)
                 blocks.cache_full_blocks(seq)

@@ -55,17 +55,6 @@ class FastDecode:
         # the step is post-processed, then `_takes` when they take it first thing next step (`_settle`).
         self._want: list[Sequence] = []
         self._takes: list[Sequence] = []
-        # Lazy registration (prefix caching): quiet sequences whose filled blocks are registered when they wake
-        # (all at once, in order) instead of as each fills, where no other sequence can see the difference: the
-        # content of its first block (`_key`) is no other sequence's ever added, and it was never preempted (its
-        # own older copies are then not cached either). Every chain hash through its blocks starts there, so
-        # no lookup, registration or eviction can meet one of them until another sequence with that first
-        # block arrives, which catches it up then (`added`). A lazy sequence's events are its table filling up
-        # (then it needs a block at the next step) instead of each block filling.
-        self.lazy: set[Sequence] = set()
-        self._keys: dict[tuple[int, ...], int] = {}  # first-block content → sequences added with it
-        self._lazy_keys: dict[tuple[int, ...], list[Sequence]] = {}
-        self._preempted: set[Sequence] = set()
         engine.scheduler.before_preempt = self._wake_victim
 
     def _advance(self, seq: Sequence, q: list[int], t: int) -> None:
@@ -77,14 +66,10 @@ class FastDecode:
             q[T0], q[C0] = t, q[C0] + k
 
     def wake(self, seq: Sequence, t: int) -> None:
-        """seq leaves the quiet set at the start of step t: up to date (a lazy one's filled blocks registered),
-        its unreported tokens reported."""
+        """seq leaves the quiet set at the start of step t: up to date, its unreported tokens reported."""
         q = self.quiet.pop(seq)
         self.base_sum -= q[C0] - q[T0] + 1
         self._advance(seq, q, t)
-        if seq in self.lazy:
-            self.lazy.discard(seq)
-            self.engine.block_manager.cache_full_blocks(seq)
         r0 = q[R0]
         if t > r0:
             event = self.engine._event(seq, [self.token] * (t - r0), None, self.ends[t - 1])
@@ -92,29 +77,7 @@ class FastDecode:
             event.gap_max_s = gap
             self._events.append((seq.request_id, event))
 
-    def _key(self, seq: Sequence) -> tuple[int, ...]:
-        """The content its first block has or will have (a short prompt's is followed by the constant token)."""
-        bs = self._bs
-        head = seq.token_ids[: min(bs, seq.num_prompt_tokens)]
-        return tuple(head + [self.token] * (bs - len(head))) if len(head) < bs else tuple(head)
-
-    def added(self, seq: Sequence) -> None:
-        """A request joined the engine (between steps): lazy sequences whose first block it shares catch up."""
-        if not self._caching:
-            return
-        key = self._key(seq)
-        self._keys[key] = self._keys.get(key, 0) + 1
-        for other in self._lazy_keys.pop(key, ()):
-            if other in self.lazy:
-                q = self.quiet[other]
-                self.lazy.discard(other)
-                self._advance(other, q, len(self.ends))
-                self.engine.block_manager.cache_full_blocks(other)
-                if other not in self._takes:
-                    self._plan(other, q)
-
     def _wake_victim(self, seq: Sequence) -> None:
-        self._preempted.add(seq)
         if seq in self.quiet:
             self.wake(seq, self._t)
 
@@ -131,9 +94,7 @@ class FastDecode:
         t0, c0, bs = q[T0], q[C0], self._bs
         nxt = t0 + len(seq.block_table) * bs - c0  # its first step with c0 + (s - t0) + 1 > the table's tokens
         if self._caching:  # its first step after which (c0 + (s - t0) + 1) // bs exceeds the blocks hashed
-            # (a lazy one: the blocks it holds but its last, i.e. its table is full after that step)
-            hashed = len(seq.block_table) - 1 if seq in self.lazy else len(seq.block_hashes)
-            fill = t0 + (hashed + 1) * bs - c0 - 1
+            fill = t0 + (len(seq.block_hashes) + 1) * bs - c0 - 1
             if fill < nxt:
                 nxt = fill
         if nxt < t0:
@@ -151,11 +112,6 @@ class FastDecode:
             end = t0 + min(seq.num_prompt_tokens + p.max_tokens, eng.max_context) - c0 - 2
         q = [0, t0, c0, t0, end]
         self.quiet[seq] = q
-        if self._caching and seq not in self._preempted:
-            key = self._key(seq)
-            if self._keys.get(key) == 1:
-                self.lazy.add(seq)
-                self._lazy_keys.setdefault(key, []).append(seq)
         self.base_sum += c0 - t0 + 1
         self._planned(seq, q)
 
