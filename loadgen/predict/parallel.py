@@ -8,10 +8,9 @@ rate order, as it would in process; any other exception is re-raised as it came.
 
 The pool is this module's own, with no thread and no lock shared with the workers: each worker has a pipe
 for its next rate's index and one for its answers, the parent waits on the answers with `select`, and any
-way out of `map_rates` (an error, Ctrl-C) kills the workers still running and reaps them. (A
-multiprocessing.Pool's terminate hands its queues' locks over between threads and workers; once in a suite
-run a Ctrl-C left its parent waiting there.) Workers ignore SIGINT: Ctrl-C interrupts the parent, which
-ends them.
+way out of `map_rates` (an error, Ctrl-C) kills the workers still running and reaps them. A worker that
+dies without answering (killed, out of memory) is an error; a multiprocessing.Pool replaced it and waited
+for the lost rate forever. Workers ignore SIGINT: Ctrl-C interrupts the parent, which ends them.
 """
 
 from __future__ import annotations

@@ -90,8 +90,13 @@ def test_another_exception_comes_back_as_it_was_raised() -> None:
         map_rates(_broken, [1.0, 2.0], 2)
 
 
+# The process installs goodput's interrupt handling first, as `goodput` does (loadgen.cli): started by a
+# suite run in the background of a non-interactive shell, it would inherit SIGINT ignored and wait out the
+# workers' 60 s (the test's 20 s timeout failed so in two such runs).
 SLEEPER = textwrap.dedent("""
     import os, sys, time
+    from loadgen.cli import install_interrupt_handlers
+    install_interrupt_handlers()
     from loadgen.predict.parallel import map_rates
     def task(rate):
         with open(os.path.join(sys.argv[1], str(os.getpid())), "w"):
