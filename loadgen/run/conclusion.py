@@ -10,7 +10,6 @@ on stderr.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,7 +42,7 @@ def conclude(setup: RunSetup, out: Path, run: RunSoFar, state: RunState, *, cons
     ran = run.info()
     if end.aborted or writer.error is not None or state.failure is not None or ran.workers_lost:
         # stopped early, or a lost worker's requests: the planned load was not all sent
-        end = replace(end, complete=False)
+        end = end._replace(complete=False)
     run.run_info = ran.ended(end)
     info = run.run_info.to_json()
     try:

@@ -65,7 +65,6 @@ from metrics.results.layout import (
     TEXTFILE,
 )
 from metrics.results.points import check_label, check_labels, point_path
-from metrics.results.run_write import RunEnd, RunFile, RunResolved, RunStart, write_run_file
 
 if TYPE_CHECKING:  # the views load on first use (__getattr__ below): a run imports this package early
     from metrics.results.capacity_view import CapacityFigure, CapacityView, ProbedRate
@@ -87,6 +86,7 @@ if TYPE_CHECKING:  # the views load on first use (__getattr__ below): a run impo
     )
     from metrics.results.row_view import COLUMNS, LATENCY_COLUMNS, PERCENTILES, PointRow
     from metrics.results.run_view import PlannedLoad, RunDocument
+    from metrics.results.run_write import RunEnd, RunFile, RunResolved, RunStart, write_run_file
     from metrics.results.shared_view import Ceiling, ServerInfo
     from metrics.results.summary_document import SummaryDocument
     from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls, slo_bounds
@@ -249,6 +249,7 @@ _VIEWS = {
     **dict.fromkeys(("PrefixCacheShare", "PromptAccuracy", "Spread", "Tokens"), "summary_tokens"),
     **dict.fromkeys(("Bucket", "Roofline", "RooflineRow", "SummaryView", "read_summary_view"), "summary_view"),
     **dict.fromkeys(("CapacityCostJson", "CostJson", "CostTargetJson"), "cost_json"),
+    **dict.fromkeys(("RunEnd", "RunFile", "RunResolved", "RunStart", "write_run_file"), "run_write"),
     "CapacityFigure": "capacity_view",
     "CapacityView": "capacity_view",
     "ProbedRate": "capacity_view",
