@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from loadgen.cli.trace_json import Lengths, LruPart, PrefixCachePrediction, TraceInspection
+from loadgen.cli.trace_json import LruPart, PrefixCachePrediction, TraceInspection
+from loadgen.workload import Lengths
 
 TRACE_HELP = "Production traces: what a trace holds before `goodput run --trace` replays it."
 INSPECT_HELP = """Print a trace's shape and its predicted prefix-cache hit rate.

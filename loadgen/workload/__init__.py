@@ -41,12 +41,13 @@ if TYPE_CHECKING:
         shown_length,
     )
     from loadgen.workload.models import ModelMix, parse_models
-    from loadgen.workload.prefix_cache import predict_hits
+    from loadgen.workload.prefix_cache import CachePredictionJSON, predict_hits
     from loadgen.workload.schedule import FloatArray, Schedule, run_schedule, trace_window
     from loadgen.workload.sessions import Session, Turn
     from loadgen.workload.sizing import RatioCounter, TableCounter, TemplateCost, fit_line
     from loadgen.workload.text import WORDS, Messages, TokenCounter, random_words
     from loadgen.workload.think import ThinkTime, parse_think_time
+    from loadgen.workload.trace_shape import Lengths, TraceShape
     from loadgen.workload.trace_shape import trace_shape as describe_trace
     from loadgen.workload.trace_workload import TraceWorkload
     from loadgen.workload.traces import Trace, load_trace
@@ -67,8 +68,10 @@ __all__ = [
     "AgentLoop",
     "AnyWorkload",
     "Arrival",
+    "CachePredictionJSON",
     "FloatArray",
     "LengthDist",
+    "Lengths",
     "Messages",
     "ModelMix",
     "RatioCounter",
@@ -79,6 +82,7 @@ __all__ = [
     "ThinkTime",
     "TokenCounter",
     "Trace",
+    "TraceShape",
     "TraceWorkload",
     "Turn",
     "assistant_turn",
@@ -121,7 +125,7 @@ __getattr__ = lazy_names(__name__, {
     "LengthDist": "lengths", "check_length": "lengths", "highest_length": "lengths",
     "parse_length": "lengths", "plain_number": "lengths", "shown_length": "lengths",
     "ModelMix": "models", "parse_models": "models",
-    "predict_hits": "prefix_cache",
+    "predict_hits": "prefix_cache", "CachePredictionJSON": "prefix_cache", "TraceShape": "trace_shape", "Lengths": "trace_shape",
     "FloatArray": "schedule", "Schedule": "schedule", "run_schedule": "schedule", "trace_window": "schedule",
     "Session": "sessions", "Turn": "sessions",
     "RatioCounter": "sizing", "TableCounter": "sizing", "TemplateCost": "sizing", "fit_line": "sizing",
