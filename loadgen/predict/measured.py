@@ -30,6 +30,7 @@ from metrics.results import (
     RunDocument,
     SweepView,
     json_object,
+    object_or_empty,
     point_path,
     read_capacity_points,
     read_summary,
@@ -58,11 +59,6 @@ def _rate(value: Json) -> float | None:
 
 def _no_rate(label: str, point: str, value: Json) -> str:
     return f"{label}: point {point} has no finite positive offered rate ({value!r}): left out"
-
-
-def _object(value: Json) -> Mapping[str, Json]:
-    """A JSON object as it is; an empty one for any other value."""
-    return value if isinstance(value, Mapping) else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +97,7 @@ class Measured:
 
 def slo_given(slo: Json) -> dict[str, float]:
     """An SLO's parts that are set (summary.json and capacity.json list the others as null)."""
-    return {k: n for k, v in _object(slo).items() if (n := _number(v)) is not None}
+    return {k: n for k, v in object_or_empty(slo).items() if (n := _number(v)) is not None}
 
 
 def _run_json(path: Path) -> RunFacts:
@@ -129,7 +125,7 @@ def _first_point_run(directory: Path, rows: list[PointRow]) -> RunFacts:
 def _resolved_ignore_eos(run: RunFacts, spec: Mapping[str, Json]) -> bool | None:
     if run.resolved_ignore_eos is not None:
         return run.resolved_ignore_eos
-    asked = _object(spec.get("request")).get("ignore_eos")
+    asked = object_or_empty(spec.get("request")).get("ignore_eos")
     return asked if isinstance(asked, bool) else None
 
 
@@ -137,15 +133,15 @@ def _run_rate(run: RunFacts, summary: Mapping[str, Json]) -> Json:
     """The run's planned rate, else the rate its summary says was offered (as written: checked by the caller)."""
     if run.planned_rate is not None:
         return run.planned_rate
-    return _object(summary.get("throughput")).get("offered_rps")
+    return object_or_empty(summary.get("throughput")).get("offered_rps")
 
 
 def _read_run(directory: Path) -> Measured:
     summary = json_object(read_summary(directory))
     run = RunFacts.from_json(run_or_none(directory) or summary.get("run"))
     spec = run.spec
-    judged = _object(summary.get("goodput")).get("slo")  # the summary's (`goodput report --slo` may change it)
-    slo = judged if isinstance(judged, dict) else _object(spec.get("metrics")).get("slo")
+    judged = object_or_empty(summary.get("goodput")).get("slo")  # the summary's (`goodput report --slo` may change it)
+    slo = judged if isinstance(judged, dict) else object_or_empty(spec.get("metrics")).get("slo")
     out = Measured(str(directory), "run", [], spec, slo_given(slo), _resolved_ignore_eos(run, spec))
     offered = _run_rate(run, summary)
     if run.closed_loop or offered is None:
@@ -168,7 +164,7 @@ def _read_sweep(directory: Path) -> Measured:
     bad = [_no_rate(directory.name or str(directory), r.label, r.value) for r in open_loop if _rate(r.value) is None]
     run = _first_point_run(directory, rows)
     spec = run.spec or _shared_spec(doc)
-    out = Measured(str(directory), "sweep", rows, spec, slo_given(_object(spec.get("metrics")).get("slo")),
+    out = Measured(str(directory), "sweep", rows, spec, slo_given(object_or_empty(spec.get("metrics")).get("slo")),
                    _resolved_ignore_eos(run, spec), doc, bad)
     if len(open_loop) < len(finished):
         out.notes.append(f"{out.label}: {len(finished) - len(open_loop)} closed-loop point(s) (no offered rate to "
@@ -234,11 +230,11 @@ def setting_text(value: Json) -> str:
 def workload_differences(predicted: Mapping[str, Json], measured: Mapping[str, Json]) -> list[str]:
     """'prompt tokens: measured 512, predicted 1024' for each WORKLOAD_KEYS setting that differs between two
     run specs' workloads, and the arrival process; [] when they agree."""
-    pw, mw = _object(predicted.get("workload")), _object(measured.get("workload"))
+    pw, mw = object_or_empty(predicted.get("workload")), object_or_empty(measured.get("workload"))
     out = [f"{name}: measured {setting_text(mw.get(key))}, predicted {setting_text(pw.get(key))}"
            for key, name in WORKLOAD_KEYS if key in mw and setting_text(mw.get(key)) != setting_text(pw.get(key))]
-    pa = _object(_object(predicted.get("load")).get("arrival"))
-    ma = _object(_object(measured.get("load")).get("arrival"))
+    pa = object_or_empty(object_or_empty(predicted.get("load")).get("arrival"))
+    ma = object_or_empty(object_or_empty(measured.get("load")).get("arrival"))
     for key, name in (("kind", "arrivals"), ("burstiness", "burstiness")):
         if key in ma and ma.get(key) != pa.get(key):
             out.append(f"{name}: measured {setting_text(ma.get(key))}, predicted {setting_text(pa.get(key))}")

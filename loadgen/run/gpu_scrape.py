@@ -139,19 +139,20 @@ def add_gpu_section(out: Path, summary: JsonObject) -> None:
     (its gpu_metrics.json exists); nothing otherwise. `goodput report` calls it too."""
     import json
 
-    from loadgen.run.summary_json import number_of, section_of
-    from metrics.results import json_object, write_summary
+    from metrics.results import json_object, number_or_none, object_or_empty, write_summary
     from metrics.server import gpu_section, read_gpu_document
 
     path = out / GPU_FILE
     if not path.is_file():
         return
     document = read_gpu_document(json.loads(path.read_text()))
-    run, throughput = section_of(summary.get("run")), section_of(summary.get("throughput"))
-    window = section_of(run.get("window"))
-    rate, duration = number_of(throughput.get("output_tokens_per_s")), number_of(throughput.get("duration_s"))
-    section = gpu_section(document, start_unix_s=float(number_of(run.get("start_unix_s")) or 0.0),
-                          window_start_s=number_of(window.get("start_s")), window_end_s=number_of(window.get("end_s")),
+    run, throughput = object_or_empty(summary.get("run")), object_or_empty(summary.get("throughput"))
+    window = object_or_empty(run.get("window"))
+    rate = number_or_none(throughput.get("output_tokens_per_s"))
+    duration = number_or_none(throughput.get("duration_s"))
+    section = gpu_section(document, start_unix_s=float(number_or_none(run.get("start_unix_s")) or 0.0),
+                          window_start_s=number_or_none(window.get("start_s")),
+                          window_end_s=number_or_none(window.get("end_s")),
                           output_tokens=rate * duration if rate is not None and duration else None)
     if section is not None:
         summary["gpu"] = json_object(section.to_json())

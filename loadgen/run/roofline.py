@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
-from loadgen.run.summary_json import number_of, section_of
 from metrics.model import FloorsJSON, floors
+from metrics.results import number_or_none, object_or_empty
 
 if TYPE_CHECKING:
     from metrics.results import Json
@@ -102,17 +102,17 @@ MEASURED: tuple[tuple[Literal["ttft_s", "tpot_s", "e2e_s"], Literal["ttft_floor_
 
 def roofline_section(summary: Mapping[str, Json], spec: RooflineSpecJSON) -> RooflineSectionJSON:
     """`summary["roofline"]`: the floors for this run's shape and measured p50 / floor ratios."""
-    tokens = section_of(summary.get("tokens"))
-    n = number_of(tokens.get("requests")) or 0
+    tokens = object_or_empty(summary.get("tokens"))
+    n = number_or_none(tokens.get("requests")) or 0
 
     def mean(total_key: str) -> float | None:
-        total = number_of(tokens.get(total_key))
+        total = number_or_none(tokens.get(total_key))
         return total / n if n and total is not None else None
 
     prompt, output, cached = (mean(k) for k in ("prompt_tokens", "output_tokens", "cached_tokens"))
-    latency = section_of(summary.get("latency"))
-    rate = number_of(section_of(summary.get("throughput")).get("requests_per_s"))
-    e2e_mean = number_of(section_of(latency.get("e2e_s")).get("mean"))
+    latency = object_or_empty(summary.get("latency"))
+    rate = number_or_none(object_or_empty(summary.get("throughput")).get("requests_per_s"))
+    e2e_mean = number_or_none(object_or_empty(latency.get("e2e_s")).get("mean"))
     in_flight = rate * e2e_mean if rate and e2e_mean else 1.0
     out: RooflineSectionJSON = {"spec": spec}
     if prompt is None or output is None:
@@ -129,7 +129,7 @@ def roofline_section(summary: Mapping[str, Json], spec: RooflineSpecJSON) -> Roo
     out["floors"] = bound
     out["mean_in_flight"] = in_flight
     for metric, floor_key in MEASURED:
-        measured = number_of(section_of(latency.get(metric)).get("p50"))
+        measured = number_or_none(object_or_empty(latency.get(metric)).get("p50"))
         floor = bound[floor_key]
         out[metric] = {"measured_p50": measured, "floor": floor,
                        "ratio": measured / floor if measured is not None and floor else None}

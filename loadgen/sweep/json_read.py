@@ -46,8 +46,3 @@ def whole(value: Json) -> int:
         return int(value)
     raise TypeError(f"int() argument must be a string, a bytes-like object or a real number, not "
                     f"'{type(value).__name__}'")
-
-
-def int_or_none(value: Json) -> int | None:
-    """An integer (a bool is not one) as it is; None otherwise."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

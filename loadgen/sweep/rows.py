@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from loadgen.sweep.json_read import int_or_none, part, section, whole
 from loadgen.sweep.json_read import number as _number
+from loadgen.sweep.json_read import part, section, whole
 from metrics.results import COLUMNS as COLUMNS
-from metrics.results import Json, PointPlan, PointRow
+from metrics.results import Json, PointPlan, PointRow, int_or_none
 
 
 def point_row(point: PointPlan, *, status: str, code: int | None, summary: Mapping[str, Json] | None) -> PointRow:

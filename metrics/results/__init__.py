@@ -91,7 +91,14 @@ if TYPE_CHECKING:  # the views load on first use (__getattr__ below): a run impo
     from metrics.results.summary_document import SummaryDocument
     from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls, slo_bounds
     from metrics.results.summary_gpu import Gpu, GpuFigures, GpuRow, GpuSource, GpuTotal, MeanMax
-    from metrics.results.summary_parse import Json, JsonObject, json_object
+    from metrics.results.summary_parse import (
+        Json,
+        JsonObject,
+        int_or_none,
+        json_object,
+        number_or_none,
+        object_or_empty,
+    )
     from metrics.results.summary_requests import FailureMessage, Requests, Throughput
     from metrics.results.summary_run import Run, Saturation, Window
     from metrics.results.summary_server import Gauge, Histogram, Quantile, Server, ServerPrometheus
@@ -208,11 +215,14 @@ __all__ = [
     "check_labels",
     "check_not_newer",
     "create_temp",
+    "int_or_none",
     "is_capacity_dir",
     "json_object",
     "load_summary",
     "load_sweep",
     "named_error",
+    "number_or_none",
+    "object_or_empty",
     "point_labels",
     "point_path",
     "read_capacity",
@@ -243,7 +253,8 @@ _VIEWS = {
     **dict.fromkeys(("Run", "Saturation", "Window"), "summary_run"),
     **dict.fromkeys(("Sessions", "Stalls"), "summary_sessions"),
     **dict.fromkeys(("SummaryDocument",), "summary_document"),
-    **dict.fromkeys(("Json", "JsonObject", "json_object"), "summary_parse"),
+    **dict.fromkeys(("Json", "JsonObject", "int_or_none", "json_object", "number_or_none", "object_or_empty"),
+                    "summary_parse"),
     **dict.fromkeys(("Gauge", "Histogram", "Quantile", "Server", "ServerPrometheus"), "summary_server"),
     **dict.fromkeys(("STAT_KEYS", "Stats"), "summary_stats"),
     **dict.fromkeys(("PrefixCacheShare", "PromptAccuracy", "Spread", "Tokens"), "summary_tokens"),

@@ -54,6 +54,11 @@ def text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def object_or_empty(value: Json) -> Mapping[str, Json]:
+    """A JSON object as it is; an empty one for any other value (absent, null, another type)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def counts(value: Any) -> dict[str, int]:
     """An object of counts by name ({"http_status": 5}), in the document's order; {} when not an object."""
     if not isinstance(value, dict):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from loadgen.sweep import PointPlan, int_or_none, number, part, point_row, section, whole
+from loadgen.sweep import PointPlan, number, part, point_row, section, whole
 from loadgen.sweep.capacity import _too_short
+from metrics.results import int_or_none
 
 PLAN = PointPlan("01-rate-2", "rate", 2.0, None, None, 0.0, 0)
 
