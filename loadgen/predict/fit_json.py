@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NotRequired, TypedDict
 
-from metrics.results import Json
+from metrics.results import Json, int_or_none, number_or_none
 
 
 class DecodeCheck(TypedDict):
@@ -87,22 +87,13 @@ class FitJson(TypedDict, total=False):
     server_rows: ServerRows
 
 
-def _num(value: Json) -> float | None:
-    """A number as written (an int stays an int); None for anything else."""
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _int(value: Json) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _has(m: Mapping[str, Json], numbers: tuple[str, ...] = (), optional: tuple[str, ...] = (),
          ints: tuple[str, ...] = ()) -> bool:
     """Whether `m` holds a number at each of `numbers`, a number or null at each of `optional`, an integer
     at each of `ints`."""
-    return (all(_num(m.get(k)) is not None for k in numbers)
-            and all(k in m and (m[k] is None or _num(m[k]) is not None) for k in optional)
-            and all(_int(m.get(k)) is not None for k in ints))
+    return (all(number_or_none(m.get(k)) is not None for k in numbers)
+            and all(k in m and (m[k] is None or number_or_none(m[k]) is not None) for k in optional)
+            and all(int_or_none(m.get(k)) is not None for k in ints))
 
 
 def _texts(value: Json) -> list[str] | None:
@@ -114,7 +105,7 @@ def _texts(value: Json) -> list[str] | None:
 def _by_name(value: Json) -> dict[str, float] | None:
     if not isinstance(value, Mapping):
         return None
-    out = {k: n for k, v in value.items() if (n := _num(v)) is not None}
+    out = {k: n for k, v in value.items() if (n := number_or_none(v)) is not None}
     return out if len(out) == len(value) else None
 
 
@@ -128,17 +119,17 @@ def _texts_by_name(value: Json) -> dict[str, str] | None:
 def _decode(value: Json) -> DecodeCheck | None:
     if not isinstance(value, Mapping) or not _has(value, optional=("server", "model", "chunks")):
         return None
-    return {"server": _num(value["server"]), "model": _num(value["model"]), "chunks": _num(value["chunks"])}
+    return {"server": number_or_none(value["server"]), "model": number_or_none(value["model"]), "chunks": number_or_none(value["chunks"])}
 
 
 def _prefill(value: Json) -> PrefillCheck | None:
     if not isinstance(value, Mapping) or not _has(value, ("server_requests",), ("server", "model"), ("requests",)):
         return None
     fitted, note = value.get("fitted"), value.get("note", "")
-    server_requests, requests = _num(value["server_requests"]), _int(value["requests"])
+    server_requests, requests = number_or_none(value["server_requests"]), int_or_none(value["requests"])
     if not isinstance(fitted, bool) or not isinstance(note, str) or server_requests is None or requests is None:
         return None
-    out: PrefillCheck = {"server": _num(value["server"]), "model": _num(value["model"]),
+    out: PrefillCheck = {"server": number_or_none(value["server"]), "model": number_or_none(value["model"]),
                          "server_requests": server_requests, "requests": requests, "fitted": fitted}
     if "note" in value:
         out["note"] = note
@@ -148,10 +139,10 @@ def _prefill(value: Json) -> PrefillCheck | None:
 def _batch(value: Json) -> BatchCheck | None:
     if not isinstance(value, Mapping) or not _has(value, ("running", "steps_imply"), ("waiting",), ("scrapes",)):
         return None
-    scrapes, running, steps_imply = _int(value["scrapes"]), _num(value["running"]), _num(value["steps_imply"])
+    scrapes, running, steps_imply = int_or_none(value["scrapes"]), number_or_none(value["running"]), number_or_none(value["steps_imply"])
     if scrapes is None or running is None or steps_imply is None:
         return None
-    return {"scrapes": scrapes, "running": running, "waiting": _num(value["waiting"]), "steps_imply": steps_imply}
+    return {"scrapes": scrapes, "running": running, "waiting": number_or_none(value["waiting"]), "steps_imply": steps_imply}
 
 
 def parse_server_check(value: Json) -> ServerCheck | None:
@@ -163,7 +154,7 @@ def parse_server_check(value: Json) -> ServerCheck | None:
         return None
     if decode is None or prefill is None:
         return None
-    return {"decode_per_token_s": decode, "prefill_mean_s": prefill, "queue_mean_s": _num(value["queue_mean_s"]),
+    return {"decode_per_token_s": decode, "prefill_mean_s": prefill, "queue_mean_s": number_or_none(value["queue_mean_s"]),
             "batch": batch}
 
 
@@ -172,8 +163,8 @@ def parse_run_fit(value: Json) -> RunFit | None:
     `step_source` is left out of it)."""
     if not isinstance(value, Mapping):
         return None
-    steps, mean_step = _num(value.get("steps")), _num(value.get("mean_step_s"))
-    rms, mean = _num(value.get("rms_residual_s")), _num(value.get("mean_residual_s"))
+    steps, mean_step = number_or_none(value.get("steps")), number_or_none(value.get("mean_step_s"))
+    rms, mean = number_or_none(value.get("rms_residual_s")), number_or_none(value.get("mean_residual_s"))
     if steps is None or mean_step is None or rms is None or mean is None:
         return None
     out: RunFit = {"steps": steps, "mean_step_s": mean_step, "rms_residual_s": rms, "mean_residual_s": mean}
@@ -193,7 +184,7 @@ def _runs(value: Json) -> dict[str, RunFit] | None:
 def _prefill_steps(value: Json) -> PrefillSteps | None:
     if not isinstance(value, Mapping):
         return None
-    carrying, left_out = _int(value.get("all")), _int(value.get("left_out"))
+    carrying, left_out = int_or_none(value.get("all")), int_or_none(value.get("left_out"))
     return {"all": carrying, "left_out": left_out} if carrying is not None and left_out is not None else None
 
 
@@ -217,13 +208,13 @@ def _put(out: FitJson, key: str, value: Json) -> None:
             if (pinned := _texts(value)) is not None:
                 out["pinned"] = pinned
         case "points":
-            if (points := _int(value)) is not None:
+            if (points := int_or_none(value)) is not None:
                 out["points"] = points
         case "aggregate_rows":
-            if (rows := _int(value)) is not None:
+            if (rows := int_or_none(value)) is not None:
                 out["aggregate_rows"] = rows
         case "residual_rms_s":
-            if (rms := _num(value)) is not None:
+            if (rms := number_or_none(value)) is not None:
                 out["residual_rms_s"] = rms
         case "form":
             if isinstance(value, str):

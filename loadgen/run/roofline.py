@@ -39,10 +39,6 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _number(value: object) -> float | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def roofline_spec(raw: object) -> RooflineSpecJSON | None:
     """run.json's roofline spec, checked: the keys of the right type, in the order the run wrote them
     (None when it is not an object)."""
@@ -64,7 +60,7 @@ def roofline_spec(raw: object) -> RooflineSpecJSON | None:
     if isinstance(source := raw.get("source"), str):
         spec["source"] = source
     if "sim_efficiency" in raw:
-        spec["sim_efficiency"] = _number(raw["sim_efficiency"])
+        spec["sim_efficiency"] = number_or_none(raw["sim_efficiency"])
     return spec
 
 
