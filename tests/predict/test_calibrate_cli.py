@@ -4,6 +4,7 @@ a known step model → per-chunk times → the fit recovers it; refusals are one
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -11,12 +12,36 @@ import pytest
 
 from loadgen.cli.commands import run_cli
 from loadgen.predict.step_model import SchedulerLimits, StepModel, load_model
-from loadgen.predict.virtual import make_engine
+from loadgen.predict.virtual import ModelStepRunner, make_engine
 from metrics.records.record import RequestRecord
-from refserver.engine.types import SamplingParams
+from refserver.engine import LLMEngine, SamplingParams
 
 TRUE = StepModel(fixed_s=0.02, prefill_s=5e-5, prefill_ctx_s=0.0, decode_seq_s=4e-4, decode_kv_s=1e-6,
                  limits=SchedulerLimits(max_num_seqs=32, max_num_batched_tokens=2048, num_blocks=8000))
+
+
+def drive(engine: LLMEngine, runner: ModelStepRunner, arrivals: np.ndarray, prompts: list[int], max_tokens: int,
+          on_step: Callable[[], None] | None = None) -> list[RequestRecord]:
+    """Run the requests through the virtual engine, each added at its arrival, and record what a client
+    would: chunk times per token (`on_step` after each engine step)."""
+    n = len(prompts)
+    times: dict[int, list[float]] = {i: [] for i in range(n)}
+    i = 0
+    while i < n or engine.has_unfinished():
+        if not engine.has_unfinished():
+            runner.clock.t = max(runner.clock.t, float(arrivals[i]))
+        while i < n and arrivals[i] <= runner.clock.t:
+            engine.add_request(str(i), list(range(i * 7, i * 7 + prompts[i])),
+                               SamplingParams(max_tokens=max_tokens, ignore_eos=True), arrival_s=float(arrivals[i]))
+            i += 1
+        for rid, event in engine.step():
+            times[int(rid)].append(event.now_s)
+        if on_step is not None:
+            on_step()
+    return [RequestRecord(id=k, intended_ns=int(arrivals[k] * 1e9), sent_ns=int(arrivals[k] * 1e9),
+                          chunk_ns=[int(t * 1e9) for t in ts], chunk_tokens=[1] * len(ts), token_source="server",
+                          prompt_tokens=prompts[k], cached_tokens=0,
+                          server_chunk_s=[t - float(arrivals[k]) for t in ts]) for k, ts in times.items()]
 
 
 def _records(rate: float, n: int, seed: int) -> list[RequestRecord]:
@@ -25,21 +50,7 @@ def _records(rate: float, n: int, seed: int) -> list[RequestRecord]:
     arrivals = np.cumsum(rng.exponential(1 / rate, n))
     prompts = [int(p) for p in rng.integers(32, 1024, n)]
     engine, runner = make_engine(TRUE, max_positions=4096, waiting=n)
-    times: dict[int, list[float]] = {i: [] for i in range(n)}
-    i = 0
-    while i < n or engine.has_unfinished():
-        if not engine.has_unfinished():
-            runner.clock.t = max(runner.clock.t, float(arrivals[i]))
-        while i < n and arrivals[i] <= runner.clock.t:
-            engine.add_request(str(i), list(range(i * 7, i * 7 + prompts[i])),
-                               SamplingParams(max_tokens=24, ignore_eos=True), arrival_s=float(arrivals[i]))
-            i += 1
-        for rid, event in engine.step():
-            times[int(rid)].append(event.now_s)
-    return [RequestRecord(id=k, intended_ns=int(arrivals[k] * 1e9), sent_ns=int(arrivals[k] * 1e9),
-                          chunk_ns=[int(t * 1e9) for t in ts], chunk_tokens=[1] * len(ts), token_source="server",
-                          prompt_tokens=prompts[k], cached_tokens=0,
-                          server_chunk_s=[t - float(arrivals[k]) for t in ts]) for k, ts in times.items()]
+    return drive(engine, runner, arrivals, prompts, 24)
 
 
 def _write_run(path: Path, records: list[RequestRecord]) -> Path:

@@ -20,7 +20,7 @@ from loadgen.run.engine_steps import EngineSteps
 from metrics.records.record import RequestRecord
 from refserver.engine.runner_base import ScheduledBatch
 from refserver.engine.step_log import StepLog
-from refserver.engine.types import SamplingParams
+from tests.predict.test_calibrate_cli import drive
 
 TRUE = StepModel(fixed_s=0.003, prefill_s=4e-5, prefill_ctx_s=2e-8, decode_seq_s=3e-4, decode_kv_s=2e-7,
                  limits=SchedulerLimits(max_num_seqs=16, max_num_batched_tokens=512, num_blocks=4000))
@@ -54,27 +54,16 @@ def _run(rate: float, n: int, seed: int, out: Path, *, collect: bool = True,
     client, collector = _serve(engine.step_log), EngineSteps("http://127.0.0.1:1/v1/goodput/steps")
     engine.step_log.record(ScheduledBatch(), 0.0, 1.0)  # a step before the run: not the run's
     collector.poll(client)
-    times: dict[int, list[float]] = {i: [] for i in range(n)}
-    i = 0
-    while i < n or engine.has_unfinished():
-        if not engine.has_unfinished():
-            runner.clock.t = max(runner.clock.t, float(arrivals[i]))
-        while i < n and arrivals[i] <= runner.clock.t:
-            engine.add_request(str(i), list(range(i * 7, i * 7 + prompts[i])),
-                               SamplingParams(max_tokens=MAX_TOKENS, ignore_eos=True), arrival_s=float(arrivals[i]))
-            i += 1
-        for rid, event in engine.step():
-            times[int(rid)].append(event.now_s)
+
+    def poll_every_50() -> None:
         if engine.num_steps % 50 == 0:
             collector.poll(client)
+
+    records = drive(engine, runner, arrivals, prompts, MAX_TOKENS, poll_every_50)
     collector.poll(client)
     out.mkdir(parents=True)
     if collect:
         collector.save(out)
-    records = [RequestRecord(id=k, intended_ns=int(arrivals[k] * 1e9), sent_ns=int(arrivals[k] * 1e9),
-                             chunk_ns=[int(t * 1e9) for t in ts], chunk_tokens=[1] * len(ts), token_source="server",
-                             prompt_tokens=prompts[k], cached_tokens=0,
-                             server_chunk_s=[t - float(arrivals[k]) for t in ts]) for k, ts in times.items()]
     (out / "records.jsonl").write_bytes(b"".join(r.to_json() + b"\n" for r in records))
     return records, prompts
 
