@@ -3,8 +3,9 @@ as TypedDicts, key for key in the order it is written."""
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
+from metrics.model import ThroughputBoundJSON
 from metrics.results import CostJson
 
 
@@ -71,8 +72,9 @@ class PlanMemory(TypedDict):
     fits: bool
 
 
-class PlanPrefill(TypedDict):
-    tokens: int
+class PlanStepCost(TypedDict):
+    """What a prefill or a decode step costs on the GPU and which side bounds it."""
+
     flops: float
     bytes: float
     intensity: float
@@ -81,15 +83,13 @@ class PlanPrefill(TypedDict):
     bound: str  # compute | memory
 
 
-class PlanDecodeStep(TypedDict):
+class PlanPrefill(PlanStepCost):
+    tokens: int
+
+
+class PlanDecodeStep(PlanStepCost):
     batch: int
     context: int
-    flops: float
-    bytes: float
-    intensity: float
-    compute_s: float
-    memory_s: float
-    bound: str  # compute | memory
 
 
 class PlanFloors(TypedDict):
@@ -97,19 +97,6 @@ class PlanFloors(TypedDict):
     tpot_floor_s: float | None  # None: a single output token
     e2e_floor_s: float
     decode_tokens_per_s: float | None
-
-
-class PlanThroughputBound(TypedDict):
-    """The requests/s ceiling, as metrics.model's request_throughput_bound gives it."""
-
-    requests_per_s: float
-    compute_requests_per_s: float
-    memory_requests_per_s: float | None  # None: no decode memory traffic (unbounded)
-    bound: Literal["compute", "memory"]
-    flops_per_request: float
-    decode_bytes_per_request: float
-    max_batch: int
-    efficiency: float
 
 
 class PlanCost(CostJson):
@@ -129,5 +116,5 @@ class PlanJson(TypedDict):
     prefill: PlanPrefill
     decode_step: PlanDecodeStep
     floors: PlanFloors
-    throughput_bound: PlanThroughputBound
+    throughput_bound: ThroughputBoundJSON
     cost: NotRequired[PlanCost]  # with --gpu-hour-cost

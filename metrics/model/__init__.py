@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from metrics.model.roofline import (
         FloorsJSON,
         SeqWork,
+        ThroughputBoundJSON,
         decode_step_cost,
         floors,
         prefill_cost,
@@ -73,6 +74,7 @@ __all__ = [
     "ModelConfig",
     "RopeScaling",
     "SeqWork",
+    "ThroughputBoundJSON",
     "UnsupportedModelError",
     "blocks_for_tokens",
     "blocks_for_window",
@@ -114,6 +116,6 @@ __getattr__ = lazy_names(__name__, {
     "joules_per_output_token": "cost", "read_cost": "cost",
     "GPU_PRESETS": "presets", "GpuSpec": "presets", "MODEL_PRESETS": "presets", "dtype_bytes": "presets",
     "resolve_gpu": "presets", "resolve_model": "presets",
-    "FloorsJSON": "roofline", "SeqWork": "roofline", "decode_step_cost": "roofline", "floors": "roofline", "prefill_cost": "roofline",
+    "FloorsJSON": "roofline", "SeqWork": "roofline", "ThroughputBoundJSON": "roofline", "decode_step_cost": "roofline", "floors": "roofline", "prefill_cost": "roofline",
     "request_throughput_bound": "roofline", "step_cost": "roofline", "time_bound": "roofline",
 })
