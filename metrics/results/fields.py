@@ -10,30 +10,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+# One reading of a value each, shared with summary.json's views (summary_parse): an object or {}, a number
+# as written (an int stays an int, so it is written back the same), an integer, a text; None otherwise.
+from metrics.results.summary_parse import int_or_none as integer
+from metrics.results.summary_parse import number_or_none as num
+from metrics.results.summary_parse import object_or_empty as obj
+from metrics.results.summary_parse import text_or_none as text
+
 if TYPE_CHECKING:  # the types only: the views load on first use
     from metrics.results.summary_parse import Json
 
-
-def obj(value: Json) -> Mapping[str, Json]:
-    """`value` when it is a JSON object, else an empty one."""
-    return value if isinstance(value, dict) else {}
+__all__ = ["flag", "integer", "interval", "num", "obj", "obj_or_none", "objects", "pair_json", "text", "texts"]
 
 
 def obj_or_none(value: Json) -> Mapping[str, Json] | None:
     return value if isinstance(value, dict) else None
-
-
-def num(value: object) -> float | None:
-    """A JSON number as written (an int stays an int, so it is written back the same); None otherwise."""
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def integer(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def flag(value: object) -> bool | None:
