@@ -44,6 +44,15 @@ WORKLOAD_KEYS: tuple[tuple[str, str], ...] = (
     ("output_tokens", "output tokens"), ("prefix_groups", "prefix groups"), ("prefix_tokens", "prefix tokens"),
     ("prefix_weights", "prefix weights"), ("turns", "turns"), ("cache_bust", "cache bust"),
 )
+PATH_KEYS = ("dataset", "trace")  # settings naming a file: the same file is the same setting
+TRACE_SETS = ("prompt_tokens", "output_tokens")  # every row of a trace gives both: these settings do not apply
+
+
+def workload_keys(workload: Mapping[str, Json]) -> tuple[tuple[str, str], ...]:
+    """The WORKLOAD_KEYS that apply to a run spec's workload (a trace's rows set both lengths)."""
+    if workload.get("trace") in (None, ""):
+        return WORKLOAD_KEYS
+    return tuple((key, name) for key, name in WORKLOAD_KEYS if key not in TRACE_SETS)
 OPEN_LOOP_RATE = ("constant", "poisson", "gamma")  # arrivals whose planned rate is the offered rate
 
 
@@ -223,12 +232,26 @@ def setting_text(value: Json) -> str:
     return str(value)
 
 
+def same_setting(key: str, a: Json, b: Json) -> bool:
+    """Two runs' values of a workload setting agree: the same text, or for a file (PATH_KEYS) the same
+    file however it was named (a relative path read from the current directory)."""
+    if setting_text(a) == setting_text(b):
+        return True
+    if key not in PATH_KEYS or not isinstance(a, str) or not isinstance(b, str):
+        return False
+    try:
+        return Path(a).samefile(b)
+    except OSError:  # either file is gone or unreadable: the names are all there is to compare
+        return False
+
+
 def workload_differences(predicted: Mapping[str, Json], measured: Mapping[str, Json]) -> list[str]:
     """'prompt tokens: measured 512, predicted 1024' for each WORKLOAD_KEYS setting that differs between two
     run specs' workloads, and the arrival process; [] when they agree."""
     pw, mw = object_or_empty(predicted.get("workload")), object_or_empty(measured.get("workload"))
+    keys = [k for k in workload_keys(pw) if k in workload_keys(mw)]
     out = [f"{name}: measured {setting_text(mw.get(key))}, predicted {setting_text(pw.get(key))}"
-           for key, name in WORKLOAD_KEYS if key in mw and setting_text(mw.get(key)) != setting_text(pw.get(key))]
+           for key, name in keys if key in mw and not same_setting(key, mw.get(key), pw.get(key))]
     pa = object_or_empty(object_or_empty(predicted.get("load")).get("arrival"))
     ma = object_or_empty(object_or_empty(measured.get("load")).get("arrival"))
     for key, name in (("kind", "arrivals"), ("burstiness", "burstiness")):

@@ -7,15 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from loadgen.predict.measured import WORKLOAD_KEYS, setting_text
+from loadgen.predict.measured import setting_text, workload_keys
 from loadgen.predict.step_model import PARAMS, StepModel
 from loadgen.spec import RunSpec
 from metrics.results import Json, JsonObject, MeasuredComparison, ParamFit, ServerModelInfo, json_object
 
 
 def workload_text(workload: Mapping[str, Json]) -> str:
-    """'prompt tokens 1024, output tokens 32' (the WORKLOAD_KEYS settings that are set)."""
-    parts = [f"{name} {setting_text(workload[key])}" for key, name in WORKLOAD_KEYS
+    """'prompt tokens 1024, output tokens 32' (the WORKLOAD_KEYS settings that are set and apply)."""
+    parts = [f"{name} {setting_text(workload[key])}" for key, name in workload_keys(workload)
              if workload.get(key) not in (None, 0, False, [])]
     return ", ".join(parts) or "synthetic"
 
