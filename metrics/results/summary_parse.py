@@ -50,6 +50,11 @@ def number_or_none(value: Any) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def float_or_none(value: object) -> float | None:
+    """An int or a float as a float (NaN and the infinities kept as they are); None otherwise, a bool too."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
