@@ -8,15 +8,8 @@ import math
 
 import pytest
 
-from metrics.results import (
-    float_or_none,
-    int_or_none,
-    json_object,
-    number_or_none,
-    object_or_empty,
-    text_or_none,
-)
-from metrics.results.summary_parse import count, json_value
+from metrics.results import float_or_none, int_or_none, json_object, number_or_none, object_or_empty
+from metrics.results.summary_parse import count, json_value, text_or_none
 
 
 def test_the_same_values_in_the_same_order() -> None:
