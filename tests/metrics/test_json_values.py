@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from metrics.results import float_or_none, int_or_none, json_object, number_or_none, object_or_empty
+from metrics.results import float_or_none, int_or_none, is_int, json_object, number_or_none, object_or_empty
 from metrics.results.summary_parse import count, json_value, text_or_none
 
 
@@ -32,6 +32,7 @@ def test_each_reader_takes_only_its_own_type() -> None:
     """One reader of a JSON value each, for every module that reads one: a bool is never a number (Python's
     bool is an int), a numeral is not a number, and what does not fit reads as the reader's default."""
     nan, inf = float("nan"), float("inf")
+    assert [is_int(v) for v in (5, 0, -1, True, False, 2.0, "3", None)] == [True] * 3 + [False] * 5
     assert [count(v) for v in (5, 0, -1, None, True, 2.0, "3", [1])] == [5, 0, -1, 0, 0, 0, 0, 0]
     assert [int_or_none(v) for v in (4, -3, 4.0, True, False, "4", None)] == [4, -3, None, None, None, None, None]
     # number_or_none keeps the document's type: an int stays an int (written back as `2`, not `2.0`)
