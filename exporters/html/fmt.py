@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from metrics.results import float_or_none
+
 NONE = "–"
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
+    """A finite number as a float; None otherwise (NaN and the infinities too: they print as "–")."""
+    number = float_or_none(value)
+    return number if number is not None and math.isfinite(number) else None
 
 
 def ms(seconds: Any) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.records import RequestFrame
+from metrics.results import float_or_none
 from metrics.summary import server_ttft_s
 
 if TYPE_CHECKING:
@@ -54,15 +55,11 @@ def client_minus_server_ttft(frame: RequestFrame, client_ttft_s: FloatArray, inc
     return np.where(include & frame.has_server, diff, np.nan)
 
 
-def _number(value: Json) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def scrape_row(line: Mapping[str, Json]) -> ScrapeRow:
     """The numbers of a parsed line, each once checked."""
     row: ScrapeRow = {}
     for key in SCRAPE_KEYS:
-        value = _number(line.get(key))
+        value = float_or_none(line.get(key))
         if value is not None:
             row[key] = value
     return row

@@ -20,7 +20,7 @@ from metrics.capacity_search import (
     conclude,
     proportion_interval,
 )
-from metrics.results import PointRow, SweepView
+from metrics.results import PointRow, SweepView, float_or_none
 
 # goodput capacity's defaults (--attainment, --confidence, --interval): the rule the sweep's points are read with
 SWEEP_TARGET = 0.9
@@ -33,10 +33,6 @@ LATENCY_METRICS: tuple[tuple[str, str, str | None], ...] = (
 )
 LOAD_AXES = {"rate": "offered rate, as planned (req/s)", "concurrency": "concurrency (requests kept in flight)"}
 CEILING = "ceiling"
-
-
-def _number(value: float | None) -> float | None:
-    return float(value) if value is not None else None
 
 
 def sweep_rows(doc: SweepView) -> list[PointRow]:
@@ -75,18 +71,14 @@ class Series:
 
 def latency_series(rows: Sequence[PointRow], metric: str, percentile: str) -> Series:
     """A latency percentile (seconds, the row's) against completed requests/s, one point per row given."""
-    return Series([_number(r.requests_per_s) for r in rows], [_number(r.percentile(metric, percentile)) for r in rows],
-                  [r.label for r in rows])
+    return Series([float_or_none(r.requests_per_s) for r in rows],
+                  [float_or_none(r.percentile(metric, percentile)) for r in rows], [r.label for r in rows])
 
 
 def column_series(rows: Sequence[PointRow], key: str) -> Series:
     """A row figure (`goodput_rps`, `requests_per_s`, ...) against the load."""
-    return Series([_number(r.value) for r in rows], [_number(_figure(r, key)) for r in rows], [r.label for r in rows])
-
-
-def _figure(row: PointRow, key: str) -> float | None:
-    value = row.column(key)
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return Series([float_or_none(r.value) for r in rows], [float_or_none(r.column(key)) for r in rows],
+                  [r.label for r in rows])
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +98,7 @@ def attainment_points(rows: Sequence[PointRow], *, confidence: float = SWEEP_CON
     """Each row's attainment and its interval (rows that measured nothing have neither: left out)."""
     out = []
     for r in rows:
-        measured, good, attainment = r.measured, r.good, _number(r.attainment)
+        measured, good, attainment = r.measured, r.good, float_or_none(r.attainment)
         if measured is None or measured <= 0 or good is None or attainment is None:
             continue
         out.append(AttainmentPoint(r.label, r.kind, r.load, good, measured, attainment,

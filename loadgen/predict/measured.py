@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from exporters.html import capacity_verdict, done, sweep_capacity, sweep_rows
-from loadgen.sweep import PointPlan, as_float, number, point_row
+from loadgen.sweep import PointPlan, as_float, point_row
 from metrics.results import (
     CAPACITY_FILE,
     SUMMARY_FILE,
@@ -29,6 +29,7 @@ from metrics.results import (
     PointRow,
     RunDocument,
     SweepView,
+    float_or_none,
     json_object,
     object_or_empty,
     point_path,
@@ -58,7 +59,7 @@ OPEN_LOOP_RATE = ("constant", "poisson", "gamma")  # arrivals whose planned rate
 
 def _rate(value: Json) -> float | None:
     """A rate a prediction can run at: a finite positive number, else None."""
-    rate = number(value)
+    rate = float_or_none(value)
     return rate if rate is not None and math.isfinite(rate) and rate > 0 else None
 
 
@@ -102,7 +103,7 @@ class Measured:
 
 def slo_given(slo: Json) -> dict[str, float]:
     """An SLO's parts that are set (summary.json and capacity.json list the others as null)."""
-    return {k: n for k, v in object_or_empty(slo).items() if (n := number(v)) is not None}
+    return {k: n for k, v in object_or_empty(slo).items() if (n := float_or_none(v)) is not None}
 
 
 def _run_json(path: Path) -> RunFacts:

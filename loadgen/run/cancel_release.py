@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from metrics.records import RequestFrame
 from metrics.results import SERVER_SECTION_FILE as SECTION_FILE
 from metrics.results import SERVER_SERIES_FILE as SERIES_FILE
-from metrics.results import write_json
+from metrics.results import float_or_none, write_json
 from metrics.server import GaugePoint, ServerPrometheusJSON, release_report, release_warning
 from metrics.summary import planned
 
@@ -37,15 +37,11 @@ def gauge_points(path: Path, start_unix_s: float) -> list[GaugePoint]:
         except ValueError:
             continue
         if isinstance(p, dict) and isinstance(p.get("running"), int | float) and isinstance(p.get("unix_s"), float):
-            asked = _number(p.get("started_unix_s"))
-            points.append(GaugePoint(p["unix_s"] - start_unix_s, float(p["running"]), _number(p.get("waiting")),
-                                     _number(p.get("kv_cache_usage")),
+            asked = float_or_none(p.get("started_unix_s"))
+            points.append(GaugePoint(p["unix_s"] - start_unix_s, float(p["running"]),
+                                     float_or_none(p.get("waiting")), float_or_none(p.get("kv_cache_usage")),
                                      asked - start_unix_s if asked is not None else None))
     return points
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def with_cancel_release(section: ServerPrometheusJSON | None, out: Path, frame: RequestFrame, run: RunDocument,

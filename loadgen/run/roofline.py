@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
 from metrics.model import FloorsJSON, floors
-from metrics.results import number_or_none, object_or_empty
+from metrics.results import int_or_none, number_or_none, object_or_empty, text_or_none
 
 if TYPE_CHECKING:
     from metrics.results import Json
@@ -35,10 +35,6 @@ class RooflineSpecJSON(TypedDict, total=False):
     sim_efficiency: float | None
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def roofline_spec(raw: object) -> RooflineSpecJSON | None:
     """run.json's roofline spec, checked: the keys of the right type, in the order the run wrote them
     (None when it is not an object)."""
@@ -46,17 +42,17 @@ def roofline_spec(raw: object) -> RooflineSpecJSON | None:
         return None
     spec = RooflineSpecJSON()
     if "model" in raw:
-        spec["model"] = _text(raw["model"])
+        spec["model"] = text_or_none(raw["model"])
     if isinstance(name := raw.get("model_name"), str):
         spec["model_name"] = name
     if "gpu" in raw:
-        spec["gpu"] = _text(raw["gpu"])
-    if isinstance(tp := raw.get("tp"), int) and not isinstance(tp, bool):
+        spec["gpu"] = text_or_none(raw["gpu"])
+    if (tp := int_or_none(raw.get("tp"))) is not None:
         spec["tp"] = tp
     if isinstance(dtype := raw.get("dtype"), str):
         spec["dtype"] = dtype
     if "kv_dtype" in raw:
-        spec["kv_dtype"] = _text(raw["kv_dtype"])
+        spec["kv_dtype"] = text_or_none(raw["kv_dtype"])
     if isinstance(source := raw.get("source"), str):
         spec["source"] = source
     if "sim_efficiency" in raw:

@@ -1,25 +1,15 @@
-"""The options of tool calls and agent loops, read for the spec: `--tools FILE` (checked, its list kept as
-canonical JSON so a worker needs no file), `--tool-choice`, and the agent loop's `--tool-latency`,
-`--tool-result-tokens` (loadgen.workload.agent; `--max-tool-turns` is a plain copy, loadgen.spec.derived). Parsers' messages name the flags."""
+"""The options of tool calls, read for the spec: `--tools FILE` (checked, its list kept as canonical JSON so
+a worker needs no file) and `--tool-choice`, checked against it. The agent loop's `--tool-latency`,
+`--tool-result-tokens` and `--max-tool-turns` (loadgen.workload.agent) are derived options
+(loadgen.spec.derived, their codecs in loadgen.spec.codecs)."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, TypedDict
 
-from loadgen.spec.sections import SpecError
-from loadgen.workload import ThinkTime, parse_length, parse_think_time
-
 if TYPE_CHECKING:
     from loadgen.spec.values import OptionValues
-    from loadgen.workload import LengthDist
-
-
-class AgentFields(TypedDict):
-    """`WorkloadSpec`'s agent-loop fields that need parsing."""
-
-    tool_latency: ThinkTime
-    tool_result_tokens: LengthDist
 
 
 class ToolFields(TypedDict, total=False):
@@ -28,19 +18,6 @@ class ToolFields(TypedDict, total=False):
     tools: str
     tool_list: str
     tool_choice: str | None
-
-
-def agent_values(v: OptionValues) -> AgentFields:
-    """The agent loop's options; their parsers' messages name the flags."""
-    try:
-        latency = parse_think_time(str(v.tool_latency))
-    except ValueError as exc:
-        raise SpecError(str(exc).replace("--think-time", "--tool-latency", 1)) from None
-    try:
-        tokens = parse_length(str(v.tool_result_tokens))
-    except ValueError as exc:
-        raise SpecError(f"--tool-result-tokens: {exc}") from None
-    return {"tool_latency": latency, "tool_result_tokens": tokens}
 
 
 def tool_values(v: OptionValues) -> ToolFields:

@@ -10,13 +10,12 @@ whose spec field is their value or a standard conversion of it are made from the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
 from loadgen.secrets import Secrets, is_secret_header, split_server_args
-from loadgen.spec.agent_options import agent_values, tool_values
-from loadgen.spec.derived import derived_options, duration, make, section_values
-from loadgen.spec.fail_limit import parse_fail_limit
+from loadgen.spec.agent_options import tool_values
+from loadgen.spec.codecs import key_values
+from loadgen.spec.derived import derived_options, make, section_values
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.sections import (
     DEFAULT_RATE,
@@ -36,16 +35,8 @@ from loadgen.spec.sections import (
 )
 from loadgen.spec.values import OptionValue, OptionValues
 from loadgen.types import Timeouts
-from loadgen.workload import (
-    LengthDist,
-    format_duration,
-    parse_arrival,
-    parse_length,
-    parse_think_time,
-    plain_number,
-)
+from loadgen.workload import parse_arrival
 from loadgen.workload.images import ImageSpec
-from metrics import SLO, parse_slo
 from metrics.gate import Threshold, parse_threshold
 
 
@@ -59,22 +50,16 @@ def build_spec(values: OptionValues | Mapping[str, OptionValue]) -> tuple[RunSpe
         url, secret_url = _url(v.url, v.endpoint)
         # The sections in order (a value's parse error comes before those of the options after it).
         target = make(TargetSpec, section_values(v, "target"), url=url, server_args=tuple(server_args))
-        request = make(RequestSpec, section_values(v, "request"), extra_body=_extra_body(v.extra_body),
-                       headers=tuple(headers), secret_headers=tuple(n for n, _ in secret_headers), **tool_values(v))
-        workload = make(WorkloadSpec, section_values(v, "workload"), prefix_weights=_weights(v.prefix_weights),
-                        tags=tuple(_pairs(v.tag or [], "--tag", "=").items()),
-                        turns=parse_length(str(v.turns)) if v.turns is not None else None,
-                        think_time=parse_think_time(str(v.think_time)), images=_images(v), **agent_values(v))
+        request = make(RequestSpec, section_values(v, "request"), headers=tuple(headers),
+                       secret_headers=tuple(n for n, _ in secret_headers), **tool_values(v))
+        workload = make(WorkloadSpec, section_values(v, "workload"), images=_images(v))
         load = _load(v)
-        scale = make(ScaleSpec, section_values(v, "scale"), workers=_workers(v.workers))
+        scale = make(ScaleSpec, section_values(v, "scale"))
         timeouts = make(Timeouts, section_values(v, "timeouts"))
-        slo = parse_slo(list(v.slo or []))
-        metrics = make(MetricsSpec, section_values(v, "metrics"), slo=slo,
-                       prompt_bucket_edges=_edges(v.prompt_buckets, "--prompt-buckets"),
-                       output_bucket_edges=_edges(v.output_buckets, "--output-buckets"), roofline=_roofline(v))
+        metrics = make(MetricsSpec, section_values(v, "metrics"), roofline=_roofline(v))
         outputs = make(OutputSpec, section_values(v, "outputs"))
         prometheus = make(PrometheusSpec, section_values(v, "prometheus"), pushgateway=push_url,
-                          pushgateway_user=push_user, scrape=tuple(v.scrape))
+                          pushgateway_user=push_user)
         spec = RunSpec(target=target, request=request, workload=workload, load=load, scale=scale, timeouts=timeouts,
                        metrics=metrics, outputs=outputs, prometheus=prometheus, gate=_gate(v))
     except SpecError:
@@ -121,79 +106,24 @@ def _load(v: OptionValues) -> LoadSpec:
             rate = DEFAULT_RATE
         arrival = parse_arrival(v.arrival, rate=rate, burstiness=v.burstiness, rate_end=v.rate_end,
                                 concurrency=v.concurrency)
-    duration_s = duration(v.duration, "duration", positive=True)
+    fields = section_values(v, "load")  # duration_s first, as always parsed after the arrival
     requests = v.requests  # checked by LoadSpec
-    if duration_s is None and requests is None and not replay:
+    if fields["duration_s"] is None and requests is None and not replay:
         requests = DEFAULT_REQUESTS
-    return make(LoadSpec, section_values(v, "load"), arrival=arrival, duration_s=duration_s, requests=requests,
-                max_failed=str(parse_fail_limit(v.max_failed)))
-
-
-def _workers(value: str) -> int | None:
-    """`--workers N|auto`: a count, or None for auto."""
-    text = str(value).strip().lower()
-    if text == "auto":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise SpecError(f"--workers expects a number of workers or auto, got {value!r}") from None
-
-
-def _pairs(values: Sequence[str], flag: str, sep: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in values:
-        key, found, val = str(item).partition(sep)
-        if not found or not key.strip():
-            raise SpecError(f"{flag} expects KEY{sep}VALUE, got {item!r}")
-        out[key.strip()] = val.strip()
-    return out
+    return make(LoadSpec, fields, arrival=arrival, requests=requests)
 
 
 def _headers(values: Sequence[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     plain: list[tuple[str, str]] = []
     secret: list[tuple[str, str]] = []
-    for name, value in _pairs(values, "--header", ":").items():
+    for name, value in key_values(values, "--header", ":").items():
         (secret if is_secret_header(name) else plain).append((name, value))
     return plain, secret
-
-
-def _extra_body(text: str | None) -> str | None:
-    if not text:
-        return None
-    try:
-        extra = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SpecError(f"--extra-body is not valid JSON: {exc.msg}") from None
-    if not isinstance(extra, dict):
-        raise SpecError("--extra-body must be a JSON object")
-    return json.dumps(extra, separators=(",", ":"), ensure_ascii=False) if extra else None
 
 
 def _images(v: OptionValues) -> ImageSpec:
     return ImageSpec(count=str(v.images).strip(), size=str(v.image_size).strip(),
                      format=str(v.image_format).strip().lower(), pool=v.image_pool)
-
-
-def _weights(text: str | None) -> tuple[float, ...] | None:
-    if not text:
-        return None
-    try:
-        return tuple(float(w) for w in str(text).split(","))
-    except ValueError:
-        raise SpecError(f"--prefix-weights expects comma-separated numbers, got {text!r}") from None
-
-
-def _edges(text: str | None, flag: str) -> tuple[int, ...] | None:
-    if text is None:
-        return None
-    try:
-        edges = tuple(int(x) for x in str(text).split(",") if x.strip())
-    except ValueError:
-        raise SpecError(f"{flag} expects comma-separated integers, got {text!r}") from None
-    if not edges or list(edges) != sorted(set(edges)) or edges[0] < 0:
-        raise SpecError(f"{flag} must be increasing non-negative integers, got {text!r}")
-    return edges
 
 
 def _roofline(v: OptionValues) -> RooflineSpec | None:
@@ -221,21 +151,6 @@ def _gate(v: OptionValues) -> GateSpec:
 # --- the inverse: a spec as option values -----------------------------------------------------------
 
 
-def _length(dist: LengthDist) -> str:
-    return str(dist)  # the user's own numbers: `uniform:64:256`, never `uniform:64.0:256.0`
-
-
-def _slo_items(slo: SLO) -> list[str]:
-    names = {"ttft_s": "ttft", "tpot_s": "tpot", "e2e_s": "e2e", "itl_max_s": "itl_max", "fluidity_min": "fluidity",
-             "fluidity_prefill_deadline_s": "fluidity_prefill", "fluidity_decode_deadline_s": "fluidity_decode",
-             "ttfo_s": "ttfo"}
-    out = []
-    for name, value in slo.to_dict().items():
-        if value is not None:
-            out.append(f"{names[name]}={value!r}" if name == "fluidity_min" else f"{names[name]}={format_duration(value)}")
-    return out
-
-
 def spec_values(spec: RunSpec) -> dict[str, OptionValue]:
     """The option values that build this spec (secrets excluded): `--print-config` writes these. The options
     made from their declarations alone come from `loadgen.spec.derived`; these are the others."""
@@ -245,26 +160,16 @@ def spec_values(spec: RunSpec) -> dict[str, OptionValue]:
     return {
         **derived_options(spec),
         "url": t.url, "server_arg": list(t.server_args),
-        "prefix_weights": ",".join(map(plain_number, w.prefix_weights)) if w.prefix_weights is not None else None,
-        "tag": [f"{k}={val}" for k, val in w.tags],
-        "turns": _length(w.turns) if w.turns is not None else None, "think_time": str(w.think_time),
         "images": w.images.count, "image_size": w.images.size, "image_format": w.images.format,
         "image_pool": w.images.pool,
-        "tool_latency": str(w.tool_latency), "tool_result_tokens": _length(w.tool_result_tokens),
         "arrival": a.kind, "rate": a.rate if (a.open_loop and a.kind != "trace") or a.rate else None,
         "rate_end": a.rate_end if a.kind == "ramp" else None, "burstiness": a.burstiness,
-        "concurrency": a.concurrency if not a.open_loop else None,
-        "duration": format_duration(ld.duration_s) if ld.duration_s is not None else None, "requests": ld.requests,
-        "max_failed": ld.max_failed,
-        "workers": "auto" if spec.scale.workers is None else str(spec.scale.workers),
-        "extra_body": r.extra_body, "tools": r.tools, "tool_choice": r.tool_choice,
+        "concurrency": a.concurrency if not a.open_loop else None, "requests": ld.requests,
+        "tools": r.tools, "tool_choice": r.tool_choice,
         "header": [f"{k}: {val}" for k, val in r.headers],
-        "slo": _slo_items(m.slo),
         "threshold": [(th.text, th in g.abort_thresholds) if th in g.abort_thresholds else th.text for th in g.thresholds],
         "abort_on_fail": False,
-        "prompt_buckets": ",".join(map(str, m.prompt_bucket_edges)) if m.prompt_bucket_edges else None,
-        "output_buckets": ",".join(map(str, m.output_bucket_edges)) if m.output_bucket_edges else None,
-        "pushgateway": p.pushgateway, "pushgateway_user": p.pushgateway_user, "scrape": list(p.scrape),
+        "pushgateway": p.pushgateway, "pushgateway_user": p.pushgateway_user,
         "model_config": roof.model_config if roof else None, "gpu": roof.gpu if roof else None,
         "tp": roof.tp if roof else 1, "weight_dtype": roof.weight_dtype if roof else "bf16",
         "api_key": None, "pushgateway_password": None,

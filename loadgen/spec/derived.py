@@ -12,7 +12,8 @@ The codecs, each with its inverse:
 - `duration`: a duration's text → seconds (`10s`, `500ms`; required);
 - `duration_or_none`: the same, absent → None;
 - `positive_duration`: the same, absent → None, and 0 refused;
-- `length`: a length distribution (`256`, `uniform:64:256`) → `LengthDist`.
+- `length`: a length distribution (`256`, `uniform:64:256`) → `LengthDist`;
+- the others, each a conversion with a message naming the flag: `loadgen.spec.codecs`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+from loadgen.spec.codecs import CONVERSIONS, FieldValue
 from loadgen.spec.options import OPTIONS, Option
 from loadgen.spec.sections import (
     GateSpec,
@@ -38,9 +40,6 @@ from loadgen.spec.sections import (
 from loadgen.spec.values import OptionValue, OptionValues
 from loadgen.types import Timeouts
 from loadgen.workload import LengthDist, format_duration, parse_duration_flag, parse_length
-
-# A derived field's value in a spec section.
-FieldValue = str | int | float | bool | LengthDist | None
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -105,6 +104,9 @@ def required_duration(value: str | None, param: str) -> float:
 
 
 def _parse(option: Option, value: OptionValue) -> FieldValue:
+    if (conversion := CONVERSIONS.get(option.codec)) is not None:
+        field: FieldValue = conversion.parse(value, option.flag)
+        return field
     if isinstance(value, list | tuple | Path):  # never: a path is held as its text, a list has its own code
         raise TypeError(f"{option.flag}: the {option.codec} codec takes one value, got {value!r}")
     codec = option.codec
@@ -125,8 +127,12 @@ def _parse(option: Option, value: OptionValue) -> FieldValue:
 
 
 def _format(option: Option, value: FieldValue) -> OptionValue:
+    if (conversion := CONVERSIONS.get(option.codec)) is not None:
+        return conversion.format(value)
     if isinstance(value, LengthDist) or option.codec == "length":
         return str(value)  # the user's own numbers: `uniform:64:256`, never `uniform:64.0:256.0`
+    if value is not None and not isinstance(value, str | int | float):  # never: those are the codecs' own
+        raise TypeError(f"{option.flag}: the {option.codec} codec gives one value, got {value!r}")
     if option.codec in ("copy", "or_none", "text") or value is None or isinstance(value, str):
         return value
     return format_duration(value)

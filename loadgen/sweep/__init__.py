@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from loadgen.sweep.document import SweepState, read_sweep
     from loadgen.sweep.gate import capacity_gate_plan, gate_capacity_dir
     from loadgen.sweep.html_pages import write_capacity_html, write_sweep_html
-    from loadgen.sweep.json_read import as_float, number, part, section, whole
+    from loadgen.sweep.json_read import as_float, part, section, whole
     from loadgen.sweep.points import PointPlan, plan_point, point_gate, point_length, point_spec
     from loadgen.sweep.report import capacity_line, points_table
     from loadgen.sweep.rows import point_row
@@ -33,7 +33,6 @@ __all__ = [
     "capacity_gate_plan",
     "capacity_line",
     "gate_capacity_dir",
-    "number",
     "parse_list",
     "part",
     "plan_point",
@@ -62,7 +61,7 @@ __getattr__ = lazy_names(__name__, {
     "SweepState": "document", "read_sweep": "document",
     "capacity_gate_plan": "gate", "gate_capacity_dir": "gate",
     "write_capacity_html": "html_pages", "write_sweep_html": "html_pages",
-    "as_float": "json_read", "number": "json_read", "part": "json_read",
+    "as_float": "json_read", "part": "json_read",
     "section": "json_read", "whole": "json_read",
     "PointPlan": "points", "plan_point": "points", "point_gate": "points", "point_length": "points",
     "point_spec": "points",

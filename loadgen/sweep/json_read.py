@@ -26,11 +26,6 @@ def part(doc: Mapping[str, Json], key: str) -> Mapping[str, Json]:
     return _object(doc.get(key) or {}, key)
 
 
-def number(value: Json) -> float | None:
-    """A number as a float (a bool is not one); None otherwise."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def as_float(value: Json) -> float:
     """float() of a number or a numeral, as the readers have always read one; TypeError for anything else."""
     if isinstance(value, int | float | str):

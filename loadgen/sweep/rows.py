@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from loadgen.sweep.json_read import number as _number
 from loadgen.sweep.json_read import part, section, whole
 from metrics.results import COLUMNS as COLUMNS
-from metrics.results import Json, PointPlan, PointRow, int_or_none
+from metrics.results import Json, PointPlan, PointRow, float_or_none, int_or_none
 
 
 def point_row(point: PointPlan, *, status: str, code: int | None, summary: Mapping[str, Json] | None) -> PointRow:
@@ -27,7 +26,7 @@ def point_row(point: PointPlan, *, status: str, code: int | None, summary: Mappi
 
     def percentile(metric: str, p: str) -> float | None:
         block = part(latency, metric)
-        return _number(block.get(p)) if block.get("count") else None
+        return float_or_none(block.get(p)) if block.get("count") else None
 
     return replace(
         row,
@@ -36,15 +35,15 @@ def point_row(point: PointPlan, *, status: str, code: int | None, summary: Mappi
         good=int_or_none(goodput.get("good")),
         failed=failed,
         sent=int_or_none(requests.get("sent")),
-        offered_rps=_number(throughput.get("offered_rps")),
-        achieved_rps=_number(throughput.get("achieved_rps")),
-        requests_per_s=_number(throughput.get("requests_per_s")),
-        output_tokens_per_s=_number(throughput.get("output_tokens_per_s")),
-        attainment=_number(goodput.get("attainment")),
-        goodput_rps=_number(goodput.get("requests_per_s")),
+        offered_rps=float_or_none(throughput.get("offered_rps")),
+        achieved_rps=float_or_none(throughput.get("achieved_rps")),
+        requests_per_s=float_or_none(throughput.get("requests_per_s")),
+        output_tokens_per_s=float_or_none(throughput.get("output_tokens_per_s")),
+        attainment=float_or_none(goodput.get("attainment")),
+        goodput_rps=float_or_none(goodput.get("requests_per_s")),
         error_rate=failed / measured if measured else None,
         client_saturated=bool(run.get("client_saturated", False)),
-        dispatch_lag_p99_s=_number(part(run, "client_saturation").get("lag_p99_s")),
+        dispatch_lag_p99_s=float_or_none(part(run, "client_saturation").get("lag_p99_s")),
         ttft_p50_s=percentile("ttft_s", "p50"), ttft_p90_s=percentile("ttft_s", "p90"),
         ttft_p99_s=percentile("ttft_s", "p99"), itl_p50_s=percentile("itl_s", "p50"),
         itl_p90_s=percentile("itl_s", "p90"), itl_p99_s=percentile("itl_s", "p99"),

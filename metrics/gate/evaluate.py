@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from metrics.gate.thresholds import ANSWER_METRICS, CAPACITY_METRICS, Kind, Query, Threshold, compare
+from metrics.results import float_or_none
 
 if TYPE_CHECKING:  # the summary's view is imported when a run is judged, not with a gate planned at start-up
     from metrics.results import Bucket, Json, SummaryView
@@ -135,7 +136,7 @@ def summary_value(summary: Mapping[str, Json], query: Query) -> float | None:
     is no data for it."""
     if query.metric in CAPACITY_METRICS:
         section = summary.get(query.metric)
-        return _number(section.get(query.agg)) if isinstance(section, dict) else None
+        return float_or_none(section.get(query.agg)) if isinstance(section, dict) else None
     from metrics.results import SummaryView
 
     return view_value(SummaryView.from_json(summary), query)
@@ -161,9 +162,9 @@ def view_value(view: SummaryView, query: Query) -> float | None:
             key = SUMMARY_PERCENTILES[query.percentile]
         if key == "count":
             return float(block.count or 0)
-        return _number(block.stat(key)) if block.count else None
+        return float_or_none(block.stat(key)) if block.count else None
     if query.metric == "throughput":
-        return _number(view.throughput.figure(query.agg))
+        return float_or_none(view.throughput.figure(query.agg))
     if isinstance(scope, SummaryView):
         goodput = scope.goodput
         measured, failed = float(view.requests.in_window), float(view.requests.in_window_failed)
@@ -174,17 +175,13 @@ def view_value(view: SummaryView, query: Query) -> float | None:
         if goodput is None:
             return None
         if query.agg == "count":
-            return _number(goodput.good)
-        return _number(goodput.attainment if query.agg == "attainment" else goodput.requests_per_s)
+            return float_or_none(goodput.good)
+        return float_or_none(goodput.attainment if query.agg == "attainment" else goodput.requests_per_s)
     if query.metric == "errors":
         if query.agg == "count":
             return failed
         return failed / measured if measured else None
     return measured  # requests:count
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def failed(verdicts: Sequence[Verdict]) -> list[Verdict]:

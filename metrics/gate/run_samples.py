@@ -10,7 +10,6 @@ bucket dimensions), so a number read here equals the one in summary.json whereve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +17,7 @@ import numpy.typing as npt
 from metrics.gate.thresholds import Query
 from metrics.latency import Samples, Stats, selection_stats
 from metrics.records import ERROR, OK, RequestFrame
+from metrics.results import float_or_none
 from metrics.summary import (
     SummaryConfig,
     bucket_dimensions,
@@ -74,7 +74,7 @@ class RunSamples:
             return latency_stat(self.latency_stats(query.latency_key, sel, query_percentiles(query)), query)
         measured = int(sel.measured.sum())
         if query.metric == "throughput":
-            return _float(throughput(self.frame, self.window).figure(query.agg))
+            return float_or_none(throughput(self.frame, self.window).figure(query.agg))
         if query.metric == "requests":
             return float(measured)
         if query.metric == "errors":
@@ -108,7 +108,3 @@ def latency_stat(stats: Stats, query: Query) -> float | None:
         value: float | None = getattr(stats, query.agg)
         return value
     raise ValueError(f"unknown latency aggregation {query.agg!r}")
-
-
-def _float(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) else None

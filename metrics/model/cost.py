@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from metrics.results import int_or_none, number_or_none
+
 if TYPE_CHECKING:
     from metrics.results import CostJson, CostTargetJson
 
@@ -138,33 +140,30 @@ def cost_block(capacity_rps: float | None, mean_output_tokens: float | None, *, 
     return block
 
 
-def _number(value: object) -> float | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def read_cost(raw: object) -> CostJson | None:
     """A `cost` entry read back from a document (capacity.json), checked once; None when it is not one."""
     if not isinstance(raw, dict):
         return None
-    hour, hourly = _number(raw.get("gpu_hour_cost")), _number(raw.get("cost_per_hour_per_replica"))
-    gpus = raw.get("gpus_per_replica")
-    if hour is None or hourly is None or not isinstance(gpus, int) or isinstance(gpus, bool):
+    hour, hourly = number_or_none(raw.get("gpu_hour_cost")), number_or_none(raw.get("cost_per_hour_per_replica"))
+    gpus = int_or_none(raw.get("gpus_per_replica"))
+    if hour is None or hourly is None or gpus is None:
         return None
     block: CostJson = {
         "gpu_hour_cost": hour, "gpus_per_replica": gpus, "cost_per_hour_per_replica": hourly,
-        "rate": _number(raw.get("rate")), "mean_output_tokens": _number(raw.get("mean_output_tokens")),
-        "per_million_requests": _number(raw.get("per_million_requests")),
-        "per_million_output_tokens": _number(raw.get("per_million_output_tokens"))}
+        "rate": number_or_none(raw.get("rate")),
+        "mean_output_tokens": number_or_none(raw.get("mean_output_tokens")),
+        "per_million_requests": number_or_none(raw.get("per_million_requests")),
+        "per_million_output_tokens": number_or_none(raw.get("per_million_output_tokens"))}
     if isinstance(reason := raw.get("reason"), str):
         block["reason"] = reason
     target = raw.get("target")
-    if isinstance(target, dict) and (rate := _number(target.get("rate"))) is not None:
+    if isinstance(target, dict) and (rate := number_or_none(target.get("rate"))) is not None:
         replicas, gpus_n = target.get("replicas"), target.get("gpus")
         checked: CostTargetJson = {"rate": rate, "replicas": replicas if isinstance(replicas, int) else None,
-                                   "cost_per_hour": _number(target.get("cost_per_hour"))}
+                                   "cost_per_hour": number_or_none(target.get("cost_per_hour"))}
         if isinstance(gpus_n, int):
             checked["gpus"] = gpus_n
-        if (per_million := _number(target.get("per_million_requests"))) is not None:
+        if (per_million := number_or_none(target.get("per_million_requests"))) is not None:
             checked["per_million_requests"] = per_million
         block["target"] = checked
     return block

@@ -94,10 +94,13 @@ if TYPE_CHECKING:  # the views load on first use (__getattr__ below): a run impo
     from metrics.results.summary_parse import (
         Json,
         JsonObject,
+        float_or_none,
         int_or_none,
+        is_int,
         json_object,
         number_or_none,
         object_or_empty,
+        text_or_none,
     )
     from metrics.results.summary_requests import FailureMessage, Requests, Throughput
     from metrics.results.summary_run import Run, Saturation, Window
@@ -215,8 +218,10 @@ __all__ = [
     "check_labels",
     "check_not_newer",
     "create_temp",
+    "float_or_none",
     "int_or_none",
     "is_capacity_dir",
+    "is_int",
     "json_object",
     "load_summary",
     "load_sweep",
@@ -236,6 +241,7 @@ __all__ = [
     "run_or_none",
     "slo_bounds",
     "summary_or_none",
+    "text_or_none",
     "write_atomic",
     "write_capacity",
     "write_json",
@@ -253,8 +259,8 @@ _VIEWS = {
     **dict.fromkeys(("Run", "Saturation", "Window"), "summary_run"),
     **dict.fromkeys(("Sessions", "Stalls"), "summary_sessions"),
     **dict.fromkeys(("SummaryDocument",), "summary_document"),
-    **dict.fromkeys(("Json", "JsonObject", "int_or_none", "json_object", "number_or_none", "object_or_empty"),
-                    "summary_parse"),
+    **dict.fromkeys(("Json", "JsonObject", "float_or_none", "int_or_none", "is_int", "json_object", "number_or_none",
+                     "object_or_empty", "text_or_none"), "summary_parse"),
     **dict.fromkeys(("Gauge", "Histogram", "Quantile", "Server", "ServerPrometheus"), "summary_server"),
     **dict.fromkeys(("STAT_KEYS", "Stats"), "summary_stats"),
     **dict.fromkeys(("PrefixCacheShare", "PromptAccuracy", "Spread", "Tokens"), "summary_tokens"),

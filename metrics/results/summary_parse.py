@@ -7,7 +7,7 @@ Numbers keep the type JSON gave them (an int stays an int) so that a view prints
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 # A JSON value as the views write it back (`to_json`): read-only containers, so that a dict of ints is one.
 Json = None | bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"]
@@ -36,18 +36,28 @@ def json_object(value: Mapping[str, object]) -> JsonObject:
     return out
 
 
+def is_int(value: object) -> TypeGuard[int]:
+    """A JSON integer (a bool is not one, though Python's bool is an int)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def count(value: Any) -> int:
     """An integer count; 0 when absent or not an integer (a bool is not one)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if is_int(value) else 0
 
 
 def int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if is_int(value) else None
 
 
 def number_or_none(value: Any) -> float | None:
     """An int or a float as it is (no conversion); None otherwise."""
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def float_or_none(value: object) -> float | None:
+    """An int or a float as a float (NaN and the infinities kept as they are); None otherwise, a bool too."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def text_or_none(value: Any) -> str | None:
@@ -63,7 +73,7 @@ def counts(value: Any) -> dict[str, int]:
     """An object of counts by name ({"http_status": 5}), in the document's order; {} when not an object."""
     if not isinstance(value, dict):
         return {}
-    return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return {str(k): v for k, v in value.items() if is_int(v)}
 
 
 def basis(value: Any) -> str | dict[str, int] | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from metrics.results.summary_parse import JsonObject, count, number_or_none
+from metrics.results.summary_parse import JsonObject, count, int_or_none, number_or_none
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +49,9 @@ class Sessions:
             return None
         per = value.get("turns_per_session")
         per = per if isinstance(per, dict) else {}
-        top = per.get("max")
         sessions, completed, ended_early, turns, sent, not_sent, measured = (count(value.get(k)) for k in _COUNTS)
         return cls(sessions, completed, ended_early, turns, sent, not_sent, measured, number_or_none(per.get("mean")),
-                   top if isinstance(top, int) and not isinstance(top, bool) else None)
+                   int_or_none(per.get("max")))
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {k: getattr(self, k) for k in _COUNTS}

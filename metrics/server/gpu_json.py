@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
+from metrics.results import number_or_none, text_or_none
+
 # A sample's figures, as loadgen.run.gpu_scrape names them after DCGM's families.
 Figure = Literal["util_pct", "power_w", "fb_used_mib", "sm_active"]
 FIGURES: tuple[Figure, ...] = ("util_pct", "power_w", "fb_used_mib", "sm_active")
@@ -51,23 +53,15 @@ class GpuDocument(TypedDict):
     samples: list[GpuSample]
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _number(value: object) -> float | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _sample(raw: object) -> GpuSample | None:
     """A sample of the file, its fields checked; None for one with no time."""
-    if not isinstance(raw, dict) or (unix_s := _number(raw.get("unix_s"))) is None:
+    if not isinstance(raw, dict) or (unix_s := number_or_none(raw.get("unix_s"))) is None:
         return None
-    sample = GpuSample(source=_text(raw.get("source")) or "", unix_s=unix_s, gpu=_text(raw.get("gpu")),
-                       uuid=_text(raw.get("uuid")), model_name=_text(raw.get("model_name")),
-                       hostname=_text(raw.get("hostname")))
+    sample = GpuSample(source=text_or_none(raw.get("source")) or "", unix_s=unix_s,
+                       gpu=text_or_none(raw.get("gpu")), uuid=text_or_none(raw.get("uuid")),
+                       model_name=text_or_none(raw.get("model_name")), hostname=text_or_none(raw.get("hostname")))
     for key in FIGURES:
-        if (value := _number(raw.get(key))) is not None:
+        if (value := number_or_none(raw.get(key))) is not None:
             sample[key] = value
     return sample
 
@@ -80,7 +74,7 @@ def _source(raw: object) -> GpuSourceJSON:
         source["name"] = name
     if isinstance(url := got.get("url"), str):
         source["url"] = url
-    if (interval_s := _number(got.get("interval_s"))) is not None:
+    if (interval_s := number_or_none(got.get("interval_s"))) is not None:
         source["interval_s"] = interval_s
     if isinstance(scrapes := got.get("scrapes"), int):
         source["scrapes"] = scrapes

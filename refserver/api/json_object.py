@@ -9,19 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING
 
+from metrics.results import is_int
 from refserver.api.errors import bad_request
 
 if TYPE_CHECKING:
     from metrics.results import Json
 
 _INT64_END = 2**63
-
-
-def is_int(value: object) -> TypeGuard[int]:
-    """A JSON integer (a bool is not one, though Python's bool is an int)."""
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
+from metrics.results import is_int
 from refserver.api.behaviour import Tool, ToolChoice
 from refserver.api.errors import bad_request
-from refserver.api.json_object import JSONObject, is_int
+from refserver.api.json_object import JSONObject
 from refserver.api.tools import parse_tool_choice, parse_tools
 from refserver.text import Message
 

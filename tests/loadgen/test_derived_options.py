@@ -20,29 +20,34 @@ from loadgen.spec.options import OPTIONS
 from loadgen.spec.run_spec import RunSpec
 from loadgen.spec.sections import SpecError
 from loadgen.spec.values import OptionValues
-from loadgen.workload import LengthDist
+from loadgen.workload import LengthDist, ThinkTime
+from metrics import SLO
 
 # Written in two places: the declaration (with spec= and codec=) and the section's field.
 EXPECTED = (
-    "model", "endpoint", "warmup", "cooldown", "seed", "dataset", "dataset_format", "prompt_tokens", "output_tokens",
-    "prefix_groups", "prefix_tokens", "tokenizer", "prompt_sizing", "trace", "trace_format", "cache_bust",
-    "max_tool_turns", "cancel_rate", "cancel_after", "time_scale", "trace_start", "trace_duration", "keep_going",
-    "ray", "ray_placement", "on_worker_failure", "ignore_eos", "min_tokens", "temperature", "usage", "continuous_usage",
-    "timeout_connect", "timeout_first_byte", "timeout_between_chunks", "timeout_total", "max_connections",
-    "stall_threshold", "lag_threshold", "cache_full_ratio", "absent_cache_is_zero", "output", "html", "overwrite",
-    "grace", "quiet", "metrics_port", "metrics_host", "metrics_linger", "pushgateway_job", "pushgateway_interval",
-    "pushgateway_delete", "server_metrics", "server_metrics_interval", "baseline", "abort_delay",
-    "abort_interval", "junit", "markdown",
+    "model", "endpoint", "duration", "warmup", "cooldown", "seed", "dataset", "dataset_format", "prompt_tokens",
+    "output_tokens", "prefix_groups", "prefix_tokens", "prefix_weights", "tag", "tokenizer", "prompt_sizing", "turns",
+    "think_time", "trace", "trace_format", "cache_bust", "tool_latency", "tool_result_tokens", "max_tool_turns",
+    "cancel_rate", "cancel_after", "time_scale", "trace_start", "trace_duration", "max_failed", "keep_going",
+    "workers", "ray", "ray_placement", "on_worker_failure", "ignore_eos", "min_tokens", "temperature", "usage",
+    "continuous_usage", "extra_body", "timeout_connect", "timeout_first_byte", "timeout_between_chunks",
+    "timeout_total", "max_connections", "slo", "stall_threshold", "lag_threshold", "prompt_buckets", "output_buckets",
+    "cache_full_ratio", "absent_cache_is_zero", "output", "html", "overwrite", "grace", "quiet", "metrics_port",
+    "metrics_host", "metrics_linger", "pushgateway_job", "pushgateway_interval", "pushgateway_delete", "scrape",
+    "server_metrics", "server_metrics_interval", "baseline", "abort_delay", "abort_interval", "junit", "markdown",
 )
 # The field type each codec makes, given the option's own (copy) type.
 CODEC_TYPES = {"or_none": str | None, "text": str | None, "duration": float, "duration_or_none": float | None,
-               "positive_duration": float | None, "length": LengthDist}
+               "positive_duration": float | None, "length": LengthDist, "length_or_none": LengthDist | None,
+               "flagged_length": LengthDist, "think_time": ThinkTime, "numbers": tuple[float, ...] | None,
+               "edges": tuple[int, ...] | None, "pairs": tuple[tuple[str, str], ...], "strings": tuple[str, ...],
+               "count_or_auto": int | None, "json_object": str | None, "fail_limit": str, "slo": SLO}
 KIND_TYPES = {"str": str, "path": str, "int": int, "float": float, "bool": bool}
 
 
 def test_the_derived_options_are_these() -> None:
     assert tuple(o.param for o in DERIVED) == EXPECTED
-    assert len(DERIVED) == 58 and len(OPTIONS) - len(DERIVED) == 39
+    assert len(DERIVED) == 72 and len(OPTIONS) - len(DERIVED) == 25
 
 
 def test_the_sections_are_the_run_specs() -> None:
@@ -73,7 +78,6 @@ def _hand_written() -> tuple[set[str], set[str]]:
             assert isinstance(node.args[0], ast.Name)
             section = by_class[node.args[0].id]
             set_by_hand |= {f"{section}.{k.arg}" for k in node.keywords if k.arg is not None}
-    set_by_hand |= {f"workload.{k}" for k in agent_options.AgentFields.__annotations__}
     set_by_hand |= {f"request.{k}" for k in agent_options.ToolFields.__annotations__}
     written: set[str] = set()
     for node in ast.walk(ast.parse(inspect.getsource(spec_values))):
@@ -86,7 +90,7 @@ def test_no_derived_option_is_also_written_by_hand() -> None:
     set_by_hand, written = _hand_written()
     derived = {o.param for o in DERIVED}
     assert not set_by_hand & {o.spec for o in DERIVED}, "a derived field set by hand in build_spec"
-    assert {"load.arrival", "workload.think_time", "workload.tool_latency", "gate.thresholds"} <= set_by_hand
+    assert {"load.arrival", "load.requests", "workload.images", "gate.thresholds"} <= set_by_hand
     assert not written & derived, f"written by hand in spec_values: {sorted(written & derived)}"
     assert written == {o.param for o in OPTIONS} - derived, "spec_values writes every other option by hand"
 
@@ -108,8 +112,8 @@ def test_derived_values_go_into_the_spec_and_come_back() -> None:
 
 def test_derived_fields_are_parsed_in_the_sections_field_order() -> None:
     v = OptionValues.parse({**run_defaults(), "grace": "3s", "trace_start": "1s"})
-    assert list(section_values(v, "load")) == ["warmup_s", "cooldown_s", "seed", "grace_s", "time_scale",
-                                                "trace_start_s", "trace_duration_s", "keep_going"]
+    assert list(section_values(v, "load")) == ["duration_s", "warmup_s", "cooldown_s", "seed", "grace_s", "time_scale",
+                                                "trace_start_s", "trace_duration_s", "max_failed", "keep_going"]
     with pytest.raises(SpecError, match=r"^--grace: invalid duration"):  # --grace before --trace-start, as always
         build_spec({**run_defaults(), "grace": "x", "trace_start": "y"})
     with pytest.raises(SpecError, match=r"^--timeout-connect must be greater than 0, got '0s'$"):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from loadgen.sweep import PointPlan, number, part, point_row, section, whole
+from loadgen.sweep import PointPlan, part, point_row, section, whole
 from loadgen.sweep.capacity import _too_short
-from metrics.results import int_or_none
+from metrics.results import float_or_none, int_or_none
 
 PLAN = PointPlan("01-rate-2", "rate", 2.0, None, None, 0.0, 0)
 
@@ -27,7 +27,7 @@ def test_counts_and_numbers_read_as_they_always_have() -> None:
     assert (whole(7), whole(7.9), whole(None), whole("7"), whole(True), whole([])) == (7, 7, 0, 7, 1, 0)
     with pytest.raises(TypeError):
         whole([1])
-    assert (number(2), number(0.5), number(True), number("1")) == (2.0, 0.5, None, None)
+    assert (float_or_none(2), float_or_none(0.5), float_or_none(True), float_or_none("1")) == (2.0, 0.5, None, None)
     assert (int_or_none(4), int_or_none(4.0), int_or_none(False), int_or_none(None)) == (4, None, None, None)
 
 
