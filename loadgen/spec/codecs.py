@@ -78,9 +78,9 @@ def _flagged_length(value: OptionValue, flag: str) -> LengthDist:
 
 def _think_time(value: OptionValue, flag: str) -> ThinkTime:
     try:
-        return parse_think_time(str(value))
-    except ValueError as exc:  # the parser names --think-time; another option's message names its own flag
-        raise SpecError(str(exc).replace("--think-time", flag, 1)) from None
+        return parse_think_time(str(value), flag)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
 
 
 def _numbers(value: OptionValue, flag: str) -> tuple[float, ...] | None:

@@ -80,5 +80,8 @@ def test_the_agent_loops_durations_name_their_own_flag() -> None:
     with pytest.raises(SpecError, match=r"^--tool-latency: ") as caught:
         build_spec({**run_defaults(), "tool_latency": "gamma:1s"})
     assert "--think-time" not in str(caught.value)
+    with pytest.raises(SpecError, match=r"^--tool-latency: bad value 'x' \(--tool-latency: invalid duration") as caught:
+        build_spec({**run_defaults(), "tool_latency": "x"})  # the duration's own message names the flag too
+    assert "--think-time" not in str(caught.value)
     with pytest.raises(SpecError, match=r"^--think-time: "):
         build_spec({**run_defaults(), "turns": "2", "think_time": "gamma:1s"})
