@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import pickle
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import pytest
 
-from metrics.results import frozen, replace
+import metrics.results as results
+from metrics.results import STAT_KEYS, PointRow, Stats, SummaryView, frozen, replace
 from metrics.results.frozen_view import field_names
 
 
@@ -200,3 +202,16 @@ def test_a_class_it_cannot_make_is_refused_when_defined() -> None:
         class Child(Pair):
             c: int
 
+
+def test_every_view_of_the_results_contract_is_frozen_and_none_is_a_dataclass() -> None:
+    views = [v for v in (getattr(results, name) for name in results.__all__)
+             if inspect.isclass(v) and "__annotations__" in v.__dict__ and not hasattr(v, "_fields")
+             and not hasattr(v, "__total__")]  # not the named tuples of run_write, not TypedDicts
+    assert len(views) >= 55
+    assert [v.__qualname__ for v in views if dataclasses.is_dataclass(v)] == []
+    assert [v.__qualname__ for v in views if not field_names(v)] == []
+    assert field_names(Stats) == STAT_KEYS
+    assert Stats.from_json({"count": 3, "p50": 1.5, "max": "x"}) == Stats(3, p50=1.5)
+    row = PointRow(label="p", kind="rate", value=1.0, status="done", exit_code=0)
+    assert replace(row, role="probe").role == "probe" and row.role == "point"
+    assert SummaryView().requests == SummaryView().requests and SummaryView().latency == {}
