@@ -128,29 +128,33 @@ def _init_for(qualname: str, names: tuple[str, ...], defaults: tuple[object, ...
     if defaults[:required].count(_NO_DEFAULT) != required:
         raise TypeError(f"{qualname.rsplit('.', 1)[0]}: a field without a default follows one with a default")
     setters: tuple[Callable[[object, object], None], ...] = ()
+    index = {name: i for i, name in enumerate(names)}
+    unset = tuple(i for i, d in enumerate(defaults) if d is _NO_DEFAULT or isinstance(d, _Factory))
 
     def __init__(self: object, *args: object, **kwargs: object) -> None:
-        if not kwargs and len(args) == count:  # the common call: every field, in order
+        given = len(args)
+        if given == count and not kwargs:  # the common call: every field, in order
             for put, value in zip(setters, args, strict=True):
                 put(self, value)
             return
-        if len(args) > count:
+        if given > count:
             takes = f"{count + 1}" if required == count else f"from {required + 1} to {count + 1}"
             raise TypeError(f"{qualname}() takes {takes} positional argument{'s' * (count > 0)} "
-                            f"but {len(args) + 1} were given")
-        values = list(args)
+                            f"but {given + 1} were given")
+        values = [*args, *defaults[given:]]
+        for name, value in kwargs.items():
+            at = index.get(name, -1)
+            if at < given:  # not a field (-1), or one given by position too
+                problem = "multiple values for argument" if at >= 0 else "an unexpected keyword argument"
+                raise TypeError(f"{qualname}() got {problem} {name!r}")
+            values[at] = value
         missing: list[str] = []
-        for name, default in zip(names[len(args):], defaults[len(args):], strict=True):
-            if name in kwargs:
-                values.append(kwargs.pop(name))
-            elif default is _NO_DEFAULT:
-                missing.append(name)
-            else:
-                values.append(default.make() if isinstance(default, _Factory) else default)
-        if kwargs:  # a name left over: given twice, or not a field (the first one, as Python says it)
-            name = next(iter(kwargs))
-            problem = "multiple values for argument" if name in names else "an unexpected keyword argument"
-            raise TypeError(f"{qualname}() got {problem} {name!r}")
+        for at in unset:  # the fields whose default is not a value (required, or made per instance)
+            value = values[at]  # still the marker when the call did not give the field
+            if value is _NO_DEFAULT:
+                missing.append(names[at])
+            elif isinstance(value, _Factory):
+                values[at] = value.make()
         if missing:
             raise TypeError(f"{qualname}() missing {len(missing)} required positional argument"
                             f"{'s' * (len(missing) > 1)}: {_listed(missing)}")

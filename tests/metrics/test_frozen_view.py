@@ -85,6 +85,22 @@ def test_a_default_factory_makes_a_fresh_value_per_instance() -> None:
     assert first.tags == [] and first.tags is not second.tags
 
 
+def test_a_default_factory_runs_only_for_a_field_the_call_does_not_give() -> None:
+    made: list[int] = []
+
+    def fresh() -> list[int]:
+        made.append(1)
+        return []
+
+    @frozen
+    class Counted:
+        a: int
+        b: list[int] = field(default_factory=fresh)
+
+    assert Counted(1, [2]).b == [2] and Counted(a=1, b=[3]).b == [3] and made == []
+    assert Counted(1).b == [] and made == [1]
+
+
 @pytest.mark.parametrize(("args", "kwargs"), [
     ((), {}),  # one missing
     ((1,), {"x": 2}),  # the same argument twice
