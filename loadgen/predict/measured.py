@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from exporters.html import capacity_verdict, done, sweep_capacity, sweep_rows
@@ -36,6 +36,7 @@ from metrics.results import (
     read_capacity_points,
     read_summary,
     read_sweep,
+    replace,
     run_or_none,
 )
 

@@ -22,9 +22,10 @@ rate passed (the result says so; gate on `capacity:rate` to fail a pipeline on i
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from loadgen.run import EmbeddedServerError, GatePlan, RunDir
@@ -71,6 +72,7 @@ from metrics.results import (
     Json,
     PointRow,
     point_path,
+    replace,
     write_capacity,
 )
 from metrics.results import CAPACITY_REPORT_FILE as CAPACITY_PAGE
@@ -102,7 +104,7 @@ def with_floor(settings: SearchSettings, length: PointLength) -> SearchSettings:
     window = length.duration_s - warmup
     if window <= 0:
         return settings
-    return replace(settings, floor_rate=round_rate(requests_per_point(settings) / window))
+    return dataclasses.replace(settings, floor_rate=round_rate(requests_per_point(settings) / window))
 
 
 @dataclass(slots=True)

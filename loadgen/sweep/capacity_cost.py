@@ -6,11 +6,10 @@ capacity's rate. Formulas: metrics.model.cost."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from metrics.model import cost_block, cost_lines, read_cost
-from metrics.results import CapacityView, PointRow
+from metrics.results import CapacityView, PointRow, replace
 
 if TYPE_CHECKING:
     from metrics.model import CostOptions

@@ -7,11 +7,10 @@ directory); nothing is recomputed here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from loadgen.sweep.json_read import part, section, whole
 from metrics.results import COLUMNS as COLUMNS
-from metrics.results import Json, PointPlan, PointRow, float_or_none, int_or_none
+from metrics.results import Json, PointPlan, PointRow, float_or_none, int_or_none, replace
 
 
 def point_row(point: PointPlan, *, status: str, code: int | None, summary: Mapping[str, Json] | None) -> PointRow:

@@ -12,7 +12,9 @@ result document, below both the load generator (which writes them) and the expor
 - `atomic`: the atomic write (temporary file, then rename) every result file goes through;
 - `summary_view`: the typed, frozen view of summary.json (its sections in `summary_*.py`), imported on
   first use (`SummaryView`, `read_summary_view` and the section types are names of this package all the
-  same): building ~30 frozen dataclasses costs a start-up what the first request should not wait for.
+  same): building ~30 views costs a start-up what the first request should not wait for;
+- `frozen_view`: `@frozen`, the decorator every view is declared with (a frozen, slotted, typed value class made
+  without compiling code per class, as a dataclass does), and `replace`, the view with some fields changed.
 
 Light: the standard library only, so a run can import it before its first request.
 """
@@ -69,6 +71,7 @@ from metrics.results.points import check_label, check_labels, point_path
 if TYPE_CHECKING:  # the views load on first use (__getattr__ below): a run imports this package early
     from metrics.results.capacity_view import CapacityFigure, CapacityView, ProbedRate
     from metrics.results.cost_json import CapacityCostJson, CostJson, CostTargetJson
+    from metrics.results.frozen_view import frozen, replace
     from metrics.results.predict_compare_view import (
         CapacityComparison,
         MeasuredCapacity,
@@ -219,6 +222,7 @@ __all__ = [
     "check_not_newer",
     "create_temp",
     "float_or_none",
+    "frozen",
     "int_or_none",
     "is_capacity_dir",
     "is_int",
@@ -238,6 +242,7 @@ __all__ = [
     "read_summary",
     "read_summary_view",
     "read_sweep",
+    "replace",
     "run_or_none",
     "slo_bounds",
     "summary_or_none",
@@ -266,6 +271,7 @@ _VIEWS = {
     **dict.fromkeys(("PrefixCacheShare", "PromptAccuracy", "Spread", "Tokens"), "summary_tokens"),
     **dict.fromkeys(("Bucket", "Roofline", "RooflineRow", "SummaryView", "read_summary_view"), "summary_view"),
     **dict.fromkeys(("CapacityCostJson", "CostJson", "CostTargetJson"), "cost_json"),
+    **dict.fromkeys(("frozen", "replace"), "frozen_view"),
     **dict.fromkeys(("RunEnd", "RunFile", "RunResolved", "RunStart", "write_run_file"), "run_write"),
     "CapacityFigure": "capacity_view",
     "CapacityView": "capacity_view",

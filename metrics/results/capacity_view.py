@@ -5,7 +5,7 @@ the way the readers always have; `to_json` writes it back key for key, in goodpu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from metrics.results.cost_json import CapacityCostJson
@@ -21,6 +21,7 @@ from metrics.results.fields import (
     text,
     texts,
 )
+from metrics.results.frozen_view import frozen
 from metrics.results.row_view import PointRow, RowJson
 from metrics.results.shared_view import (
     Ceiling,
@@ -87,7 +88,7 @@ class CapacityJson(TypedDict):
     cost: NotRequired[CapacityCostJson | Mapping[str, Json]]  # as goodput drew it, or as read back
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CapacityFigure:
     """`capacity`: the claim (the highest rate shown to pass), its bracket, and how the search judged."""
 
@@ -130,7 +131,7 @@ class CapacityFigure:
                    integer(data.get("max_points")), text(data.get("rate_basis")), text(data.get("client_rule")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProbedRate:
     """`rates`: one probed rate, pooled over its runs that are evidence."""
 
@@ -159,7 +160,7 @@ class ProbedRate:
                    integer(data.get("saturated_runs")) or 0)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CapacityView:
     """capacity.json. `complete`: the search ended by its own rule; `points`: one row per run, as run."""
 

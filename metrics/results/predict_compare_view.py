@@ -5,10 +5,10 @@ them as predict.json has them, key for key."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from metrics.results.fields import flag, integer, num, obj, obj_or_none, objects, text, texts
+from metrics.results.frozen_view import frozen
 from metrics.results.predict_json import (
     BandJson,
     CapacityComparisonJson,
@@ -30,7 +30,7 @@ def latency_table(value: Json) -> LatencyTable:
             if isinstance(row, dict)}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PredictedBand:
     """The predicted capacity (req/s) and its band from the fit's standard errors; `probes`: the search's
     (rate, attainment) pairs."""
@@ -50,7 +50,7 @@ class PredictedBand:
         return cls(num(data.get("rate")) or 0.0, num(data.get("low")) or 0.0, num(data.get("high")) or 0.0, probes)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MeasuredFigures:
     """A measured point's figures, as its row has them."""
 
@@ -73,7 +73,7 @@ class MeasuredFigures:
                    bool(flag(data.get("client_saturated"))))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PointComparison:
     """One measured point against the prediction at its offered rate; errors in % (attainment's in
     percentage points, None where the SLOs differ)."""
@@ -102,7 +102,7 @@ class PointComparison:
                    num(data.get("attainment_error_pp")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MeasuredCapacity:
     """The capacity a measured directory shows: a search's own, or read from a sweep's points."""
 
@@ -122,7 +122,7 @@ class MeasuredCapacity:
                    str(data.get("status") or ""), str(data.get("basis") or ""))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CapacityComparison:
     """The measured capacity against the predicted band; `error_pct` None where they are not comparable."""
 
@@ -141,7 +141,7 @@ class CapacityComparison:
                    num(data.get("error_pct")), bool(flag(data.get("comparable"))))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MeasuredComparison:
     """`measured[i]`: one --measured directory (run, sweep or capacity) held against the prediction."""
 

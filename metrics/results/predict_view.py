@@ -6,11 +6,11 @@ predict_compare_view."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from metrics.results.cost_json import CostJson
 from metrics.results.fields import integer, num, obj, obj_or_none, objects, text
+from metrics.results.frozen_view import frozen
 from metrics.results.predict_compare_view import MeasuredComparison, PredictedBand, latency_table
 from metrics.results.predict_json import (
     CapacityPredictedJson,
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 Limits = dict[str, int | bool | None]  # the scheduler limits the server model holds (max_num_seqs, ...)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PredictedPoint:
     """`points[i]`: one predicted rate, a virtual run of the workload."""
 
@@ -48,13 +48,13 @@ class PredictedPoint:
                    integer(data.get("preemptions")) or 0)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ParamFit:
     value: float
     std_err: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ServerModelInfo:
     """`model`: the server model predicted with: its file, step-time form, fitted parameters and limits."""
 
@@ -77,7 +77,7 @@ class ServerModelInfo:
         return cls(str(data.get("path") or ""), str(data.get("form") or ""), params, limits)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PredictedCapacity:
     """`capacity`: the highest rate predicted to meet `attainment` of the SLO, its band, and a note when the
     predicted attainment is not monotone in the rate."""
@@ -99,7 +99,7 @@ class PredictedCapacity:
         return cls(num(data.get("attainment")) or 0.0, PredictedBand.from_json(data), text(data.get("note")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PredictView:
     """predict.json. `spec`: the workload and load sections of the run spec predicted (its own JSON)."""
 

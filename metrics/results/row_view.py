@@ -9,10 +9,10 @@ the JSON goodput has always written.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from metrics.results.fields import flag, integer, num, text
+from metrics.results.frozen_view import frozen
 
 if TYPE_CHECKING:
     from metrics.results.summary_parse import Json
@@ -68,7 +68,7 @@ class RowJson(TypedDict):
     ceiling_rps: NotRequired[float]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PointRow:
     """One point. `status`: done | interrupted | failed | pending; figures None where the point has none."""
 

@@ -9,9 +9,9 @@ fields below read either. The run spec itself stays JSON (`spec`), for `RunSpec.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_parse import (
     Json,
     JsonObject,
@@ -48,7 +48,7 @@ def _baseline(run: dict[Any, Any]) -> str | None:
     return found if isinstance(found, str) and found else None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PlannedLoad:
     """What the spec planned (`spec.load.arrival`, `spec.workload.trace`, `spec.request.ignore_eos`)."""
 
@@ -66,7 +66,7 @@ class PlannedLoad:
                    _flag(_obj(spec.get("request")).get("ignore_eos")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RunDocument:
     """run.json as its readers read it."""
 

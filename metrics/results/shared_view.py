@@ -4,10 +4,10 @@ ceiling a closed-loop point measured. Typed, frozen views written back as the JS
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from metrics.results.fields import flag, integer, num, obj, obj_or_none, text
+from metrics.results.frozen_view import frozen
 
 if TYPE_CHECKING:
     from metrics.results.summary_parse import Json
@@ -31,7 +31,7 @@ class CeilingJson(TypedDict):
     measured_as: NotRequired[str]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ServerInfo:
     """`server`: the URL every point went to; an embedded reference server's arguments and when it started."""
 
@@ -59,7 +59,7 @@ class ServerInfo:
                    tuple(str(a) for a in args) if isinstance(args, list) else None, text(data.get("started")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Ceiling:
     """`ceiling`: the requests/s a closed-loop point completed at `concurrency` (the point `label`)."""
 

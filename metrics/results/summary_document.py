@@ -9,8 +9,8 @@ measurement window, the percentile method and the client's saturation added. The
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_goodput import Goodput, Reasoning, ToolCalls
 from metrics.results.summary_parse import Json, JsonObject
 from metrics.results.summary_requests import Requests, Throughput
@@ -23,7 +23,7 @@ from metrics.results.summary_view import Bucket
 from metrics.results.versions import SUMMARY_SCHEMA_VERSION
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SummaryDocument:
     run: Mapping[str, Json]
     window: Window

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_parse import JsonObject, count, counts, int_or_none, number_or_none
 from metrics.results.summary_stats import Stats
 
@@ -25,7 +26,7 @@ def slo_bounds(value: Any) -> dict[str, SloBound] | None:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Goodput:
     slo: dict[str, SloBound] | None  # goodput.slo: every bound, set (a number) or not (None); a bucket's has none
     good: int | None = None  # None when the document does not say
@@ -56,7 +57,7 @@ class Goodput:
         return (self.slo or {}).get(key)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BurstDelivered:
     requests: int | None
     of: int | None
@@ -74,7 +75,7 @@ class BurstDelivered:
         return {"requests": self.requests, "of": self.of, "share": self.share, "tpot_below_s": self.tpot_below_s}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reasoning:
     requests: int = 0
     reasoned: int = 0
@@ -106,7 +107,7 @@ class Reasoning:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCalls:
     requests: int = 0
     calls: int = 0

@@ -4,9 +4,9 @@ print as they are (a GPU index, a host) are kept as the text they print as."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_parse import int_or_none, number_or_none, text_or_none
 
 
@@ -14,7 +14,7 @@ def _obj(value: Any) -> dict[Any, Any]:
     return value if isinstance(value, dict) else {}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MeanMax:
     mean: float | None = None
     max: float | None = None
@@ -25,7 +25,7 @@ class MeanMax:
         return cls(number_or_none(block.get("mean")), number_or_none(block.get("max")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GpuFigures:
     """What a GPU (or all of them) did over the window."""
 
@@ -42,7 +42,7 @@ class GpuFigures:
                    *(number_or_none(block.get(k)) for k in ("memory_used_mib_max", "power_w_mean", "energy_j")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GpuRow:
     source: str
     hostname: str  # "" when the document has none
@@ -57,7 +57,7 @@ class GpuRow:
                    str(g["model_name"]) if g.get("model_name") else None, GpuFigures.from_json(g))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GpuTotal:
     gpus: int | None
     figures: GpuFigures
@@ -72,7 +72,7 @@ class GpuTotal:
                    number_or_none(t.get("joules_per_output_token")), text_or_none(t.get("energy_note")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GpuSource:
     """One scraped endpoint (DCGM exporter) and how its scrapes went."""
 
@@ -89,7 +89,7 @@ class GpuSource:
                    int_or_none(s.get("failed_scrapes")), str(s["last_failure"]) if s.get("last_failure") else None)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Gpu:
     available: bool
     reason: str  # why there are no figures (when not available)

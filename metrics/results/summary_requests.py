@@ -4,13 +4,13 @@ reader has read it; `records` and `failed` keep None for absent because a reader
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_parse import JsonObject, count, counts, int_or_none, number_or_none
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FailureMessage:
     """One distinct failure, in the server's words (metrics.summary.failures)."""
 
@@ -30,7 +30,7 @@ class FailureMessage:
         return {"kind": self.kind, "http_status": self.http_status, "message": self.message, "count": self.count}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Requests:
     records: int | None  # None: schema 1, where `sent` counted every record
     failed: int | None
@@ -105,7 +105,7 @@ class Requests:
         return self.failed or 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Throughput:
     duration_s: float | None = None
     requests_per_s: float | None = None

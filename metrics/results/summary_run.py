@@ -8,9 +8,10 @@ which is what an f-string prints); None where the document does not have them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_parse import count, int_or_none, number_or_none, text_or_none
 
 
@@ -29,7 +30,7 @@ def _number(value: Any) -> float:
     return 0 if number is None else number
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Window:
     """`run.window` (metrics.summary.window): the measured span and the requests in it."""
 
@@ -53,7 +54,7 @@ class Window:
                 "warmup_s": self.warmup_s, "cooldown_s": self.cooldown_s, "measured": self.measured}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Saturation:
     """`run.client_saturation`: whether the client sent late (dispatch lag p99 over its threshold)."""
 
@@ -72,7 +73,7 @@ class Saturation:
         return {"saturated": self.saturated, "lag_p99_s": self.lag_p99_s, "threshold_s": self.threshold_s}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Workload:
     """`run.workload`: what was sent (loadgen.workload's description)."""
 
@@ -94,7 +95,7 @@ class Workload:
                    _text(w.get("prompt_tokens")), _text(w.get("output_tokens")), _text(w.get("path")), bool(w))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Resolved:
     """`run.resolved`: what the run resolved before its first request."""
 
@@ -116,7 +117,7 @@ class Resolved:
                    str(predicted.get("blocks", "block size not recorded")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Run:
     target: str | None = None
     embedded: bool = False

@@ -4,9 +4,10 @@ loadgen.run.scrape): histogram quantiles as the range their buckets allow, gauge
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_parse import JsonObject, int_or_none, number_or_none
 from metrics.results.summary_stats import Stats
 
@@ -21,14 +22,14 @@ def _bounds(value: Any) -> Bounds | None:
     return None if lower is None or (upper is None and value[1] is not None) else (lower, upper)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Quantile:
     value: float | None  # interpolated inside its bucket
     range: Bounds | None  # what the sum and count allow (a summary before ranges has none)
     bucket: Bounds | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Histogram:
     """One /metrics histogram over the run (last − first scrape)."""
 
@@ -49,7 +50,7 @@ class Histogram:
                      for q in ("p50", "p99")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Gauge:
     mean: float
     max: float
@@ -63,7 +64,7 @@ class Gauge:
         return None if mean is None or top is None else cls(mean, top)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ServerPrometheus:
     available: bool
     url: str
@@ -94,7 +95,7 @@ class ServerPrometheus:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Server:
     per_request: dict[str, Stats]  # ttft_s, itl_s, e2e_s, queue_s, ...: from the server's stamps, exact
     prometheus: ServerPrometheus | None

@@ -3,13 +3,13 @@ threshold) and `sessions` (metrics.summary.sessions: what became of a run's conv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_parse import JsonObject, count, int_or_none, number_or_none
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Stalls:
     threshold_s: float | None  # a gap longer than this is a stall
     count: int = 0
@@ -29,7 +29,7 @@ class Stalls:
                 "requests_with_stalls": self.requests_with_stalls}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Sessions:
     """A run's conversations (`--turns`): how many ended early, and their turns."""
 

@@ -3,15 +3,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import Any
 
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_parse import int_or_none, number_or_none
 
 STAT_KEYS = ("count", "mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max")
+_STATISTICS = STAT_KEYS[1:]  # the numbers after the count
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Stats:
     """One distribution; a key the block lacks (or holds null) is None. An empty one has count 0."""
 
@@ -32,7 +33,7 @@ class Stats:
         if not isinstance(block, dict):
             return None
         return cls(int_or_none(block.get("count")),
-                   *(number_or_none(block.get(f.name)) for f in fields(cls) if f.name != "count"))
+                   *(number_or_none(block.get(key)) for key in _STATISTICS))
 
     @classmethod
     def empty(cls) -> Stats:

@@ -3,9 +3,10 @@ they were counted, the prompts' accuracy against their targets and the prefix ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_parse import (
     Json,
     JsonObject,
@@ -17,7 +18,7 @@ from metrics.results.summary_parse import (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Spread:
     """`{mean, p50, p99}` of a prompt-length error (nulls when nothing was compared)."""
 
@@ -35,7 +36,7 @@ class Spread:
         return {"mean": self.mean, "p50": self.p50, "p99": self.p99}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PromptAccuracy:
     """`tokens.prompt_accuracy`: the server's prompt count against the target."""
 
@@ -74,7 +75,7 @@ def _spread(value: Spread | None) -> Json:
     return value.to_json() if value is not None else None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PrefixCacheShare:
     """`tokens.prefix_cache`: the prompt tokens served from the server's cache (zeros when absent)."""
 
@@ -95,7 +96,7 @@ class PrefixCacheShare:
                 "cached_ratio": self.cached_ratio}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Tokens:
     requests: int | None = None  # None when the document does not say
     output_estimated: int = 0

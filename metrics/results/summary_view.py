@@ -1,4 +1,4 @@
-"""The typed, frozen view of summary.json: each section parsed once, at the boundary, into the dataclasses
+"""The typed, frozen view of summary.json: each section parsed once, at the boundary, into the views
 of metrics.results.summary_{stats,requests,tokens,goodput,run}; the exporters read its fields instead of
 walking the JSON. `SummaryView.from_json` takes the document as metrics.summary.build writes it (or an
 older one: a section it lacks reads as its readers have always read it, absent or empty).
@@ -9,11 +9,12 @@ writes are written back with each view's `to_json` (`summary_json` assembles the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from metrics.results.documents import read_summary
+from metrics.results.frozen_view import frozen
 from metrics.results.summary_goodput import BurstDelivered, Goodput, Reasoning, ToolCalls
 from metrics.results.summary_gpu import Gpu
 from metrics.results.summary_parse import JsonObject, int_or_none, number_or_none, text_or_none
@@ -25,7 +26,7 @@ from metrics.results.summary_stats import Stats, stats_map
 from metrics.results.summary_tokens import PrefixCacheShare, Tokens
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Bucket:
     """One entry of `buckets`: the requests of one label of one dimension (prompt_tokens=<64)."""
 
@@ -78,7 +79,7 @@ class Bucket:
 ANSWER_SECTIONS = ("reasoning", "tool_calls")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RooflineRow:
     """The measured median beside its floor (metrics.model.roofline)."""
 
@@ -93,7 +94,7 @@ class RooflineRow:
         return cls(*(number_or_none(value.get(k)) for k in ("measured_p50", "floor", "ratio")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Roofline:
     """`roofline`: the floors of a model on a GPU (metrics.model.roofline), or why they were not computed.
     Names are kept as the text the document's values print as."""
@@ -128,7 +129,7 @@ class Roofline:
                    number_or_none(value.get("mean_in_flight")), str(error) if error else None)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SummaryView:
     run: Run = field(default_factory=Run)
     requests: Requests = field(default_factory=lambda: Requests(None, None))

@@ -5,10 +5,11 @@ another type as missing, the way the readers always have; `to_json` writes it ba
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from metrics.results.fields import flag, integer, num, obj, objects, text, texts
+from metrics.results.frozen_view import frozen, replace
 from metrics.results.row_view import PointRow, RowJson
 from metrics.results.shared_view import (
     Ceiling,
@@ -86,7 +87,7 @@ class SweepJson(SweepHeadJson, RateBasisJson):
     missing: list[str]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PointPlan:
     """One planned point: enough to run it again identically (`goodput sweep --resume`)."""
 
@@ -121,7 +122,7 @@ class PointPlan:
             raise ValueError(f"a planned point is malformed ({exc})") from None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SweepMode:
     """`mode`: exactly one of the rates, the concurrencies, or an auto sweep (points, ceiling concurrency)."""
 
@@ -154,7 +155,7 @@ class SweepMode:
         raise ValueError("its mode is none of rates, concurrencies and auto")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SweepLength:
     """`length`: how long every point runs (None: not bounded that way; warmup_s None: the default share)."""
 
@@ -166,7 +167,7 @@ class SweepLength:
         return {"duration_s": self.duration_s, "requests": self.requests, "warmup_s": self.warmup_s}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SweepPoint:
     """`points[i]`: the plan (None when it is not a whole one) and the row (pending until the point ran)."""
 
@@ -174,7 +175,7 @@ class SweepPoint:
     row: PointRow
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SweepView:
     """sweep.json. `missing`: the labels (and an auto sweep's note) not finished yet."""
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -290,7 +290,7 @@ def summarize_frame(frame: RequestFrame, config: SummaryConfig, run: Mapping[str
 def summary_document(frame: RequestFrame, config: SummaryConfig,
                      run: Mapping[str, Json]) -> tuple[SummaryDocument, PerRequest]:
     """The summary's typed sections (written in one step by SummaryDocument.to_json) and the derivations."""
-    from metrics.results import Stalls, SummaryDocument, json_object, slo_bounds
+    from metrics.results import Stalls, SummaryDocument, json_object, replace, slo_bounds
 
     window = measurement_window(
         frame, warmup_s=config.warmup_s, cooldown_s=config.cooldown_s, schedule_end_s=config.schedule_end_s

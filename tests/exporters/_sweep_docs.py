@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from loadgen.spec.run_spec import RunSpec
@@ -15,7 +14,7 @@ from loadgen.sweep.document import SweepState
 from loadgen.sweep.points import PointLength, PointPlan, plan_point
 from loadgen.sweep.rows import point_row
 from metrics.capacity_search.search import Observation, SearchSettings, Stop, conclude, pool
-from metrics.results import CapacityView, Ceiling, ServerInfo, SweepMode, SweepView
+from metrics.results import CapacityView, Ceiling, ServerInfo, SweepMode, SweepView, replace
 
 LENGTH = PointLength(10.0, None)
 

@@ -5,7 +5,6 @@ requests they spent, and the verdict line heads the page."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from exporters.html.page import Chart, Page, Table
 from exporters.html.sweep_write import write_capacity_report
 from metrics.capacity_search.proportion import wilson_interval
 from metrics.capacity_search.search import SearchSettings, Stop
-from metrics.results import CapacityView
+from metrics.results import CapacityView, replace
 from tests.exporters._sweep_docs import capacity_doc
 
 # (rate, good, measured) in the order run: 12 is undecided, then passes pooled with its second run
