@@ -9,6 +9,7 @@ fields below read either. The run spec itself stays JSON (`spec`), for `RunSpec.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from metrics.results.frozen_view import frozen
@@ -19,11 +20,8 @@ from metrics.results.summary_parse import (
     json_object,
     json_value,
     number_or_none,
+    object_or_empty,
 )
-
-
-def _obj(value: Any) -> dict[Any, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _object_or_none(value: Any) -> JsonObject | None:
@@ -34,17 +32,17 @@ def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _thresholds(run: dict[Any, Any]) -> tuple[str, ...]:
+def _thresholds(run: Mapping[str, Json]) -> tuple[str, ...]:
     spec = run.get("spec")
-    gate = spec.get("gate") if isinstance(spec, dict) else None
-    found = gate.get("thresholds") if isinstance(gate, dict) else _obj(run.get("settings")).get("thresholds")
+    gate = spec.get("gate") if isinstance(spec, Mapping) else None
+    found = gate.get("thresholds") if isinstance(gate, Mapping) else object_or_empty(run.get("settings")).get("thresholds")
     return tuple(str(t) for t in found) if isinstance(found, list) else ()
 
 
-def _baseline(run: dict[Any, Any]) -> str | None:
+def _baseline(run: Mapping[str, Json]) -> str | None:
     spec = run.get("spec")
-    gate = spec.get("gate") if isinstance(spec, dict) else None
-    found = gate.get("baseline") if isinstance(gate, dict) else _obj(run.get("settings")).get("baseline")
+    gate = spec.get("gate") if isinstance(spec, Mapping) else None
+    found = gate.get("baseline") if isinstance(gate, Mapping) else object_or_empty(run.get("settings")).get("baseline")
     return found if isinstance(found, str) and found else None
 
 
@@ -58,12 +56,12 @@ class PlannedLoad:
     asked_ignore_eos: bool | None = None
 
     @classmethod
-    def from_json(cls, spec: dict[Any, Any]) -> PlannedLoad:
-        arrival = _obj(_obj(spec.get("load")).get("arrival"))
+    def from_json(cls, spec: Mapping[str, Json]) -> PlannedLoad:
+        arrival = object_or_empty(object_or_empty(spec.get("load")).get("arrival"))
         kind = arrival.get("kind")
         return cls(kind if isinstance(kind, str) else None, number_or_none(arrival.get("rate")),
-                   _obj(spec.get("workload")).get("trace") is not None,
-                   _flag(_obj(spec.get("request")).get("ignore_eos")))
+                   object_or_empty(spec.get("workload")).get("trace") is not None,
+                   _flag(object_or_empty(spec.get("request")).get("ignore_eos")))
 
 
 @frozen
@@ -93,11 +91,11 @@ class RunDocument:
 
     @classmethod
     def from_json(cls, value: Any) -> RunDocument:
-        run = _obj(value)
+        run = object_or_empty(value)
         spec = _object_or_none(run.get("spec")) if "spec" in run else None
-        raw_spec = _obj(run.get("spec"))
-        resolved = _obj(run.get("resolved"))
-        settings = _obj(run.get("settings"))
+        raw_spec = object_or_empty(run.get("spec"))
+        resolved = object_or_empty(run.get("resolved"))
+        settings = object_or_empty(run.get("settings"))
         roofline = (resolved if "spec" in run else settings).get("roofline")
         start = run.get("start_unix_s")
         error = run.get("write_error")
@@ -121,5 +119,5 @@ class RunDocument:
             interrupted=bool(run.get("interrupted")),
             unwritten_records=int_or_none(run.get("unwritten_records")) or 0,
             write_error=error if isinstance(error, str) and error else None,
-            workers_lost=json_value(_obj(run.get("workers")).get("lost")),
+            workers_lost=json_value(object_or_empty(run.get("workers")).get("lost")),
         )

@@ -7,11 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from metrics.results.frozen_view import frozen
-from metrics.results.summary_parse import int_or_none, number_or_none, text_or_none
-
-
-def _obj(value: Any) -> dict[Any, Any]:
-    return value if isinstance(value, dict) else {}
+from metrics.results.summary_parse import int_or_none, number_or_none, object_or_empty, text_or_none
 
 
 @frozen
@@ -21,7 +17,7 @@ class MeanMax:
 
     @classmethod
     def from_json(cls, value: Any) -> MeanMax:
-        block = _obj(value)
+        block = object_or_empty(value)
         return cls(number_or_none(block.get("mean")), number_or_none(block.get("max")))
 
 
@@ -37,7 +33,7 @@ class GpuFigures:
 
     @classmethod
     def from_json(cls, value: Any) -> GpuFigures:
-        block = _obj(value)
+        block = object_or_empty(value)
         return cls(MeanMax.from_json(block.get("utilization_pct")), MeanMax.from_json(block.get("sm_active")),
                    *(number_or_none(block.get(k)) for k in ("memory_used_mib_max", "power_w_mean", "energy_j")))
 
@@ -52,7 +48,7 @@ class GpuRow:
 
     @classmethod
     def from_json(cls, value: Any) -> GpuRow:
-        g = _obj(value)
+        g = object_or_empty(value)
         return cls(str(g.get("source")), str(g.get("hostname") or ""), str(g.get("gpu")),
                    str(g["model_name"]) if g.get("model_name") else None, GpuFigures.from_json(g))
 
@@ -67,7 +63,7 @@ class GpuTotal:
 
     @classmethod
     def from_json(cls, value: Any) -> GpuTotal:
-        t = _obj(value)
+        t = object_or_empty(value)
         return cls(int_or_none(t.get("gpus")), GpuFigures.from_json(t), number_or_none(t.get("output_tokens")),
                    number_or_none(t.get("joules_per_output_token")), text_or_none(t.get("energy_note")))
 
@@ -84,7 +80,7 @@ class GpuSource:
 
     @classmethod
     def from_json(cls, value: Any) -> GpuSource:
-        s = _obj(value)
+        s = object_or_empty(value)
         return cls(str(s.get("name")), str(s.get("url")), int_or_none(s.get("scrapes")),
                    int_or_none(s.get("failed_scrapes")), str(s["last_failure"]) if s.get("last_failure") else None)
 

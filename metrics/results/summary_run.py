@@ -12,11 +12,19 @@ from dataclasses import field
 from typing import Any
 
 from metrics.results.frozen_view import frozen
-from metrics.results.summary_parse import count, int_or_none, number_or_none, text_or_none
+from metrics.results.summary_parse import (
+    Json,
+    count,
+    int_or_none,
+    number_or_none,
+    object_or_empty,
+    text_or_none,
+)
 
 
-def _obj(value: Any) -> dict[Any, Any]:
-    return value if isinstance(value, dict) else {}
+def _length(value: Json) -> int:
+    """How many items a JSON list holds; 0 for anything else (absent, null, another type)."""
+    return len(value) if isinstance(value, list) else 0
 
 
 def _text(value: Any) -> str | None:
@@ -44,7 +52,7 @@ class Window:
 
     @classmethod
     def from_json(cls, value: Any) -> Window:
-        w = _obj(value)
+        w = object_or_empty(value)
         return cls(int_or_none(w.get("measured")), number_or_none(w.get("duration_s")),
                    _number(w.get("warmup_s", 0)), _number(w.get("cooldown_s", 0)), bool(w),
                    number_or_none(w.get("start_s")), number_or_none(w.get("end_s")))
@@ -89,7 +97,7 @@ class Workload:
 
     @classmethod
     def from_json(cls, value: Any) -> Workload:
-        w = _obj(value)
+        w = object_or_empty(value)
         return cls(_text(w.get("kind", "?")) if w else None, bool(w.get("prefix")), bool(w.get("cache_bust")),
                    text_or_none(w.get("token_counter")), count(w.get("chat_template_tokens")),
                    _text(w.get("prompt_tokens")), _text(w.get("output_tokens")), _text(w.get("path")), bool(w))
@@ -108,8 +116,8 @@ class Resolved:
 
     @classmethod
     def from_json(cls, value: Any) -> Resolved:
-        r = _obj(value)
-        sizing, predicted = _obj(r.get("prompt_sizing")), _obj(r.get("prefix_cache_prediction"))
+        r = object_or_empty(value)
+        sizing, predicted = object_or_empty(r.get("prompt_sizing")), object_or_empty(r.get("prefix_cache_prediction"))
         ignore_eos = r.get("ignore_eos")
         return cls(ignore_eos if isinstance(ignore_eos, bool) else None, text_or_none(sizing.get("counter")),
                    text_or_none(sizing.get("method")), count(sizing.get("chat_template_tokens")),
@@ -147,7 +155,7 @@ class Run:
 
     @classmethod
     def from_json(cls, value: Any) -> Run:
-        run = _obj(value)
+        run = object_or_empty(value)
         open_loop, stopped = run.get("open_loop"), run.get("stopped_early")
         return cls(
             target=_text(run.get("target")), embedded=bool(run.get("embedded")), model=_text(run.get("model")),
@@ -158,7 +166,7 @@ class Run:
             interrupted=bool(run.get("interrupted")), aborted=bool(run.get("aborted")),
             abort_reason=_text(run.get("abort_reason")), write_error=_text(run.get("write_error")),
             stopped_early=str(stopped) if stopped else None, ended_by=_text(run.get("ended_by")),
-            workers_lost=len(_obj(run.get("workers")).get("lost") or []),
+            workers_lost=_length(object_or_empty(run.get("workers")).get("lost")),
             unwritten_records=int_or_none(run.get("unwritten_records")),
             percentile_method=str(run.get("percentile_method", "linear")),
             client_saturated=bool(run.get("client_saturated")),

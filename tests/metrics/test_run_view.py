@@ -68,3 +68,14 @@ def test_not_json_raises(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         read_run_view(tmp_path)
     json.loads((GOLDEN / RUN_FILE).read_text())
+
+
+def test_summary_runs_lost_workers_count_a_list_only() -> None:
+    """summary.json's run.workers.lost is a list of the lost workers; another value is read as none lost
+    (a number there made the reader raise TypeError before)."""
+    from metrics.results import Run
+
+    assert Run.from_json({"workers": {"lost": [{"worker": 1}, {"worker": 2}]}}).workers_lost == 2
+    for lost in (5, "w1", {"worker": 1}, None):
+        assert Run.from_json({"workers": {"lost": lost}}).workers_lost == 0
+    assert Run.from_json({"workers": 3}).workers_lost == 0
