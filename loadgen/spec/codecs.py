@@ -3,7 +3,6 @@ each makes the spec field from the option's checked value, once, with a one-line
 gives the value back from the field (what `--print-config` writes), so that `parse(format(field)) == field`.
 
 - `length_or_none`: a length distribution (`--turns`), absent → None;
-- `flagged_length`: a length distribution whose error is led by its flag (`--tool-result-tokens: bad ...`);
 - `think_time`: a duration distribution (`2s`, `exponential:5s`) → `ThinkTime`;
 - `numbers`: comma-separated numbers → a tuple of floats, empty → None (`--prefix-weights`);
 - `edges`: comma-separated increasing non-negative integers → a tuple, absent → None (bucket edges);
@@ -66,10 +65,11 @@ def key_values(values: Sequence[str], flag: str, sep: str) -> dict[str, str]:
 
 
 def _length_or_none(value: OptionValue, flag: str) -> LengthDist | None:
-    return parse_length(str(value)) if value is not None else None
+    return None if value is None else flagged_length(value, flag)
 
 
-def _flagged_length(value: OptionValue, flag: str) -> LengthDist:
+def flagged_length(value: OptionValue, flag: str) -> LengthDist:
+    """A length distribution (`256`, `uniform:64:512`); SpecError led by the flag (`--turns: bad length ...`)."""
     try:
         return parse_length(str(value))
     except ValueError as exc:
@@ -181,12 +181,14 @@ def _as_it_is(text: str | None) -> str | None:
 
 
 def _slo(value: OptionValue, flag: str) -> SLO:
-    return parse_slo(_texts(value))
+    try:
+        return parse_slo(_texts(value))
+    except ValueError as exc:
+        raise SpecError(f"{flag}: {exc}") from None
 
 
 CONVERSIONS: dict[str, Conversion[Any]] = {
     "length_or_none": Conversion(_length_or_none, _text_or_none),
-    "flagged_length": Conversion(_flagged_length, str),
     "think_time": Conversion(_think_time, str),
     "numbers": Conversion(_numbers, _numbers_text),
     "edges": Conversion(_edges, _edges_text),

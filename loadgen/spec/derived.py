@@ -23,7 +23,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from loadgen.spec.codecs import CONVERSIONS, FieldValue
+from loadgen.spec.codecs import CONVERSIONS, FieldValue, flagged_length
 from loadgen.spec.options import OPTIONS, Option
 from loadgen.spec.sections import (
     GateSpec,
@@ -39,7 +39,7 @@ from loadgen.spec.sections import (
 )
 from loadgen.spec.values import OptionValue, OptionValues
 from loadgen.types import Timeouts
-from loadgen.workload import LengthDist, format_duration, parse_duration_flag, parse_length
+from loadgen.workload import LengthDist, format_duration, parse_duration_flag
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -123,7 +123,9 @@ def _parse(option: Option, value: OptionValue) -> FieldValue:
         return duration(text, option.param)
     if codec == "positive_duration":
         return duration(text, option.param, positive=True)
-    return parse_length(str(value))  # length
+    if codec != "length":
+        raise AssertionError(f"{option.flag}: no conversion for the {codec} codec")
+    return flagged_length(value, option.flag)
 
 
 def _format(option: Option, value: FieldValue) -> OptionValue:

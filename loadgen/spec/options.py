@@ -28,7 +28,7 @@ PANELS = (TARGET, WORKLOAD, LOAD, SCALE, REQUEST, SLO_GATE, METRICS, OUTPUTS, PR
 # How a derived option's value becomes its spec field and back (see loadgen.spec.derived).
 Codec = Literal["copy", "or_none", "text", "duration", "duration_or_none", "positive_duration", "length",
                 # and those of loadgen.spec.codecs
-                "length_or_none", "flagged_length", "think_time", "numbers", "edges", "pairs", "strings",
+                "length_or_none", "think_time", "numbers", "edges", "pairs", "strings",
                 "count_or_auto", "json_object", "fail_limit", "slo"]
 CONFIG = "Config file"  # where the options come from (not written by --print-config)
 
@@ -99,7 +99,7 @@ PARAMETERS: tuple[Option, ...] = (
     Option("image_format", WORKLOAD, "str", str, 'png', 'png | jpeg.'),
     Option("image_pool", WORKLOAD, "int", int, 0, "Draw the images from this many distinct ones (reuse, for a server's multimodal cache); 0: every image unique."),
     Option("tool_latency", WORKLOAD, "str", str, '0s', "Conversations with --tools: how long a tool takes before its result and the model's next turn (the forms of --think-time).", spec='workload.tool_latency', codec='think_time'),
-    Option("tool_result_tokens", WORKLOAD, "str", str, '64', 'Conversations with --tools: tokens of each tool result (a length distribution).', spec='workload.tool_result_tokens', codec='flagged_length'),
+    Option("tool_result_tokens", WORKLOAD, "str", str, '64', 'Conversations with --tools: tokens of each tool result (a length distribution).', spec='workload.tool_result_tokens', codec='length'),
     Option("max_tool_turns", WORKLOAD, "int", int, 4, 'Conversations with --tools: tool turns at most after each turn (0: a tool call ends the turn).', spec='workload.max_tool_turns'),
     Option("cancel_rate", WORKLOAD, "float", float, 0.0, "Share of requests (0-1) the client cancels mid-stream, closing the connection as a browser's stop button does; needs --cancel-after.", spec='workload.cancel_rate'),
     Option("cancel_after", WORKLOAD, "str", str | None, None, 'When a cancelled request is closed: a time after the send (500ms, exponential:1s, uniform:200ms:2s, lognormal:1s:0.5) or tokens:K after K output tokens (K as --output-tokens).', spec='workload.cancel_after', codec='text'),

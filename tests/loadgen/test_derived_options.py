@@ -39,7 +39,7 @@ EXPECTED = (
 # The field type each codec makes, given the option's own (copy) type.
 CODEC_TYPES = {"or_none": str | None, "text": str | None, "duration": float, "duration_or_none": float | None,
                "positive_duration": float | None, "length": LengthDist, "length_or_none": LengthDist | None,
-               "flagged_length": LengthDist, "think_time": ThinkTime, "numbers": tuple[float, ...] | None,
+               "think_time": ThinkTime, "numbers": tuple[float, ...] | None,
                "edges": tuple[int, ...] | None, "pairs": tuple[tuple[str, str], ...], "strings": tuple[str, ...],
                "count_or_auto": int | None, "json_object": str | None, "fail_limit": str, "slo": SLO}
 KIND_TYPES = {"str": str, "path": str, "int": int, "float": float, "bool": bool}

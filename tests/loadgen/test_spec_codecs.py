@@ -17,7 +17,6 @@ from loadgen.workload import LengthDist, ThinkTime
 # Values as a flag or a config file gives them, each in the form the codec writes back.
 CANONICAL: dict[str, tuple[Any, ...]] = {
     "length_or_none": (None, "3", "uniform:2:4"),
-    "flagged_length": ("64", "uniform:10:20"),
     "think_time": ("0s", "1.5s", "exponential:5s", "uniform:1s:4s"),
     "numbers": (None, "1,2,0.5"),
     "edges": (None, "0,128,512"),
@@ -85,3 +84,15 @@ def test_the_agent_loops_durations_name_their_own_flag() -> None:
     assert "--think-time" not in str(caught.value)
     with pytest.raises(SpecError, match=r"^--think-time: "):
         build_spec({**run_defaults(), "turns": "2", "think_time": "gamma:1s"})
+
+
+@pytest.mark.parametrize(("values", "lead"), [
+    ({"turns": "abc"}, "--turns: bad length 'abc'"),
+    ({"prompt_tokens": "abc"}, "--prompt-tokens: bad length 'abc'"),
+    ({"output_tokens": "uniform:9"}, "--output-tokens: bad length 'uniform:9'"),
+    ({"slo": ["ttft=bad"]}, "--slo: invalid SLO ttft='bad'"),
+])
+def test_a_bad_length_or_slo_names_its_flag(values: dict[str, Any], lead: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        build_spec({**run_defaults(), **values})
+    assert str(caught.value).startswith(lead)
