@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from metrics.results import float_or_none
+from metrics.results import finite_or_none
 
 NONE = "–"
 
 
-def _number(value: Any) -> float | None:
-    """A finite number as a float; None otherwise (NaN and the infinities too: they print as "–")."""
-    number = float_or_none(value)
-    return number if number is not None and math.isfinite(number) else None
+_number = finite_or_none  # NaN and the infinities print as "–"
 
 
 def ms(seconds: Any) -> str:

@@ -18,7 +18,6 @@ stops calibrate.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from metrics.results import (
     SERVER_SERIES_FILE,
     Json,
     JsonObject,
+    finite_or_none,
     json_object,
     run_or_none,
 )
@@ -101,11 +101,6 @@ def parse_cache_config(labels: Mapping[str, str]) -> CacheLimits:
     return out
 
 
-def _num(value: Json) -> float | None:
-    """A finite number (not a bool), else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 def _obj(parent: Mapping[str, Json], key: str, where: str, problems: list[str]) -> Mapping[str, Json]:
@@ -125,7 +120,7 @@ def _mean(hist: Json, name: str = "", problems: list[str] | None = None) -> tupl
     if not isinstance(hist, Mapping):
         count, total = None, None
     else:
-        count, total = _num(hist.get("count")), _num(hist.get("sum"))
+        count, total = finite_or_none(hist.get("count")), finite_or_none(hist.get("sum"))
     if count is None or total is None or count < 0:
         if problems is not None:
             problems.append(f"histogram {name} has no numeric count and sum")
@@ -140,7 +135,7 @@ def decode_per_token(section: Mapping[str, Json], problems: list[str] | None = N
     hists = _obj(section, "histograms", "", notes)
     decode = hists.get("decode_s")
     generation = _obj(_obj(section, "counters", "", notes), "generation_tokens", "counters.", notes)
-    tokens = _num(generation.get("delta"))
+    tokens = finite_or_none(generation.get("delta"))
     if generation.get("delta") is not None and tokens is None:
         notes.append("counters.generation_tokens.delta is not a number")
     mean, count = _mean(decode, "decode_s", notes)
@@ -163,8 +158,8 @@ def gauges(run_dir: Path, start_unix_s: float, problems: list[str] | None = None
             continue
         if not isinstance(p, dict) or "running" not in p or "unix_s" not in p:
             continue
-        end, running, waiting = _num(p["unix_s"]), _num(p["running"]), _num(p.get("waiting"))
-        began = _num(p.get("started_unix_s")) if p.get("started_unix_s") is not None else end
+        end, running, waiting = finite_or_none(p["unix_s"]), finite_or_none(p["running"]), finite_or_none(p.get("waiting"))
+        began = finite_or_none(p.get("started_unix_s")) if p.get("started_unix_s") is not None else end
         if end is None or running is None or began is None or (p.get("waiting") is not None and waiting is None):
             bad += 1
             continue
@@ -188,7 +183,7 @@ def read_server_run(run_dir: Path) -> ServerRun | None:
     queue = _mean(hists.get("queue_s"), "queue_s", problems)[0]
     decode = decode_per_token(section, problems)
     run = run_or_none(run_dir) or {}
-    start = _num(run.get("start_unix_s"))
+    start = finite_or_none(run.get("start_unix_s"))
     series: list[str] = []
     points = gauges(run_dir, start, series) if start is not None else []
     malformed = tuple(dict.fromkeys([f"{SERVER_SECTION_FILE}: {p}" for p in problems]

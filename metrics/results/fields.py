@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 # One reading of a value each, shared with summary.json's views (summary_parse): an object or {}, a number
-# as written (an int stays an int, so it is written back the same), an integer, a text; None otherwise.
+# as written (an int stays an int, so it is written back the same), an integer, a text, a bool; None otherwise.
+from metrics.results.summary_parse import bool_or_none as flag
 from metrics.results.summary_parse import int_or_none as integer
 from metrics.results.summary_parse import number_or_none as num
 from metrics.results.summary_parse import object_or_empty as obj
@@ -25,10 +26,6 @@ __all__ = ["flag", "integer", "interval", "num", "obj", "obj_or_none", "objects"
 
 def obj_or_none(value: Json) -> Mapping[str, Json] | None:
     return value if isinstance(value, dict) else None
-
-
-def flag(value: object) -> bool | None:
-    return value if isinstance(value, bool) else None
 
 
 def interval(value: object) -> tuple[float, float] | None:

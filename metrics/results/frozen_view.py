@@ -29,7 +29,7 @@ import reprlib
 from collections.abc import Callable
 from dataclasses import FrozenInstanceError, field
 from operator import attrgetter
-from typing import Any, TypeVar, cast, dataclass_transform
+from typing import TYPE_CHECKING, Any, TypeVar, cast, dataclass_transform
 
 T = TypeVar("T")
 
@@ -64,7 +64,10 @@ def frozen(cls: type[T]) -> type[T]:
                      __delattr__=_refuse_delete, __reduce__=_reduce_for(values), **{_FIELDS: names})
     namespace.setdefault("__repr__", _repr)
     namespace.setdefault("__eq__", _eq_for(values))
-    namespace.setdefault("__hash__", _hash_for(values))
+    # A frozen dataclass's rule: hashed by its fields unless the class wrote its own __hash__ (a __hash__ of
+    # None beside the class's own __eq__ is Python's doing, not the class's).
+    if "__hash__" not in own or (own["__hash__"] is None and "__eq__" in own):
+        namespace["__hash__"] = _hash_for(values)
     namespace.setdefault("__match_args__", names)
     metaclass: type = type(cls)
     made = cast("type[T]", metaclass(cls.__name__, cls.__bases__, namespace))  # the class, slotted
@@ -81,12 +84,16 @@ def field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
-def replace(view: T, /, **changes: object) -> T:
-    """`view` with the fields named in `changes` set to those values (TypeError for a name that is not one of
-    its fields, or for an object that is not a @frozen view)."""
-    cls = type(view)
-    values = {name: getattr(view, name) for name in field_names(cls) if name not in changes}
-    return cls(**values, **changes)
+if TYPE_CHECKING:  # mypy checks a call's field names and types as it does dataclasses.replace's
+    from dataclasses import replace as replace
+else:
+
+    def replace(view, /, **changes):
+        """`view` with the fields named in `changes` set to those values (TypeError for a name that is not
+        one of its fields, or for an object that is not a @frozen view)."""
+        cls = type(view)
+        values = {name: getattr(view, name) for name in field_names(cls) if name not in changes}
+        return cls(**values, **changes)
 
 
 def _is_class_var(hint: object) -> bool:

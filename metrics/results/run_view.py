@@ -16,6 +16,7 @@ from metrics.results.frozen_view import frozen
 from metrics.results.summary_parse import (
     Json,
     JsonObject,
+    bool_or_none,
     int_or_none,
     json_object,
     json_value,
@@ -26,10 +27,6 @@ from metrics.results.summary_parse import (
 
 def _object_or_none(value: Any) -> JsonObject | None:
     return json_object(value) if isinstance(value, dict) else None
-
-
-def _flag(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
 
 
 def _thresholds(run: Mapping[str, Json]) -> tuple[str, ...]:
@@ -61,7 +58,7 @@ class PlannedLoad:
         kind = arrival.get("kind")
         return cls(kind if isinstance(kind, str) else None, number_or_none(arrival.get("rate")),
                    object_or_empty(spec.get("workload")).get("trace") is not None,
-                   _flag(object_or_empty(spec.get("request")).get("ignore_eos")))
+                   bool_or_none(object_or_empty(spec.get("request")).get("ignore_eos")))
 
 
 @frozen
@@ -108,13 +105,13 @@ class RunDocument:
             settings_slo=json_value(settings.get("slo")),
             schedule_end_s=number_or_none(resolved.get("schedule_end_s")),
             roofline=_object_or_none(roofline),
-            resolved_ignore_eos=_flag(resolved.get("ignore_eos")),
+            resolved_ignore_eos=bool_or_none(resolved.get("ignore_eos")),
             planned=PlannedLoad.from_json(raw_spec),
             thresholds=_thresholds(run),
             gate_baseline=_baseline(run),
             start_unix_s=start if isinstance(start, float) else None,
-            open_loop=_flag(run.get("open_loop")),
-            complete=_flag(run.get("complete")),
+            open_loop=bool_or_none(run.get("open_loop")),
+            complete=bool_or_none(run.get("complete")),
             aborted=bool(run.get("aborted")),
             interrupted=bool(run.get("interrupted")),
             unwritten_records=int_or_none(run.get("unwritten_records")) or 0,

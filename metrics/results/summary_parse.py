@@ -6,6 +6,7 @@ Numbers keep the type JSON gave them (an int stays an int) so that a view prints
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
@@ -58,6 +59,17 @@ def number_or_none(value: Any) -> float | None:
 def float_or_none(value: object) -> float | None:
     """An int or a float as a float (NaN and the infinities kept as they are); None otherwise, a bool too."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def finite_or_none(value: object) -> float | None:
+    """A finite int or float as a float; None otherwise (NaN, the infinities and a bool too)."""
+    number = float_or_none(value)
+    return number if number is not None and math.isfinite(number) else None
+
+
+def bool_or_none(value: object) -> bool | None:
+    """A JSON true or false as it is; None for any other value."""
+    return value if isinstance(value, bool) else None
 
 
 def text_or_none(value: Any) -> str | None:

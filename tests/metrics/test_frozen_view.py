@@ -136,6 +136,40 @@ def test_the_hash_is_the_hash_of_the_fields_and_an_unhashable_field_refuses_it()
         hash(Point(1))  # its tags is a list
 
 
+def test_a_class_that_writes_eq_is_still_hashed_by_its_fields_as_the_dataclass_is() -> None:
+    """Python sets __hash__ to None in a class body that defines __eq__; a frozen dataclass hashes such a class
+    by its fields all the same, and one that writes its own __hash__ keeps it."""
+
+    def same_x(self: Any, other: object) -> bool:
+        return bool(getattr(other, "x", None) == self.x)
+
+    @frozen
+    class ByX:
+        x: int
+        y: int = 0
+        __eq__ = same_x  # a class body's own __eq__ (assigned, so that no `def` needs an override marker)
+        __hash__ = None  # type: ignore[assignment]  # what Python writes beside a `def __eq__`
+
+    @dataclass(frozen=True)
+    class ByXTwin:
+        x: int
+        y: int = 0
+        __eq__ = same_x
+        __hash__ = None  # type: ignore[assignment]
+
+    assert hash(ByX(1, 2)) == hash((1, 2)) and hash(ByXTwin(1, 2)) == hash((1, 2))
+    assert ByX(1, 2) == ByX(1, 3)  # its own __eq__ is kept
+
+    @frozen
+    class OwnHash:
+        x: int
+
+        def __hash__(self) -> int:
+            return 7
+
+    assert hash(OwnHash(1)) == 7
+
+
 def test_the_repr_is_the_dataclass_repr() -> None:
     p = Point(1, None, ["a'b"])
     assert repr(p) == "Point(x=1, y=None, tags=[\"a'b\"])"
@@ -179,7 +213,7 @@ def test_replace_changes_the_named_fields_only() -> None:
     moved = replace(p, y=5)
     assert moved == Point(1, 5, ["a"]) and p == Point(1, 2, ["a"]) and moved.tags is p.tags
     with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
-        replace(p, z=1)
+        replace(p, z=1)  # type: ignore[call-arg]  # mypy sees the mistake too
     with pytest.raises(TypeError, match="not a @frozen class"):
         replace(PointTwin(1), y=2)
 

@@ -8,7 +8,16 @@ import math
 
 import pytest
 
-from metrics.results import float_or_none, int_or_none, is_int, json_object, number_or_none, object_or_empty
+from metrics.results import (
+    bool_or_none,
+    finite_or_none,
+    float_or_none,
+    int_or_none,
+    is_int,
+    json_object,
+    number_or_none,
+    object_or_empty,
+)
 from metrics.results.summary_parse import count, json_value, text_or_none
 
 
@@ -43,6 +52,10 @@ def test_each_reader_takes_only_its_own_type() -> None:
     floats = [float_or_none(v) for v in (2, 0.5, 10**20, True, False, "1", None, {"a": 1})]
     assert floats == [2.0, 0.5, 1e20, None, None, None, None, None] and type(floats[0]) is float
     assert math.isnan(float_or_none(nan) or 0.0) and float_or_none(inf) == inf
+    # finite_or_none: a float only when it is finite (what a page prints, what a fit takes)
+    finite = [finite_or_none(v) for v in (2, 0.5, nan, inf, -inf, True, "1", None)]
+    assert finite == [2.0, 0.5, None, None, None, None, None, None] and type(finite[0]) is float
+    assert [bool_or_none(v) for v in (True, False, 1, 0, "true", None)] == [True, False, None, None, None, None]
     assert [text_or_none(v) for v in ("", "a", 1, None, True)] == ["", "a", None, None, None]
     assert object_or_empty({"a": 1}) == {"a": 1}
     assert [object_or_empty(v) for v in (None, [1], "x", 3)] == [{}, {}, {}, {}]
