@@ -13,7 +13,7 @@ PACKAGES = ("loadgen", "metrics", "exporters", "refserver")
 
 # (file, function) → the text it parses
 EDGES = {
-    ("loadgen/spec/build.py", "build_spec"): "goodput run's --slo / slo: (the run spec)",
+    ("loadgen/spec/codecs.py", "_slo"): "goodput run's --slo / slo: (the run spec, its slo codec)",
     ("loadgen/cli/report.py", "report"): "goodput report --slo",
     ("loadgen/cli/gate.py", "gate"): "goodput gate --slo (on top of the gate config file's)",
     ("loadgen/cli/gate.py", "compare"): "goodput compare --slo",
