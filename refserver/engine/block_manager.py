@@ -47,6 +47,10 @@ class BlockManager:
         self._cached: dict[int, int] = {}  # hash -> block id
 
     @property
+    def hash_fn(self) -> HashFn:
+        return self._hash_fn
+
+    @property
     def num_total_blocks(self) -> int:
         return len(self.blocks)
 

@@ -51,6 +51,7 @@ class Coasting(Protocol):
     ends: list[float]
     gaps: list[float]
     order: dict[Sequence, int]
+    late: dict[Sequence, tuple[int, ...]]
     base_sum: int
     _events: list[RequestEvent]
     _takes: list[Sequence]
@@ -81,7 +82,7 @@ def coast(fast: Coasting, until_s: float, events: list[RequestEvent]) -> None:
     eng = fast.engine
     blocks, quiet, due, ends, gaps, clock, order = \
         eng.block_manager, fast.quiet, fast.due, fast.ends, fast.gaps, eng.clock, fast.order
-    bs, caching, token = blocks.block_size, blocks.enable_prefix_caching, fast.token
+    bs, caching, token, late = blocks.block_size, blocks.enable_prefix_caching, fast.token, fast.late
     batch = ScheduledBatch()
     execute = eng.runner.execute
     fast._events = events
@@ -112,7 +113,7 @@ def coast(fast: Coasting, until_s: float, events: list[RequestEvent]) -> None:
                 if q[END] == t:
                     post.append(seq)
                     finishing = True
-                elif caching and (c + 1) // bs > len(seq.block_hashes):
+                elif caching and (c + 1) // bs > len(seq.block_hashes) and seq not in late:
                     post.append(seq)
                 else:
                     fast._plan(seq, q)

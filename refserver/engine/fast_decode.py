@@ -30,7 +30,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from refserver.engine.block_manager import chain_hash
 from refserver.engine.fast_coast import C0, END, NXT, R0, T0, Engine, coast
+from refserver.engine.fast_late import LateRegistration
 from refserver.engine.runner_base import ScheduledBatch, ScheduledSeq
 from refserver.engine.sequence import Sequence, SequenceStatus
 from refserver.engine.types import RequestEvent
@@ -55,6 +57,10 @@ class FastDecode:
         # the step is post-processed, then `_takes` when they take it first thing next step (`_settle`).
         self._want: list[Sequence] = []
         self._takes: list[Sequence] = []
+        # Quiet sequences that register their filled blocks when they wake (refserver.engine.fast_late).
+        bm = engine.block_manager
+        self.registry = LateRegistration(self._bs, token, enabled=self._caching and bm.hash_fn is chain_hash)
+        self.late = self.registry.late
         engine.scheduler.before_preempt = self._wake_victim
 
     def _advance(self, seq: Sequence, q: list[int], t: int) -> None:
@@ -70,6 +76,8 @@ class FastDecode:
         q = self.quiet.pop(seq)
         self.base_sum -= q[C0] - q[T0] + 1
         self._advance(seq, q, t)
+        if self.registry.woken(seq):
+            self.engine.block_manager.cache_full_blocks(seq)
         r0 = q[R0]
         if t > r0:
             event = self.engine._event(seq, [self.token] * (t - r0), None, self.ends[t - 1])
@@ -78,8 +86,18 @@ class FastDecode:
             self._events.append((seq.request_id, event))
 
     def _wake_victim(self, seq: Sequence) -> None:
+        self.registry.preempted(seq)
         if seq in self.quiet:
             self.wake(seq, self._t)
+
+    def added(self, seq: Sequence) -> None:
+        """A request joined the engine (between steps): a late sequence with its first block registers now."""
+        other = self.registry.added(seq)
+        if other is not None:
+            q = self.quiet[other]
+            self._advance(other, q, len(self.ends))
+            self.engine.block_manager.cache_full_blocks(other)
+            self._plan(other, q)
 
     def flush(self) -> list[RequestEvent]:
         """Wake every quiet sequence (their state up to date); the events of their unreported tokens."""
@@ -93,7 +111,8 @@ class FastDecode:
         """The next step at which the quiet seq needs a block, fills a block (prefix caching) or finishes."""
         t0, c0, bs = q[T0], q[C0], self._bs
         nxt = t0 + len(seq.block_table) * bs - c0  # its first step with c0 + (s - t0) + 1 > the table's tokens
-        if self._caching:  # its first step after which (c0 + (s - t0) + 1) // bs exceeds the blocks hashed
+        if self._caching and seq not in self.late:  # its first step after which (c0 + (s - t0) + 1) // bs
+            # exceeds the blocks hashed
             fill = t0 + (len(seq.block_hashes) + 1) * bs - c0 - 1
             if fill < nxt:
                 nxt = fill
@@ -112,13 +131,14 @@ class FastDecode:
             end = t0 + min(seq.num_prompt_tokens + p.max_tokens, eng.max_context) - c0 - 2
         q = [0, t0, c0, t0, end]
         self.quiet[seq] = q
+        self.registry.defer(seq)
         self.base_sum += c0 - t0 + 1
         self._planned(seq, q)
 
     def _planned(self, seq: Sequence, q: list[int]) -> None:
         """After seq's state changed at the end of a step: `_want` if its table is full (prefix caching: then
         its next step needs a block, and `_settle` decides how it gets it), else `_plan`."""
-        if self._caching and q[C0] == len(seq.block_table) * self._bs:
+        if self._caching and q[C0] == len(seq.block_table) * self._bs and seq not in self.late:
             self._want.append(seq)
         else:
             self._plan(seq, q)
@@ -132,8 +152,10 @@ class FastDecode:
         want, self._want = self._want, []
         sched = self.engine.scheduler
         decodes = len(self.quiet)
+        due = self.due.get(len(self.ends))  # a late sequence there may take a block first, at its turn
         if len(sched.running) == decodes and decodes <= sched.config.max_num_batched_tokens \
-                and len(want) <= self.engine.block_manager.num_free_blocks:
+                and len(want) <= self.engine.block_manager.num_free_blocks \
+                and (due is None or not any(s in self.late for s in due)):
             if len(want) > 1:
                 want.sort(key=self.order.__getitem__)
             self._takes = want
@@ -267,7 +289,7 @@ class FastDecode:
                     c = q[C0] + t - q[T0]
                     if c + 1 > len(seq.block_table) * bs and not sched._make_room(seq, c + 1):
                         break  # seq itself was preempted (and woken first)
-                    if caching and (c + 1) // bs > len(seq.block_hashes):
+                    if caching and (c + 1) // bs > len(seq.block_hashes) and seq not in self.late:
                         post.append(seq)
                     else:
                         self._plan(seq, q)

@@ -99,6 +99,8 @@ class LLMEngine:
         seq = Sequence.new(request_id, prompt, params, self.clock() if arrival_s is None else arrival_s)
         self.scheduler.add(seq)
         self.seqs[request_id] = seq
+        if self.fast is not None:
+            self.fast.added(seq)
 
     def abort(self, request_id: str) -> TokenEvent | None:
         """Finish a live request as "abort" and free its blocks; None when the id is unknown or done."""
