@@ -73,9 +73,10 @@ class BlockManager:
         hashes: list[int] = []
         prev: int | None = None
         bs = self.block_size
+        hash_fn = None if self._hash_fn is chain_hash else self._hash_fn  # the default inline: no call per block
         for i in range((len(token_ids) - 1) // bs):
             tokens = tuple(token_ids[i * bs : (i + 1) * bs])
-            h = self._hash_fn(prev, tokens)
+            h = hash((prev, tokens)) if hash_fn is None else hash_fn(prev, tokens)
             block_id = self._cached.get(h)
             if block_id is None or self.blocks[block_id].token_ids != tokens:
                 break
@@ -108,7 +109,7 @@ class BlockManager:
 
     def grow(self, seq: Sequence, num_tokens: int) -> bool:
         """Make the block table cover `num_tokens` positions; False (and no change) if blocks ran out."""
-        need = blocks_for_tokens(num_tokens, self.block_size) - len(seq.block_table)
+        need = -(-num_tokens // self.block_size) - len(seq.block_table)  # blocks_for_tokens, inline
         if need > len(self._free):
             return False
         self._extend(seq, num_tokens)
@@ -155,11 +156,12 @@ class BlockManager:
         start, end = len(hashes), seq.num_computed_tokens // bs
         if start >= end:
             return
-        token_ids, table, cached, blocks, hash_fn = seq.token_ids, seq.block_table, self._cached, self.blocks, self._hash_fn
+        token_ids, table, cached, blocks = seq.token_ids, seq.block_table, self._cached, self.blocks
+        hash_fn = None if self._hash_fn is chain_hash else self._hash_fn  # the default inline: no call per block
         prev = hashes[-1] if hashes else None
         for i in range(start, end):
             tokens = tuple(token_ids[i * bs : (i + 1) * bs])
-            h = prev = hash_fn(prev, tokens)
+            h = prev = hash((prev, tokens)) if hash_fn is None else hash_fn(prev, tokens)
             hashes.append(h)
             existing = cached.get(h)
             if existing is not None and blocks[existing].token_ids == tokens:

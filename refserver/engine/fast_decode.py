@@ -231,6 +231,8 @@ class FastDecode:
             self.order[item.seq] = self._admitted
             self._admitted += 1
             post.append(item)
+        if len(self.order) > 2 * len(running) + 64:  # forget finished sequences: only running ones are sorted
+            self.order = {s: self.order[s] for s in running}
         if not batch.seqs and not decodes:
             return events
         batch.quiet_decodes, batch.quiet_kv = decodes, self.base_sum + decodes * t
