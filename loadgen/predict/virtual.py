@@ -25,7 +25,7 @@ from refserver.engine import EngineConfig, LLMEngine, SamplingParams, ScheduledB
 from refserver.model import tiny_config
 
 FloatArray = npt.NDArray[np.float64]
-VOCAB = 1 << 24  # token ids of the predictor's prompts (loadgen.predict.requests) stay below this
+VOCAB = 1 << 24  # what the virtual model reports; its prompts' ids are not checked against it (check_vocab)
 OUTPUT_TOKEN = 1  # what every virtual step "samples": never eos (requests ask for ignore_eos)
 
 
@@ -94,7 +94,7 @@ def make_engine(model: StepModel, *, max_positions: int, waiting: int,
     config = EngineConfig(block_size=lim.block_size, num_blocks=lim.num_blocks,
                           max_num_batched_tokens=lim.max_num_batched_tokens, max_num_seqs=lim.max_num_seqs,
                           max_waiting=max(1, waiting), enable_prefix_caching=lim.enable_prefix_caching)
-    return LLMEngine(runner, config, clock=clock.now, fast_decode=fast), runner
+    return LLMEngine(runner, config, clock=clock.now, fast_decode=fast, check_vocab=False), runner
 
 
 Routing = Literal["round-robin", "least-loaded"]
