@@ -95,7 +95,8 @@ def coast(fast: Coasting, until_s: float, events: list[RequestEvent]) -> None:
         post: list[Sequence] = []
         finishing = False
         if bucket is not None:
-            live = [s for s in dict.fromkeys(bucket) if (q := quiet.get(s)) is not None and q[NXT] == t]
+            live = [s for s in (dict.fromkeys(bucket) if len(bucket) > 1 else bucket)
+                    if (q := quiet.get(s)) is not None and q[NXT] == t]
             grows = 0
             for seq in live:
                 q = quiet[seq]
