@@ -149,6 +149,7 @@ def _simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int],
     nan = math.nan  # plain lists in the loop: numpy scalar access costs more than the bookkeeping itself
     first, done, last, max_itl = [nan] * n, [nan] * n, [nan] * n, [nan] * n
     out = [0] * n
+    params_of: dict[int, SamplingParams] = {}  # one per output length: the engine only reads them
     i = 0
     while True:
         busy = [e for e in range(replicas) if engines[e].has_unfinished()]
@@ -158,7 +159,10 @@ def _simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int],
             clock = clocks[e]
             if not engines[e].has_unfinished():
                 clock.t = max(clock.t, at[i])
-            params = SamplingParams(max_tokens=max_tokens[i], ignore_eos=True, temperature=0.0)
+            params = params_of.get(max_tokens[i])
+            if params is None:
+                params = params_of[max_tokens[i]] = SamplingParams(max_tokens=max_tokens[i], ignore_eos=True,
+                                                                   temperature=0.0)
             engines[e].add_request(str(i), prompts[i], params, arrival_s=at[i])
             i += 1
             continue

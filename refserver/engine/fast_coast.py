@@ -97,12 +97,13 @@ def coast(fast: Coasting, until_s: float, events: list[RequestEvent]) -> None:
         if bucket is not None:
             live = [s for s in (dict.fromkeys(bucket) if len(bucket) > 1 else bucket)
                     if (q := quiet.get(s)) is not None and q[NXT] == t]
-            grows = 0
-            for seq in live:
-                q = quiet[seq]
-                grows += q[C0] + t - q[T0] + 1 > len(seq.block_table) * bs
-            if grows > blocks.num_free_blocks:
-                break
+            if len(live) > blocks.num_free_blocks:  # the pool may be short of a block: count those needed
+                grows = 0
+                for seq in live:
+                    q = quiet[seq]
+                    grows += q[C0] + t - q[T0] + 1 > len(seq.block_table) * bs
+                if grows > blocks.num_free_blocks:
+                    break
             del due[t]
             if len(live) > 1:
                 live.sort(key=order.__getitem__)
