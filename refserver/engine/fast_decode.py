@@ -16,7 +16,9 @@ With prefix caching a quiet sequence needs a block in the step right after one f
 take a block before it in that step (every running sequence quiet, the budget holding them all, a free block
 for each), it takes it first thing in that step, without an event of its own (`_settle`, `_take`). After a
 step that leaves every running sequence quiet and none waiting admissible, the next steps *coast*
-(refserver.engine.fast_coast): only the quiet sequences' events are visited, finishes included.
+(refserver.engine.fast_coast): only the quiet sequences' events are visited, finishes included. A quiet
+sequence that no other request can meet in the prefix cache registers its filled blocks when it wakes, in
+one call, and has no event for a block filling, only for needing one (refserver.engine.fast_late).
 
 Every other rule is the scheduler's own code (`admit`, `_make_room`, `_scheduled`) and the engine's own
 postprocessing, so a step's batch, block allocations, prefix cache, preemptions and the runner's step time are
@@ -111,8 +113,9 @@ class FastDecode:
         """The next step at which the quiet seq needs a block, fills a block (prefix caching) or finishes."""
         t0, c0, bs = q[T0], q[C0], self._bs
         nxt = t0 + len(seq.block_table) * bs - c0  # its first step with c0 + (s - t0) + 1 > the table's tokens
-        if self._caching and seq not in self.late:  # its first step after which (c0 + (s - t0) + 1) // bs
-            # exceeds the blocks hashed
+        if self._caching and seq not in self.late:
+            # its first step after which (c0 + (s - t0) + 1) // bs exceeds the blocks hashed (a late one's fills
+            # are no events: it registers them when it wakes)
             fill = t0 + (len(seq.block_hashes) + 1) * bs - c0 - 1
             if fill < nxt:
                 nxt = fill
@@ -145,9 +148,10 @@ class FastDecode:
 
     def _settle(self) -> None:
         """At the end of a step: the quiet sequences that need a block at the next step (`_want`: with prefix
-        caching, every one that does) take it first thing then (`_take`), in running order, instead of at their
-        turn, where that is what the next step does: every running sequence is quiet and the budget holds them
-        all (no other sequence takes a block before the admissions, which come after), and the pool holds a
+        caching, every one that does but those registering late) take it first thing then (`_take`), in running
+        order, instead of at their turn, where that is what the next step does: every running sequence is quiet
+        and the budget holds them all (no other sequence takes a block before the admissions, which come after),
+        no late one has an event then (it may take a block at its turn, before theirs), and the pool holds a
         block for each (no preemption). Else each is planned for that step, as an event."""
         want, self._want = self._want, []
         sched = self.engine.scheduler
