@@ -43,6 +43,8 @@ def run_once(tree: Path, args: argparse.Namespace, work: Path, tag: str) -> dict
     cmd = [sys.executable, "-c", MAIN, "predict", "--server-model", str(work / "server-model.json"),
            "--rates", args.rates, "--requests", str(args.requests), "--prompt-tokens", str(args.prompt_tokens),
            "--output-tokens", str(args.output_tokens), "--json", str(out)]
+    if args.jobs is not None:
+        cmd += ["--jobs", str(args.jobs)]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -71,14 +73,16 @@ def main() -> int:
     ap.add_argument("--prompt-tokens", type=int, default=256)
     ap.add_argument("--output-tokens", type=int, default=128)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=None, help="goodput predict --jobs (default: its own, one per CPU)")
     args = ap.parse_args()
     trees = {"this": ROOT} | {v.split("=", 1)[0]: Path(v.split("=", 1)[1]).resolve() for v in args.variant}
     print(f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
           f"{platform.processor() or platform.machine()}")
     for name, tree in trees.items():
         print(f"  {name}: {tree} at {version(tree)}")
+    jobs = "" if args.jobs is None else f" --jobs {args.jobs}"
     print(f"goodput predict --rates {args.rates} --requests {args.requests} --prompt-tokens {args.prompt_tokens} "
-          f"--output-tokens {args.output_tokens}")
+          f"--output-tokens {args.output_tokens}{jobs}")
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -47,6 +47,10 @@ class BlockManager:
         self._cached: dict[int, int] = {}  # hash -> block id
 
     @property
+    def hash_fn(self) -> HashFn:
+        return self._hash_fn
+
+    @property
     def num_total_blocks(self) -> int:
         return len(self.blocks)
 
@@ -69,9 +73,10 @@ class BlockManager:
         hashes: list[int] = []
         prev: int | None = None
         bs = self.block_size
+        hash_fn = None if self._hash_fn is chain_hash else self._hash_fn  # the default inline: no call per block
         for i in range((len(token_ids) - 1) // bs):
             tokens = tuple(token_ids[i * bs : (i + 1) * bs])
-            h = self._hash_fn(prev, tokens)
+            h = hash((prev, tokens)) if hash_fn is None else hash_fn(prev, tokens)
             block_id = self._cached.get(h)
             if block_id is None or self.blocks[block_id].token_ids != tokens:
                 break
@@ -83,7 +88,7 @@ class BlockManager:
     def can_allocate(self, cached_ids: list[int], num_tokens: int) -> bool:
         """Whether a sequence reusing `cached_ids` can hold `num_tokens` positions."""
         fresh = blocks_for_tokens(num_tokens, self.block_size) - len(cached_ids)
-        revived = sum(1 for b in cached_ids if self.blocks[b].ref_count == 0)
+        revived = sum(1 for b in cached_ids if self.blocks[b].ref_count == 0) if cached_ids else 0
         return len(self._free) - revived >= fresh
 
     def allocate(self, seq: Sequence, cached_ids: list[int], cached_hashes: list[int], num_tokens: int) -> None:
@@ -100,48 +105,33 @@ class BlockManager:
         seq.block_table = list(cached_ids)
         seq.block_hashes = list(cached_hashes)
         seq.num_computed_tokens = len(cached_ids) * self.block_size
-        self._extend(seq, num_tokens)
+        self._take(seq.block_table, -(-num_tokens // self.block_size) - len(cached_ids))
 
     def grow(self, seq: Sequence, num_tokens: int) -> bool:
         """Make the block table cover `num_tokens` positions; False (and no change) if blocks ran out."""
-        need = blocks_for_tokens(num_tokens, self.block_size) - len(seq.block_table)
+        need = -(-num_tokens // self.block_size) - len(seq.block_table)  # blocks_for_tokens, inline
         if need > len(self._free):
             return False
-        self._extend(seq, num_tokens)
+        self._take(seq.block_table, need)
         return True
 
     def append_block(self, seq: Sequence) -> None:
         """One more block at the end of the sequence's table (grow by one block; a free one must exist)."""
-        seq.block_table.append(self._take_free())
+        self._take(seq.block_table, 1)
 
-    def _extend(self, seq: Sequence, num_tokens: int) -> None:
-        table = seq.block_table
-        need = -(-num_tokens // self.block_size) - len(table)
-        if need == 1:
-            table.append(self._take_free())
-        elif need > 1:  # _take_free's steps, inline: the prefill of a long prompt takes many blocks
-            pop, blocks, cached = self._free.popitem, self.blocks, self._cached
-            for _ in range(need):
-                block_id = pop(last=False)[0]
-                block = blocks[block_id]
-                h = block.hash
-                if h is not None:  # evict its cached content
-                    if cached.get(h) == block_id:
-                        del cached[h]
-                    block.hash, block.token_ids = None, ()
-                block.ref_count = 1
-                table.append(block_id)
-
-    def _take_free(self) -> int:
-        block_id = self._free.popitem(last=False)[0]
-        block = self.blocks[block_id]
-        h = block.hash
-        if h is not None:  # evict its cached content
-            if self._cached.get(h) == block_id:
-                del self._cached[h]
-            block.hash, block.token_ids = None, ()
-        block.ref_count = 1
-        return block_id
+    def _take(self, table: list[int], n: int) -> None:
+        """Append the next `n` free blocks (front first) to a block table, evicting their cached content."""
+        pop, blocks, cached = self._free.popitem, self.blocks, self._cached
+        for _ in range(n):
+            block_id = pop(last=False)[0]
+            block = blocks[block_id]
+            h = block.hash
+            if h is not None:  # evict its cached content
+                if cached.get(h) == block_id:
+                    del cached[h]
+                block.hash, block.token_ids = None, ()
+            block.ref_count = 1
+            table.append(block_id)
 
     def cache_full_blocks(self, seq: Sequence) -> None:
         """Register the sequence's newly completed blocks (full, and KV computed) in the prefix cache."""
@@ -151,11 +141,12 @@ class BlockManager:
         start, end = len(hashes), seq.num_computed_tokens // bs
         if start >= end:
             return
-        token_ids, table, cached, blocks, hash_fn = seq.token_ids, seq.block_table, self._cached, self.blocks, self._hash_fn
+        token_ids, table, cached, blocks = seq.token_ids, seq.block_table, self._cached, self.blocks
+        hash_fn = None if self._hash_fn is chain_hash else self._hash_fn  # the default inline: no call per block
         prev = hashes[-1] if hashes else None
         for i in range(start, end):
             tokens = tuple(token_ids[i * bs : (i + 1) * bs])
-            h = prev = hash_fn(prev, tokens)
+            h = prev = hash((prev, tokens)) if hash_fn is None else hash_fn(prev, tokens)
             hashes.append(h)
             existing = cached.get(h)
             if existing is not None and blocks[existing].token_ids == tokens:

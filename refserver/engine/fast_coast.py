@@ -51,6 +51,7 @@ class Coasting(Protocol):
     ends: list[float]
     gaps: list[float]
     order: dict[Sequence, int]
+    late: dict[Sequence, tuple[int, ...]]
     base_sum: int
     _events: list[RequestEvent]
     _takes: list[Sequence]
@@ -81,7 +82,7 @@ def coast(fast: Coasting, until_s: float, events: list[RequestEvent]) -> None:
     eng = fast.engine
     blocks, quiet, due, ends, gaps, clock, order = \
         eng.block_manager, fast.quiet, fast.due, fast.ends, fast.gaps, eng.clock, fast.order
-    bs, caching, token = blocks.block_size, blocks.enable_prefix_caching, fast.token
+    bs, caching, token, late = blocks.block_size, blocks.enable_prefix_caching, fast.token, fast.late
     batch = ScheduledBatch()
     execute = eng.runner.execute
     fast._events = events
@@ -94,13 +95,15 @@ def coast(fast: Coasting, until_s: float, events: list[RequestEvent]) -> None:
         post: list[Sequence] = []
         finishing = False
         if bucket is not None:
-            live = [s for s in dict.fromkeys(bucket) if (q := quiet.get(s)) is not None and q[NXT] == t]
-            grows = 0
-            for seq in live:
-                q = quiet[seq]
-                grows += q[C0] + t - q[T0] + 1 > len(seq.block_table) * bs
-            if grows > blocks.num_free_blocks:
-                break
+            live = [s for s in (dict.fromkeys(bucket) if len(bucket) > 1 else bucket)
+                    if (q := quiet.get(s)) is not None and q[NXT] == t]
+            if len(live) > blocks.num_free_blocks:  # the pool may be short of a block: count those needed
+                grows = 0
+                for seq in live:
+                    q = quiet[seq]
+                    grows += q[C0] + t - q[T0] + 1 > len(seq.block_table) * bs
+                if grows > blocks.num_free_blocks:
+                    break
             del due[t]
             if len(live) > 1:
                 live.sort(key=order.__getitem__)
@@ -112,7 +115,7 @@ def coast(fast: Coasting, until_s: float, events: list[RequestEvent]) -> None:
                 if q[END] == t:
                     post.append(seq)
                     finishing = True
-                elif caching and (c + 1) // bs > len(seq.block_hashes):
+                elif caching and (c + 1) // bs > len(seq.block_hashes) and seq not in late:
                     post.append(seq)
                 else:
                     fast._plan(seq, q)

@@ -16,7 +16,9 @@ With prefix caching a quiet sequence needs a block in the step right after one f
 take a block before it in that step (every running sequence quiet, the budget holding them all, a free block
 for each), it takes it first thing in that step, without an event of its own (`_settle`, `_take`). After a
 step that leaves every running sequence quiet and none waiting admissible, the next steps *coast*
-(refserver.engine.fast_coast): only the quiet sequences' events are visited, finishes included.
+(refserver.engine.fast_coast): only the quiet sequences' events are visited, finishes included. A quiet
+sequence that no other request can meet in the prefix cache registers its filled blocks when it wakes, in
+one call, and has no event for a block filling, only for needing one (refserver.engine.fast_late).
 
 Every other rule is the scheduler's own code (`admit`, `_make_room`, `_scheduled`) and the engine's own
 postprocessing, so a step's batch, block allocations, prefix cache, preemptions and the runner's step time are
@@ -30,7 +32,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from refserver.engine.block_manager import chain_hash
 from refserver.engine.fast_coast import C0, END, NXT, R0, T0, Engine, coast
+from refserver.engine.fast_late import LateRegistration
 from refserver.engine.runner_base import ScheduledBatch, ScheduledSeq
 from refserver.engine.sequence import Sequence, SequenceStatus
 from refserver.engine.types import RequestEvent
@@ -55,6 +59,10 @@ class FastDecode:
         # the step is post-processed, then `_takes` when they take it first thing next step (`_settle`).
         self._want: list[Sequence] = []
         self._takes: list[Sequence] = []
+        # Quiet sequences that register their filled blocks when they wake (refserver.engine.fast_late).
+        bm = engine.block_manager
+        self.registry = LateRegistration(self._bs, token, enabled=self._caching and bm.hash_fn is chain_hash)
+        self.late = self.registry.late
         engine.scheduler.before_preempt = self._wake_victim
 
     def _advance(self, seq: Sequence, q: list[int], t: int) -> None:
@@ -70,6 +78,8 @@ class FastDecode:
         q = self.quiet.pop(seq)
         self.base_sum -= q[C0] - q[T0] + 1
         self._advance(seq, q, t)
+        if self.registry.woken(seq):
+            self.engine.block_manager.cache_full_blocks(seq)
         r0 = q[R0]
         if t > r0:
             event = self.engine._event(seq, [self.token] * (t - r0), None, self.ends[t - 1])
@@ -78,8 +88,18 @@ class FastDecode:
             self._events.append((seq.request_id, event))
 
     def _wake_victim(self, seq: Sequence) -> None:
+        self.registry.preempted(seq)
         if seq in self.quiet:
             self.wake(seq, self._t)
+
+    def added(self, seq: Sequence) -> None:
+        """A request joined the engine (between steps): a late sequence with its first block registers now."""
+        other = self.registry.added(seq)
+        if other is not None:
+            q = self.quiet[other]
+            self._advance(other, q, len(self.ends))
+            self.engine.block_manager.cache_full_blocks(other)
+            self._plan(other, q)
 
     def flush(self) -> list[RequestEvent]:
         """Wake every quiet sequence (their state up to date); the events of their unreported tokens."""
@@ -93,7 +113,9 @@ class FastDecode:
         """The next step at which the quiet seq needs a block, fills a block (prefix caching) or finishes."""
         t0, c0, bs = q[T0], q[C0], self._bs
         nxt = t0 + len(seq.block_table) * bs - c0  # its first step with c0 + (s - t0) + 1 > the table's tokens
-        if self._caching:  # its first step after which (c0 + (s - t0) + 1) // bs exceeds the blocks hashed
+        if self._caching and seq not in self.late:
+            # its first step after which (c0 + (s - t0) + 1) // bs exceeds the blocks hashed (a late one's fills
+            # are no events: it registers them when it wakes)
             fill = t0 + (len(seq.block_hashes) + 1) * bs - c0 - 1
             if fill < nxt:
                 nxt = fill
@@ -112,28 +134,32 @@ class FastDecode:
             end = t0 + min(seq.num_prompt_tokens + p.max_tokens, eng.max_context) - c0 - 2
         q = [0, t0, c0, t0, end]
         self.quiet[seq] = q
+        self.registry.defer(seq)
         self.base_sum += c0 - t0 + 1
         self._planned(seq, q)
 
     def _planned(self, seq: Sequence, q: list[int]) -> None:
         """After seq's state changed at the end of a step: `_want` if its table is full (prefix caching: then
         its next step needs a block, and `_settle` decides how it gets it), else `_plan`."""
-        if self._caching and q[C0] == len(seq.block_table) * self._bs:
+        if self._caching and q[C0] == len(seq.block_table) * self._bs and seq not in self.late:
             self._want.append(seq)
         else:
             self._plan(seq, q)
 
     def _settle(self) -> None:
         """At the end of a step: the quiet sequences that need a block at the next step (`_want`: with prefix
-        caching, every one that does) take it first thing then (`_take`), in running order, instead of at their
-        turn, where that is what the next step does: every running sequence is quiet and the budget holds them
-        all (no other sequence takes a block before the admissions, which come after), and the pool holds a
+        caching, every one that does but those registering late) take it first thing then (`_take`), in running
+        order, instead of at their turn, where that is what the next step does: every running sequence is quiet
+        and the budget holds them all (no other sequence takes a block before the admissions, which come after),
+        no late one has an event then (it may take a block at its turn, before theirs), and the pool holds a
         block for each (no preemption). Else each is planned for that step, as an event."""
         want, self._want = self._want, []
         sched = self.engine.scheduler
         decodes = len(self.quiet)
+        due = self.due.get(len(self.ends))  # a late sequence there may take a block first, at its turn
         if len(sched.running) == decodes and decodes <= sched.config.max_num_batched_tokens \
-                and len(want) <= self.engine.block_manager.num_free_blocks:
+                and len(want) <= self.engine.block_manager.num_free_blocks \
+                and (due is None or not any(s in self.late for s in due)):
             if len(want) > 1:
                 want.sort(key=self.order.__getitem__)
             self._takes = want
@@ -209,6 +235,8 @@ class FastDecode:
             self.order[item.seq] = self._admitted
             self._admitted += 1
             post.append(item)
+        if len(self.order) > 2 * len(running) + 64:  # forget finished sequences: only running ones are sorted
+            self.order = {s: self.order[s] for s in running}
         if not batch.seqs and not decodes:
             return events
         batch.quiet_decodes, batch.quiet_kv = decodes, self.base_sum + decodes * t
@@ -267,7 +295,7 @@ class FastDecode:
                     c = q[C0] + t - q[T0]
                     if c + 1 > len(seq.block_table) * bs and not sched._make_room(seq, c + 1):
                         break  # seq itself was preempted (and woken first)
-                    if caching and (c + 1) // bs > len(seq.block_hashes):
+                    if caching and (c + 1) // bs > len(seq.block_hashes) and seq not in self.late:
                         post.append(seq)
                     else:
                         self._plan(seq, q)

@@ -17,15 +17,16 @@ from refserver.model import max_positions
 
 
 def validate_request(
-    prompt: list[int], params: SamplingParams, *, vocab_size: int, max_context: int
+    prompt: list[int], params: SamplingParams, *, vocab_size: int | None, max_context: int
 ) -> None:
-    """Raise ValueError with a clear message for a request the engine cannot serve."""
+    """Raise ValueError with a clear message for a request the engine cannot serve (`vocab_size` None: any
+    token id is one)."""
     if not prompt:
         raise ValueError("prompt must contain at least one token")
     if len(prompt) >= max_context:
         raise ValueError(f"prompt has {len(prompt)} tokens; the context holds {max_context} (prompt + output)")
-    bad = None if min(prompt) >= 0 and max(prompt) < vocab_size else next(t for t in prompt if not 0 <= t < vocab_size)
-    if bad is not None:
+    if vocab_size is not None and not (min(prompt) >= 0 and max(prompt) < vocab_size):
+        bad = next(t for t in prompt if not 0 <= t < vocab_size)
         raise ValueError(f"token id {bad} is outside the vocabulary [0, {vocab_size})")
     if params.max_tokens < 1:
         raise ValueError(f"max_tokens must be >= 1, got {params.max_tokens}")
@@ -41,7 +42,8 @@ def validate_request(
 
 class LLMEngine:
     def __init__(self, runner: ModelRunner, config: EngineConfig, *, hash_fn: HashFn = chain_hash,
-                 clock: Callable[[], float] = time.perf_counter, fast_decode: bool = False) -> None:
+                 clock: Callable[[], float] = time.perf_counter, fast_decode: bool = False,
+                 check_vocab: bool = True) -> None:
         self.runner = runner
         # Seconds of the engine's clock: the wall clock, or a virtual one the runner advances (loadgen.predict).
         self.clock = clock
@@ -54,6 +56,9 @@ class LLMEngine:
             SchedulerConfig(config.max_num_batched_tokens, config.max_num_seqs, config.max_waiting), self.block_manager
         )
         self.seqs: dict[str, Sequence] = {}
+        # Whether a prompt's token ids must be in the model's vocabulary: not for a runner that has none (the
+        # virtual engine of loadgen.predict only hashes them, and its prompts' ids are made from text).
+        self._check_vocab = check_vocab
         self.overhead_s = 0.0  # cumulative schedule + postprocess time (everything but runner.execute)
         self.num_steps = 0
         self.step_log: StepLog | None = None  # each step's work and time, when set (GET /v1/goodput/steps)
@@ -87,7 +92,8 @@ class LLMEngine:
         return self._max_context
 
     def validate(self, prompt: list[int], params: SamplingParams) -> None:
-        validate_request(prompt, params, vocab_size=self.vocab_size, max_context=self.max_context)
+        validate_request(prompt, params, vocab_size=self.vocab_size if self._check_vocab else None,
+                         max_context=self.max_context)
 
     def add_request(
         self, request_id: str, prompt: list[int], params: SamplingParams, arrival_s: float | None = None
@@ -99,6 +105,8 @@ class LLMEngine:
         seq = Sequence.new(request_id, prompt, params, self.clock() if arrival_s is None else arrival_s)
         self.scheduler.add(seq)
         self.seqs[request_id] = seq
+        if self.fast is not None:
+            self.fast.added(seq)
 
     def abort(self, request_id: str) -> TokenEvent | None:
         """Finish a live request as "abort" and free its blocks; None when the id is unknown or done."""
