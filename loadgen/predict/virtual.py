@@ -8,11 +8,8 @@ is sent, so a run of thousands of requests takes as long as the scheduler's own 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from loadgen.predict.step_model import StepModel
+from metrics import gc_paused
 from metrics.model import ModelConfig
 from refserver.engine import EngineConfig, LLMEngine, SamplingParams, ScheduledBatch, batch_work
 from refserver.model import tiny_config
@@ -109,27 +107,12 @@ def route(engines: list[LLMEngine], index: int, routing: Routing) -> int:
     return loads.index(min(loads))
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off, then back as it was. A virtual run allocates and frees millions of
-    small objects, all freed by their reference counts (its engines' few cycles are collected afterwards), so
-    each collection would only walk the workload's objects again (bench/predict_speed.py: 12-16 % of a run's
-    CPU with 10,000 requests)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def simulate(model: StepModel, prompts: list[list[int]], max_tokens: list[int], offsets: FloatArray, *,
              replicas: int = 1, routing: Routing = "round-robin", fast: bool = True) -> Outcome:
     """Run every request through `replicas` engines in virtual time, each request routed at its arrival;
     ValueError for a request an engine cannot hold. `fast` runs decodes without per-sequence bookkeeping
     (refserver.engine.fast_decode; the same outcomes), False runs every sequence's every step."""
-    with collector_paused():
+    with gc_paused():  # its objects are all freed by reference counts (metrics.collector)
         return _simulate(model, prompts, max_tokens, offsets, replicas=replicas, routing=routing, fast=fast)
 
 

@@ -16,9 +16,7 @@ same frame from an Arrow table. This module imports neither builder, so the line
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -264,14 +262,3 @@ def _grown(array: Any, size: int, fill: float) -> Any:
     return bigger
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building columns: the 100k row tuples would trigger full collections,
-    each walking every live record's chunk lists (seconds on a large run); nothing built here is cyclic."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

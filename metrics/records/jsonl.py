@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
+from metrics.collector import gc_paused
 from metrics.records.answer_columns import answer_row_of_line
-from metrics.records.columns import Columns, RequestFrame, gc_paused
+from metrics.records.columns import Columns, RequestFrame
 from metrics.records.record_check import (
     NOT_JSON,
     InputReport,
