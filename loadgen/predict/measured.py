@@ -12,7 +12,6 @@ the predicted workload is said rather than compared silently (`workload_differen
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from metrics.results import (
     PointRow,
     RunDocument,
     SweepView,
+    finite_or_none,
     float_or_none,
     json_object,
     object_or_empty,
@@ -55,13 +55,15 @@ def workload_keys(workload: Mapping[str, Json]) -> tuple[tuple[str, str], ...]:
     if workload.get("trace") in (None, ""):
         return WORKLOAD_KEYS
     return tuple((key, name) for key, name in WORKLOAD_KEYS if key not in TRACE_SETS)
+
+
 OPEN_LOOP_RATE = ("constant", "poisson", "gamma")  # arrivals whose planned rate is the offered rate
 
 
 def _rate(value: Json) -> float | None:
     """A rate a prediction can run at: a finite positive number, else None."""
-    rate = float_or_none(value)
-    return rate if rate is not None and math.isfinite(rate) and rate > 0 else None
+    rate = finite_or_none(value)
+    return rate if rate is not None and rate > 0 else None
 
 
 def _no_rate(label: str, point: str, value: Json) -> str:
