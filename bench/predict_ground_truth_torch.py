@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -49,10 +50,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--slo", action="append", default=None)
     parser.add_argument("--attainment", type=float, default=0.9)
     parser.add_argument("--max-rate", type=float, default=24.0)  # a quiet host passes 15.6 req/s: 16 ended searches
+    parser.add_argument("--calibration-rates", default=TORCH.calibration_rates,
+                        help="the calibration sweep's rates: up to the server's capacity, so that its steps "
+                             "reach the targets' regime (many sequences decoding beside a prefill chunk)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     print("before:", load(), flush=True)
-    print(capacity_table(args.out, TORCH, torch_targets(args.out, args.max_rate), args.slo or ["ttft=2s"],
+    setup = replace(TORCH, calibration_rates=args.calibration_rates)
+    print(capacity_table(args.out, setup, torch_targets(args.out, args.max_rate), args.slo or ["ttft=2s"],
                          args.attainment))
     print("after:", load())
     return 0
