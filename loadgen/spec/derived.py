@@ -86,20 +86,20 @@ def derived_options(spec: object) -> dict[str, OptionValue]:
     return out
 
 
-def duration(value: str | None, param: str, *, positive: bool = False) -> float | None:
+def _duration(value: str | None, flag: str, *, positive: bool = False) -> float | None:
     """A duration option's seconds (None when absent); the message names the flag."""
     if value is None:
         return None
-    seconds = parse_duration_flag(str(value), "--" + param.replace("_", "-"))
+    seconds = parse_duration_flag(str(value), flag)
     if positive and seconds <= 0:
-        raise SpecError(f"--{param.replace('_', '-')} must be greater than 0, got {value!r}")
+        raise SpecError(f"{flag} must be greater than 0, got {value!r}")
     return seconds
 
 
-def required_duration(value: str | None, param: str) -> float:
-    seconds = duration(value, param)
+def _required_duration(value: str | None, flag: str) -> float:
+    seconds = _duration(value, flag)
     if seconds is None:
-        raise SpecError(f"--{param.replace('_', '-')} needs a value")
+        raise SpecError(f"{flag} needs a value")
     return seconds
 
 
@@ -118,11 +118,11 @@ def _parse(option: Option, value: OptionValue) -> FieldValue:
         return value and str(value)
     text = None if value is None else str(value)
     if codec == "duration":
-        return required_duration(text, option.param)
+        return _required_duration(text, option.flag)
     if codec == "duration_or_none":
-        return duration(text, option.param)
+        return _duration(text, option.flag)
     if codec == "positive_duration":
-        return duration(text, option.param, positive=True)
+        return _duration(text, option.flag, positive=True)
     if codec != "length":
         raise AssertionError(f"{option.flag}: no conversion for the {codec} codec")
     return flagged_length(value, option.flag)
