@@ -23,8 +23,8 @@ def slot_mapping(block_table: list[int], start_pos: int, num_tokens: int, block_
 def disable_cudnn_attention() -> None:
     """Keep scaled_dot_product_attention off cuDNN's backend (process-wide) on a CUDA device.
 
-    Every step brings new attention shapes (each prefill chunk's context length, each decode batch's
-    padded length), and cuDNN's backend is slow on them (it prepares each new shape): measured on an H200 with
+    Every step brings new attention shapes (each prefill chunk's context length, each decode's
+    context length), and cuDNN's backend is slow on them (it prepares each new shape): measured on an H200 with
     bfloat16 (bench/step_profile.py, bench/README.md), prefill steps took 4.6-6.3x longer with it (63.9 and
     81.9 ms against 13.0 and 13.9 ms, tiny model, two sessions); decode steps did not differ beyond the
     order the runs came in. Flash / memory-efficient kernels take its place.

@@ -21,6 +21,7 @@ class PagedAttentionMetadata:
     query_lens: list[int]  # per sequence, tokens computed this step (the batch's tokens are concatenated)
     context_lens: list[int]  # per sequence, positions in the cache after this step's writes
     block_tables: torch.Tensor  # [B, max_blocks] int64, padded with block 0 (masked out by context_lens)
+    decode_slots: torch.Tensor | None = None  # what the decodes read (decode_slots), made by the first layer
 
 
 def write_kv(
@@ -50,13 +51,54 @@ def _gather(cache: torch.Tensor, block_table: torch.Tensor) -> torch.Tensor:
     return gathered.flatten(-4, -3)
 
 
+def decode_slots(meta: PagedAttentionMetadata, rows: list[int], block_size: int) -> torch.Tensor:
+    """The flat cache slots of every position the decoding sequences `rows` read, sequence after sequence
+    ([Σ context] int64): one tensor per step, which every layer's decode attention gathers with."""
+    import torch
+
+    tables = meta.block_tables[torch.tensor(rows, device=meta.block_tables.device)]
+    slots = (tables[:, :, None] * block_size + torch.arange(block_size, device=tables.device)).flatten(1)
+    ctx = torch.tensor([meta.context_lens[i] for i in rows], device=tables.device)
+    return slots[torch.arange(slots.shape[1], device=tables.device)[None, :] < ctx[:, None]]
+
+
+def decode_attention(
+    q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, meta: PagedAttentionMetadata,
+    rows: list[int], starts: list[int], scale: float,
+) -> list[torch.Tensor]:
+    """Single-token queries (decodes), each over its own context only: the work is the KV each sequence
+    reads (Σ of their contexts), as a paged-attention kernel's, not sequences × the longest context.
+
+    One gather per layer brings every decoding sequence's keys and values ([Σ context, Hkv, d]); each
+    sequence then attends over its slice, its query heads grouped by the KV head they share (a decode's g
+    query heads are g queries of one KV head, no mask), so GQA needs no repeated copy of the cache.
+    Returns each sequence's output [Hq, d] in `rows` order.
+    """
+    import torch.nn.functional as F
+
+    if meta.decode_slots is None:
+        meta.decode_slots = decode_slots(meta, rows, k_cache.shape[1])
+    num_kv_heads, head_dim = k_cache.shape[2], k_cache.shape[3]
+    k = k_cache.view(-1, num_kv_heads, head_dim).index_select(0, meta.decode_slots).transpose(0, 1)
+    v = v_cache.view(-1, num_kv_heads, head_dim).index_select(0, meta.decode_slots).transpose(0, 1)
+    outs = []
+    at = 0
+    for i in rows:
+        ctx = meta.context_lens[i]
+        qi = q[starts[i]].view(num_kv_heads, -1, head_dim)  # [Hkv, g, d]
+        o = F.scaled_dot_product_attention(qi, k[:, at : at + ctx], v[:, at : at + ctx], scale=scale)
+        outs.append(o.flatten(0, 1))
+        at += ctx
+    return outs
+
+
 def paged_attention(
     q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, meta: PagedAttentionMetadata, scale: float
 ) -> torch.Tensor:
     """Attention of the batch's queries q [T, Hq, d] over each sequence's cached keys (this step's included).
 
-    Single-token queries (decodes) run as one padded batch; multi-token chunks run one sequence at a
-    time with a causal mask offset by the tokens already cached before the chunk.
+    Single-token queries (decodes) read their own contexts (`decode_attention`); multi-token chunks run
+    one sequence at a time with a causal mask offset by the tokens already cached before the chunk.
     """
     import torch
     import torch.nn.functional as F
@@ -69,19 +111,8 @@ def paged_attention(
         starts.append(starts[-1] + n)
     decode_rows = [i for i, n in enumerate(meta.query_lens) if n == 1]
     if decode_rows:
-        rows = torch.tensor(decode_rows, device=q.device)
         token_idx = torch.tensor([starts[i] for i in decode_rows], device=q.device)
-        ctx = torch.tensor([meta.context_lens[i] for i in decode_rows], device=q.device)
-        max_blocks = -(-int(max(meta.context_lens[i] for i in decode_rows)) // block_size)
-        tables = meta.block_tables[rows, :max_blocks]
-        k = _gather(k_cache, tables).repeat_interleave(groups, dim=2)  # [B, S, Hq, d]
-        v = _gather(v_cache, tables).repeat_interleave(groups, dim=2)
-        visible = torch.arange(k.shape[1], device=q.device)[None, :] < ctx[:, None]  # [B, S]
-        qd = q[token_idx][:, :, None, :]  # [B, Hq, 1, d]
-        o = F.scaled_dot_product_attention(
-            qd, k.transpose(1, 2), v.transpose(1, 2), attn_mask=visible[:, None, None, :], scale=scale
-        )
-        out[token_idx] = o[:, :, 0, :]
+        out[token_idx] = torch.stack(decode_attention(q, k_cache, v_cache, meta, decode_rows, starts, scale))
     for i, n in enumerate(meta.query_lens):
         if n == 1:
             continue
