@@ -58,8 +58,7 @@ class Setup:
     limits: tuple[str, ...]
     calibration_rates: str
     calibration_point: str
-    capacity_point: str
-    predict_requests: int
+    capacity_point: str  # each capacity point's window, measured and predicted alike
     calibration: Mix = CALIBRATION  # the workload of the calibration sweep
     scrape_calibration: bool = False  # scrape the server's /metrics in the sweep (its own prefill timer)
 
@@ -68,8 +67,7 @@ class Setup:
 SIM_LIMITS = ("--max-num-seqs", "64", "--max-num-batched-tokens", "512", "--num-blocks", "2000")
 SIM = Setup(server=("--engine", "sim", "--sim-model", "Llama-3.1-8B", "--sim-gpu", "L4", "--sim-efficiency", "0.6",
                     "--sim-step-overhead-ms", "2", *SIM_LIMITS),
-            limits=SIM_LIMITS, calibration_rates="2,4,8,12,16", calibration_point="15s", capacity_point="20s",
-            predict_requests=2000)
+            limits=SIM_LIMITS, calibration_rates="2,4,8,12,16", calibration_point="15s", capacity_point="20s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,9 +146,11 @@ def measure_capacity(url: str, out: Path, target: Target, setup: Setup, slo: Seq
 
 def predict_capacity(model: Path, out: Path, target: Target, setup: Setup, slo: Sequence[str],
                      attainment: float) -> dict[str, float]:
+    """The predicted capacity of the experiment `measure_capacity` runs: points of the same window (on a
+    server past its sustained rate, a longer window queues more, so the window decides the capacity)."""
     path = out / f"predict-{target.name}-{model.stem}.json"
     goodput("predict", "--server-model", str(model), "--capacity", "--attainment", str(attainment),
-            "--requests", str(setup.predict_requests), "--json", str(path), *(f"--slo={s}" for s in slo),
+            "--duration", setup.capacity_point, "--json", str(path), *(f"--slo={s}" for s in slo),
             *target.mix.args(), "--tokenizer", "bytes")
     return json.loads(path.read_text())["capacity"]  # type: ignore[no-any-return]
 

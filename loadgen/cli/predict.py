@@ -26,7 +26,10 @@ traces; open-loop arrivals); its options about the target, requests, timeouts, P
 gates and run outputs do not apply and are refused. Prints one row per rate and writes predict.json
 and predict.html (--output DIR: into DIR; else --json's path, the page beside it): charts of every
 predicted figure against the rate, with the points of --measured runs, sweeps or capacity searches
-overlaid and their error.
+overlaid and their error. Each rate is one run of --requests or --duration:
+to predict what goodput capacity measures, give its --point-duration as
+--duration (past the rate a server sustains, the queue grows with the window,
+so the window sets the capacity).
 
 \b
 Examples:
@@ -41,7 +44,7 @@ Examples:
       --slo ttft=1s --gpu-hour-cost 2.5 --target-rate 40
   goodput predict --server-model server-model.json --capacity \\
       --slo ttft=1s --prompt-tokens 1024 --output-tokens 32 \\
-      --measured runs/sweep --measured runs/cap --output out
+      --duration 30s --measured runs/sweep --measured runs/cap --output out
 """
 
 
