@@ -146,11 +146,12 @@ def measure_capacity(url: str, out: Path, target: Target, setup: Setup, slo: Seq
 
 def predict_capacity(model: Path, out: Path, target: Target, setup: Setup, slo: Sequence[str],
                      attainment: float) -> dict[str, float]:
-    """The predicted capacity of the experiment `measure_capacity` runs: points of the same window (on a
-    server past its sustained rate, a longer window queues more, so the window decides the capacity)."""
+    """The predicted capacity of the experiment `measure_capacity` runs: its points, as they send (the same
+    length, exact-rate send times and warm-up: on a server past its sustained rate the queue grows with the
+    window, so the window decides the capacity)."""
     path = out / f"predict-{target.name}-{model.stem}.json"
     goodput("predict", "--server-model", str(model), "--capacity", "--attainment", str(attainment),
-            "--duration", setup.capacity_point, "--json", str(path), *(f"--slo={s}" for s in slo),
+            "--point-duration", setup.capacity_point, "--json", str(path), *(f"--slo={s}" for s in slo),
             *target.mix.args(), "--tokenizer", "bytes")
     return json.loads(path.read_text())["capacity"]  # type: ignore[no-any-return]
 

@@ -26,10 +26,10 @@ traces; open-loop arrivals); its options about the target, requests, timeouts, P
 gates and run outputs do not apply and are refused. Prints one row per rate and writes predict.json
 and predict.html (--output DIR: into DIR; else --json's path, the page beside it): charts of every
 predicted figure against the rate, with the points of --measured runs, sweeps or capacity searches
-overlaid and their error. Each rate is one run of --requests or --duration:
-to predict what goodput capacity measures, give its --point-duration as
---duration (past the rate a server sustains, the queue grows with the window,
-so the window sets the capacity).
+overlaid and their error. Each rate is one run of --requests or --duration,
+or one point of goodput capacity with --point-duration (its send times and
+warm-up): past the rate a server sustains the queue grows with the window, so
+predict a capacity search with its own --point-duration.
 
 \b
 Examples:
@@ -44,7 +44,7 @@ Examples:
       --slo ttft=1s --gpu-hour-cost 2.5 --target-rate 40
   goodput predict --server-model server-model.json --capacity \\
       --slo ttft=1s --prompt-tokens 1024 --output-tokens 32 \\
-      --duration 30s --measured runs/sweep --measured runs/cap --output out
+      --point-duration 30s --measured runs/cap --output out
 """
 
 
@@ -60,6 +60,7 @@ def _predict_options(
     gpu_hour_cost: Annotated[float | None, typer.Option(help=GPU_HOUR_COST_HELP + " At the predicted capacity (--capacity).", rich_help_panel=COST)] = None,
     gpus_per_replica: Annotated[int | None, typer.Option(help=GPUS_PER_REPLICA_HELP, rich_help_panel=COST)] = None,
     target_rate: Annotated[float | None, typer.Option(help=TARGET_RATE_HELP, rich_help_panel=COST)] = None,
+    point_duration: Annotated[str | None, typer.Option(help="Predict each rate as one point of goodput capacity or sweep with this --point-duration sends it: send times that realise the rate exactly, the first 10 % (the point's warm-up) run but left out of the figures. Instead of --duration / --requests.", rich_help_panel=PREDICT)] = None,
     jobs: Annotated[int | None, typer.Option(help="Processes predicting the rates side by side (default: one per CPU this process may use; 1: one rate after another in this process). The predictions are the same.", rich_help_panel=PREDICT)] = None,
 ) -> None:
     """The command's own options (their signature is what Typer reads)."""
@@ -80,6 +81,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
     from loadgen.cli.cost_options import parse_cost_options
     from loadgen.predict import (
         Fleet,
+        Requests,
         RequestSource,
         capacity_band,
         compare_measured,
@@ -95,6 +97,8 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         slo_given,
     )
     from loadgen.spec import build_spec
+    from loadgen.sweep import point_length
+    from loadgen.workload import parse_duration_flag
     from metrics import SLO
     from metrics.model import cost_lines
 
@@ -133,12 +137,17 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         jobs = default_jobs() if options["jobs"] is None else options["jobs"]
         if jobs < 1:
             raise ValueError(f"--jobs must be >= 1, got {jobs}")
+        point = None
+        if options["point_duration"] is not None:
+            if explicit & {"duration", "requests"}:
+                raise ValueError("--point-duration sets each rate's length: leave out --duration and --requests")
+            point = point_length(spec, explicit, requests=None, default_duration_s=None,
+                                 duration_s=parse_duration_flag(options["point_duration"], "--point-duration"))
         source = RequestSource(spec)
-        source.warm(rates)  # built once, before the rates' processes fork
+        source.warm(rates, point)  # built once, before the rates' processes fork
 
-        def requests_at(rate: float) -> tuple[list[list[int]], list[int], Any]:
-            r = source.at(rate)
-            return r.prompts, r.max_tokens, r.offsets
+        def requests_at(rate: float) -> Requests:
+            return source.at(rate, point)
 
         # A bad workload, or a request the model's KV pool cannot hold, is a usage error (ValueError).
         points = points_at(model, rates, requests_at, slo, fleet, jobs)
@@ -160,7 +169,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         if note:
             typer.echo(f"note: {note}")
         if costs is not None:
-            cost = predicted_cost(band.rate, fleet.replicas, source.at(band.rate).max_tokens, costs)
+            cost = predicted_cost(band.rate, fleet.replicas, source.at(band.rate, point).max_tokens, costs)
             for line in cost_lines(cost):
                 typer.echo(line)
     predicted = tuple(p.view() for p in points)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from loadgen.predict.predict import Fleet, capacity_band, format_table, monotone_note, point
     from loadgen.predict.prefill import replay
     from loadgen.predict.report import measured_lines, prediction_context
-    from loadgen.predict.requests import RequestSource
+    from loadgen.predict.requests import Requests, RequestSource
     from loadgen.predict.robust import left_out_prefill, trim
     from loadgen.predict.server_check import check_line, prefill_aggregate
     from loadgen.predict.server_check import server_check as check_against_server
@@ -37,6 +37,7 @@ __all__ = [
     "Fleet",
     "IdentifyError",
     "RequestSource",
+    "Requests",
     "RunFit",
     "ServerCheck",
     "ServerRows",
@@ -86,7 +87,7 @@ __getattr__ = lazy_names(__name__, {
     "default_jobs": "parallel", "points_at": "parallel",
     "replay": "prefill",
     "measured_lines": "report", "prediction_context": "report",
-    "RequestSource": "requests",
+    "RequestSource": "requests", "Requests": "requests",
     "trim": "robust", "left_out_prefill": "robust",
     "check_against_server": "server_check:server_check", "check_line": "server_check",
     "prefill_aggregate": "server_check",

@@ -17,6 +17,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from loadgen.predict.requests import Requests
 from loadgen.predict.step_model import StepModel
 from loadgen.predict.virtual import Outcome, Routing, simulate
 from metrics import SLO, good_requests
@@ -24,7 +25,7 @@ from metrics.results import PredictedBand, PredictedPoint
 
 PERCENTILES = (50, 90, 99)
 METRICS = ("ttft", "tpot", "e2e")
-RequestsAt = Callable[[float], tuple[list[list[int]], list[int], np.ndarray]]
+RequestsAt = Callable[[float], Requests]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,20 +55,31 @@ def percentiles(values: np.ndarray) -> dict[str, float | None]:
     return {f"p{p}": float(v) for p, v in zip(PERCENTILES, np.percentile(finite, PERCENTILES), strict=True)}
 
 
-def attainment(out: Outcome, slo: SLO) -> float:
-    """Good requests / requests (every virtual request ends ok with content)."""
+def attainment(out: Outcome, slo: SLO, measured: np.ndarray | None = None) -> float:
+    """Good requests / requests (every virtual request ends ok with content), over the `measured` ones
+    (default: all)."""
     n = out.ttft_s.size
     good = good_requests(slo, ok_with_content=np.ones(n, dtype=bool), ttft_s=out.ttft_s, tpot_s=out.tpot_s,
                          e2e_s=out.e2e_s, max_itl_s=out.max_itl_s, fluidity=np.full(n, np.nan))
-    return float(good.mean()) if n else 0.0
+    if measured is not None:
+        good = good[measured]
+    return float(good.mean()) if good.size else 0.0
+
+
+def run(model: StepModel, requests: Requests, fleet: Fleet) -> Outcome:
+    return simulate(model, requests.prompts, requests.max_tokens, requests.offsets, replicas=fleet.replicas,
+                    routing=fleet.routing)
 
 
 def point(model: StepModel, rate: float, requests_at: RequestsAt, slo: SLO | None, fleet: Fleet = Fleet()) -> Point:
-    prompts, max_tokens, offsets = requests_at(rate)
-    out = simulate(model, prompts, max_tokens, offsets, replicas=fleet.replicas, routing=fleet.routing)
-    lat = {"ttft": percentiles(out.ttft_s), "tpot": percentiles(out.tpot_s), "e2e": percentiles(out.e2e_s)}
+    """One rate's prediction; latency and attainment of the measured requests (after a point's warm-up)."""
+    requests = requests_at(rate)
+    out = run(model, requests, fleet)
+    m = requests.measured()
+    lat = {"ttft": percentiles(out.ttft_s[m]), "tpot": percentiles(out.tpot_s[m]), "e2e": percentiles(out.e2e_s[m])}
     tps = float(out.output_tokens.sum()) / out.duration_s if out.duration_s > 0 else 0.0
-    return Point(rate, len(prompts), lat, attainment(out, slo) if slo is not None else None, tps, out.preemptions)
+    return Point(rate, int(m.sum()), lat, attainment(out, slo, m) if slo is not None else None, tps,
+                 out.preemptions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +95,8 @@ def capacity(model: StepModel, requests_at: RequestsAt, slo: SLO, target: float,
     probes: list[tuple[float, float]] = []
 
     def passes(rate: float) -> bool:
-        out = simulate(model, *requests_at(rate), replicas=fleet.replicas, routing=fleet.routing)
-        probes.append((rate, attainment(out, slo)))
+        requests = requests_at(rate)
+        probes.append((rate, attainment(run(model, requests, fleet), slo, requests.measured())))
         return probes[-1][1] >= target
 
     if passes(start):  # double while it passes

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadgen.spec import RunSpec
+from loadgen.sweep import PointLength, exact_rate_offsets, plan_point, point_load
 from loadgen.workload import Messages, build_workload, is_sessions, load_trace, run_schedule, trace_window
 
 DEFAULT_OUTPUT_TOKENS = 128  # a dataset row without max_tokens: what the predictor assumes it generates
@@ -23,7 +24,12 @@ DEFAULT_OUTPUT_TOKENS = 128  # a dataset row without max_tokens: what the predic
 class Requests:
     prompts: list[list[int]]
     max_tokens: list[int]
-    offsets: np.ndarray  # seconds from the first send
+    offsets: np.ndarray  # seconds from the schedule's start
+    warmup_s: float = 0.0  # those sent before are run but not measured (a capacity point's warm-up)
+
+    def measured(self) -> np.ndarray:
+        """Which requests the figures are of: sent at or after the warm-up (metrics.summary.window's rule)."""
+        return self.offsets >= self.warmup_s if self.warmup_s > 0 else np.ones(self.offsets.size, dtype=bool)
 
 
 def text_token_ids(text: str, n: int, stride: int = 1) -> list[int]:
@@ -84,24 +90,32 @@ class RequestSource:
             self.prompts.append(text_token_ids(text, max(1, tokens), self._stride))
             self.max_tokens.append(item.max_tokens or DEFAULT_OUTPUT_TOKENS)
 
-    def warm(self, rates: list[float]) -> None:
+    def warm(self, rates: list[float], point: PointLength | None = None) -> None:
         """Build the items every rate's schedule needs now, once (a rate's schedule alone is cheap), so that
         processes forked afterwards share them (loadgen.predict.parallel); a rate whose schedule is refused
         raises where it is predicted."""
         for rate in rates:
             try:
-                self.at(rate)
+                self.at(rate, point)
             except ValueError:
                 continue
 
-    def at(self, rate: float | None) -> Requests:
-        """The requests and their send offsets at `rate` (None: the spec's own)."""
-        schedule = run_schedule(at_rate(self.spec, rate).load, self.trace)
+    def at(self, rate: float | None, point: PointLength | None = None) -> Requests:
+        """The requests and their send offsets at `rate` (None: the spec's own). `point`: as one point of
+        `goodput capacity` or `sweep` of that length sends them (its load, its exact-rate send times, its
+        warm-up left out of the figures: loadgen.sweep's own functions)."""
+        if point is None or rate is None:
+            load, offsets, warmup = at_rate(self.spec, rate).load, None, 0.0
+        else:
+            plan = plan_point(0, "rate", rate, point, seed=self.spec.load.seed)
+            load = point_load(self.spec.load, plan)
+            offsets, warmup = exact_rate_offsets(plan, load.arrival), plan.warmup_s
+        schedule = run_schedule(load, self.trace, offsets=offsets)
         if schedule is None or schedule.offsets.size == 0:
             raise ValueError("the workload's schedule holds no request")
         n = int(schedule.offsets.size)
         self._extend(n)
-        return Requests(self.prompts[:n], self.max_tokens[:n], schedule.offsets.astype(np.float64))
+        return Requests(self.prompts[:n], self.max_tokens[:n], schedule.offsets.astype(np.float64), warmup)
 
 
 def build_requests(spec: RunSpec) -> Requests:

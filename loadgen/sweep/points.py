@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from loadgen.spec import GateSpec, OutputSpec, RunSpec, TargetSpec
+from loadgen.spec import GateSpec, LoadSpec, OutputSpec, RunSpec, TargetSpec
 from loadgen.workload import Arrival, parse_arrival
 from metrics.results import PointKind as PointKind
 from metrics.results import PointPlan as PointPlan
@@ -89,6 +89,15 @@ def point_arrival(base: Arrival, point: PointPlan) -> Arrival:
                          rate_end=None, concurrency=None)
 
 
+def point_load(base: LoadSpec, point: PointPlan) -> LoadSpec:
+    """The load of one point: its arrival, length, warm-up and seed (what `goodput predict --point-duration`
+    replays too; an open-loop point's send times are loadgen.sweep.exact_rate's)."""
+    # Failures at a rate beyond capacity are what a point measures, not a run that did not work: no
+    # --max-failed limit on a point (nothing succeeding, or the first requests all failing alike, still is).
+    return replace(base, arrival=point_arrival(base.arrival, point), duration_s=point.duration_s,
+                   requests=point.requests, warmup_s=point.warmup_s, seed=point.seed, max_failed="100%")
+
+
 def point_spec(base: RunSpec, point: PointPlan, *, run_dir: Path, server_url: str | None,
                gate: GateSpec | None = None) -> RunSpec:
     """The run spec of one point. `server_url`: the reference server the sweep started for all its points
@@ -96,10 +105,7 @@ def point_spec(base: RunSpec, point: PointPlan, *, run_dir: Path, server_url: st
     `gate`: the point's own thresholds (default: none)."""
     spec = replace(
         base,
-        # Failures at a rate beyond capacity are what a point measures, not a run that did not work: no
-        # --max-failed limit on a point (nothing succeeding, or the first requests all failing alike, still is).
-        load=replace(base.load, arrival=point_arrival(base.load.arrival, point), duration_s=point.duration_s,
-                     requests=point.requests, warmup_s=point.warmup_s, seed=point.seed, max_failed="100%"),
+        load=point_load(base.load, point),
         outputs=OutputSpec(output=str(run_dir), overwrite=True, quiet=True, html=base.outputs.html),
         gate=gate if gate is not None else GateSpec(),
     )

@@ -125,6 +125,8 @@ def test_a_virtual_run_makes_no_garbage_collection_and_leaves_the_collector_as_i
 
     model = StepModel(fixed_s=0.01, decode_kv_s=1e-5, limits=SchedulerLimits(block_size=4, num_blocks=2000))
     prompts = [[i % 50, i, i + 1, 3, 4, 5] * 3 for i in range(400)]
+    gc.collect()  # every generation's count from 0: what re-enabling starts is the youngest's collection,
+    # never an older one that earlier tests' allocations had brought due (the test failed in some orders)
     gc.callbacks.append(count)
     try:
         simulate(model, prompts, [30] * 400, np.linspace(0.0, 2.0, 400))

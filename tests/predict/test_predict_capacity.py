@@ -17,7 +17,7 @@ import pytest
 
 from loadgen.cli.commands import run_cli
 from loadgen.cli.run import run_defaults
-from loadgen.predict.predict import capacity, capacity_band, monotone_note
+from loadgen.predict.predict import RequestsAt, capacity, capacity_band, monotone_note
 from loadgen.predict.requests import RequestSource
 from loadgen.predict.step_model import SchedulerLimits, StepModel
 from loadgen.spec.build import build_spec
@@ -34,11 +34,8 @@ def _source() -> tuple[RequestSource, SLO, float]:
     return RequestSource(spec), spec.metrics.slo, spec.load.arrival.rate or 1.0
 
 
-def _requests_at(source: RequestSource):  # type: ignore[no-untyped-def]
-    def at(rate: float):  # type: ignore[no-untyped-def]
-        r = source.at(rate)
-        return r.prompts, r.max_tokens, r.offsets
-    return at
+def _requests_at(source: RequestSource) -> RequestsAt:
+    return source.at
 
 
 def test_a_model_without_standard_errors_has_its_estimate_as_band(tmp_path: Path,
