@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -97,7 +98,7 @@ def predict(ctx: typer.Context, **options: Any) -> int:
         slo_given,
     )
     from loadgen.spec import build_spec
-    from loadgen.sweep import point_length
+    from loadgen.sweep import plan_point, point_length
     from loadgen.workload import parse_duration_flag
     from metrics import SLO
     from metrics.model import cost_lines
@@ -143,6 +144,10 @@ def predict(ctx: typer.Context, **options: Any) -> int:
                 raise ValueError("--point-duration sets each rate's length: leave out --duration and --requests")
             point = point_length(spec, explicit, requests=None, default_duration_s=None,
                                  duration_s=parse_duration_flag(options["point_duration"], "--point-duration"))
+            plan = plan_point(0, "rate", spec.load.arrival.rate or 1.0, point, seed=spec.load.seed)
+            # predict.json's load says what every rate ran: the point's length and warm-up
+            spec = replace(spec, load=replace(spec.load, duration_s=plan.duration_s, requests=plan.requests,
+                                              warmup_s=plan.warmup_s))
         source = RequestSource(spec)
         source.warm(rates, point)  # built once, before the rates' processes fork
 

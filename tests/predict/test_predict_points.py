@@ -88,7 +88,10 @@ def test_the_cli_predicts_points_and_refuses_two_lengths(tmp_path: Path, capsys:
     common = ["predict", "--server-model", str(model), "--prompt-tokens", "64", "--output-tokens", "4",
               "--tokenizer", "bytes", "--no-html", "--json", str(out)]
     assert run_cli([*common, "--rates", "3", "--point-duration", "20s"]) == 0
-    assert json.loads(out.read_text())["points"][0]["requests"] == 54  # 3 req/s × (20 s − 2 s of warm-up)
+    doc = json.loads(out.read_text())
+    assert doc["points"][0]["requests"] == 54  # 3 req/s × (20 s − 2 s of warm-up)
+    load = doc["spec"]["load"]
+    assert (load["duration_s"], load["requests"], load["warmup_s"]) == (20.0, None, 2.0)
     assert run_cli([*common, "--rates", "3", "--point-duration", "20s", "--duration", "20s"]) == 2
     assert "--point-duration sets each rate's length: leave out --duration and --requests" in capsys.readouterr().err
     assert run_cli([*common, "--rates", "3", "--point-duration", "-1s"]) == 2
