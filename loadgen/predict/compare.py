@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from exporters.html import slo_text
 from loadgen.predict.measured import Measured, measured_capacity, workload_differences
+from loadgen.workload import format_duration
 from metrics.results import (
     CapacityComparison,
     Json,
@@ -20,6 +21,8 @@ from metrics.results import (
     PointRow,
     PredictedBand,
     PredictedPoint,
+    float_or_none,
+    object_or_empty,
 )
 
 METRICS = ("ttft", "tpot", "e2e")
@@ -65,12 +68,50 @@ def _slo_words(slo: Mapping[str, float]) -> str:
     return slo_text(slo)
 
 
+Length = tuple[float | None, float | None, float]  # duration_s, requests, warmup_s
+
+
+def run_length(spec: Mapping[str, Json]) -> Length | None:
+    """How long a run spec's load ran: its duration, request count and warm-up (None: no load recorded)."""
+    load = object_or_empty(spec.get("load"))
+    if not load:
+        return None
+    return (float_or_none(load.get("duration_s")), float_or_none(load.get("requests")),
+            float_or_none(load.get("warmup_s")) or 0.0)
+
+
+def length_text(length: Length) -> str:
+    """`30s with a 3s warm-up`, `100 requests`, `20s or 100 requests, whichever ends first`."""
+    duration, requests, warmup = length
+    parts = [format_duration(duration)] if duration is not None else []
+    parts += [f"{requests:g} requests"] if requests is not None else []
+    text = " or ".join(parts) + (", whichever ends first" if len(parts) == 2 else "")
+    return text + (f" with a {format_duration(warmup)} warm-up" if warmup > 0 else "")
+
+
+def length_note(m: Measured, spec: Mapping[str, Json]) -> str | None:
+    """A line when the measured runs and the predicted ones differ in length or warm-up: past the rate the
+    server sustains, the queue grows with the window, so the window sets latency, attainment and capacity."""
+    measured, predicted = run_length(m.spec), run_length(spec)
+    if measured is None or predicted is None or all(
+            a == b or (a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9))
+            for a, b in zip(measured, predicted, strict=True)):
+        return None
+    what = "each point" if m.kind != "run" else "the run"
+    hint = f" (--point-duration {format_duration(measured[0])} predicts its points)" \
+        if m.kind != "run" and measured[0] is not None and measured[1] is None else ""
+    return (f"{m.label}: {what} ran {length_text(measured)}, each predicted rate {length_text(predicted)}: past "
+            f"the rate a server sustains its queue grows with the window{hint}")
+
+
 def compare(m: Measured, predicted: Mapping[float, PredictedPoint], *, spec: Mapping[str, Json],
             slo: Mapping[str, float] | None, target: float, band: PredictedBand | None) -> MeasuredComparison:
     """predict.json's entry for one --measured directory. `predicted`: the predicted points by rate (one at
     every measured rate); `spec`: the predicted run spec's JSON; `slo`: the predicted SLO's parts (None:
     none given); `band`: the predicted capacity (rate, low, high) when --capacity."""
     notes = list(m.notes)
+    if (length := length_note(m, spec)) is not None:
+        notes.append(length)
     differences = workload_differences(spec, m.spec) if m.spec else []
     if not m.spec:
         notes.append(f"{m.label}'s run.json records no run spec: its workload could not be checked against the "

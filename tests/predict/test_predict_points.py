@@ -96,3 +96,28 @@ def test_the_cli_predicts_points_and_refuses_two_lengths(tmp_path: Path, capsys:
     assert "--point-duration sets each rate's length: leave out --duration and --requests" in capsys.readouterr().err
     assert run_cli([*common, "--rates", "3", "--point-duration", "-1s"]) == 2
     assert "--point-duration" in capsys.readouterr().err
+
+
+def _measured(kind: str, duration: float | None, requests: int | None, warmup: float):  # type: ignore[no-untyped-def]
+    from loadgen.predict.measured import Measured
+
+    load = {"duration_s": duration, "requests": requests, "warmup_s": warmup}
+    return Measured(f"runs/{kind}", kind, [], {"load": load}, {}, True)
+
+
+def test_a_measured_window_unlike_the_predicted_one_is_said() -> None:
+    from loadgen.predict.compare import length_note
+
+    points = {"load": {"duration_s": 30.0, "requests": None, "warmup_s": 3.0}}
+    plain = {"load": {"duration_s": None, "requests": 100, "warmup_s": 0.0}}
+    assert length_note(_measured("capacity", 30.0, None, 3.0), points) is None
+    assert length_note(_measured("capacity", 30.0, None, 3.0), plain) == (
+        "capacity: each point ran 30s with a 3s warm-up, each predicted rate 100 requests: past the rate a "
+        "server sustains its queue grows with the window (--point-duration 30s predicts its points)")
+    assert length_note(_measured("run", 30.0, None, 0.0), plain) == (
+        "run: the run ran 30s, each predicted rate 100 requests: past the rate a server sustains its queue "
+        "grows with the window")
+    assert length_note(_measured("sweep", 20.0, 50, 2.0), points) == (
+        "sweep: each point ran 20s or 50 requests, whichever ends first with a 2s warm-up, each predicted rate "
+        "30s with a 3s warm-up: past the rate a server sustains its queue grows with the window")
+    assert length_note(_measured("run", None, None, 0.0), {}) is None  # nothing recorded: nothing said
