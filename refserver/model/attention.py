@@ -85,7 +85,7 @@ def decode_attention(
     at = 0
     for i in rows:
         ctx = meta.context_lens[i]
-        qi = q[starts[i]].view(num_kv_heads, -1, head_dim)  # [Hkv, g, d]
+        qi = q[starts[i]].reshape(num_kv_heads, -1, head_dim)  # [Hkv, g, d]
         o = F.scaled_dot_product_attention(qi, k[:, at : at + ctx], v[:, at : at + ctx], scale=scale)
         outs.append(o.flatten(0, 1))
         at += ctx
