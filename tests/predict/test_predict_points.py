@@ -12,11 +12,13 @@ import pytest
 from bench.predict_workloads import write_prefix_trace
 from loadgen.cli.commands import run_cli
 from loadgen.cli.run import run_defaults
+from loadgen.predict.measured import Measured
 from loadgen.predict.predict import Fleet, point
 from loadgen.predict.requests import Requests, RequestSource
 from loadgen.predict.step_model import SchedulerLimits, StepModel
 from loadgen.run.setup import plan_run
 from loadgen.secrets import Secrets
+from loadgen.spec import RunSpec
 from loadgen.spec.build import build_spec
 from loadgen.sweep import PointLength, exact_rate_offsets, plan_point, point_spec
 from metrics.slo import SLO
@@ -24,13 +26,13 @@ from metrics.slo import SLO
 LIMITS = SchedulerLimits(max_num_seqs=8, max_num_batched_tokens=256, block_size=16, num_blocks=4096)
 
 
-def _spec(**settings: object):  # type: ignore[no-untyped-def]
+def _spec(**settings: str | int) -> RunSpec:
     values = run_defaults()
     values.update(tokenizer="bytes", prompt_tokens="64", output_tokens="4", **settings)
     return build_spec(values)[0]
 
 
-def _capacity_point_offsets(spec, rate: float, length: PointLength) -> tuple[np.ndarray, float]:  # type: ignore[no-untyped-def]
+def _capacity_point_offsets(spec: RunSpec, rate: float, length: PointLength) -> tuple[np.ndarray, float]:
     """What `goodput capacity` sends at `rate` with points of `length` (loadgen.sweep.capacity's probe)."""
     plan = plan_point(3, "rate", rate, length, seed=spec.load.seed, role="probe")
     probe = point_spec(spec, plan, run_dir=Path("points/x"), server_url="http://127.0.0.1:9")
@@ -98,9 +100,7 @@ def test_the_cli_predicts_points_and_refuses_two_lengths(tmp_path: Path, capsys:
     assert "--point-duration" in capsys.readouterr().err
 
 
-def _measured(kind: str, duration: float | None, requests: int | None, warmup: float):  # type: ignore[no-untyped-def]
-    from loadgen.predict.measured import Measured
-
+def _measured(kind: str, duration: float | None, requests: int | None, warmup: float) -> Measured:
     load = {"duration_s": duration, "requests": requests, "warmup_s": warmup}
     return Measured(f"runs/{kind}", kind, [], {"load": load}, {}, True)
 
